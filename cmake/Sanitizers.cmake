@@ -1,0 +1,7 @@
+# -DRDMABENCH_SANITIZE=ON builds everything with AddressSanitizer + UndefinedBehaviorSanitizer.
+option(RDMABENCH_SANITIZE "Build with ASan + UBSan" OFF)
+if(RDMABENCH_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()

@@ -1,0 +1,39 @@
+#include "common/interrupt.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+
+#include "common/error.h"
+
+namespace rdmabench {
+namespace {
+
+std::atomic<int> gSignals{0};
+
+void onSignal(int) {
+  if (gSignals.fetch_add(1, std::memory_order_relaxed) >= 1) _exit(130);
+}
+
+}  // namespace
+
+void installInterruptHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = onSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+bool interrupted() { return gSignals.load(std::memory_order_relaxed) != 0; }
+
+void throwIfInterrupted(const char* phase) {
+  if (interrupted()) throw InterruptedError(std::string("interrupted during ") + phase);
+}
+
+void clearInterrupted() { gSignals.store(0, std::memory_order_relaxed); }
+
+}  // namespace rdmabench

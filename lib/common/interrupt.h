@@ -1,0 +1,21 @@
+#pragma once
+// Ctrl-C handling. installInterruptHandlers() makes SIGINT/SIGTERM set a flag instead of killing
+// the process, so every wait loop can notice it, throw InterruptedError and let destructors tear
+// down QPs, MRs and endpoints. A second signal while the first is still pending exits at once
+// (status 130). SIGPIPE is ignored (a dead peer shows up as EPIPE on the socket instead).
+
+namespace rdmabench {
+
+// Idempotent; call once from main().
+void installInterruptHandlers();
+
+// True once SIGINT or SIGTERM arrived. Async-signal-safe read; cheap enough for hot loops.
+bool interrupted();
+
+// Throws InterruptedError naming `phase` when interrupted() is true.
+void throwIfInterrupted(const char* phase);
+
+// Resets the flag (tests, and the server after it has torn down the interrupted session).
+void clearInterrupted();
+
+}  // namespace rdmabench

@@ -1,0 +1,82 @@
+#include "common/units.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <limits>
+
+#include "common/error.h"
+
+namespace rdmabench {
+
+uint64_t parseSize(std::string_view text, std::string_view option) {
+  auto bad = [&](std::string_view why) {
+    return UsageError(fmt::format("{}: invalid size '{}': {} (use an integer with optional "
+                                  "K/M/G suffix, e.g. 4096, 64K, 1M)",
+                                  option, text, why));
+  };
+  if (text.empty()) throw bad("empty");
+  size_t i = 0;
+  uint64_t value = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    uint64_t digit = static_cast<uint64_t>(text[i] - '0');
+    if (value > (std::numeric_limits<uint64_t>::max() / 2 - digit) / 10) throw bad("too large");
+    value = value * 10 + digit;
+    ++i;
+  }
+  if (i == 0) throw bad(text[0] == '-' ? "negative" : "not a number");
+  uint64_t mult = 1;
+  if (i < text.size()) {
+    switch (std::toupper(static_cast<unsigned char>(text[i]))) {
+      case 'K': mult = 1ull << 10; break;
+      case 'M': mult = 1ull << 20; break;
+      case 'G': mult = 1ull << 30; break;
+      default: throw bad("unknown suffix");
+    }
+    ++i;
+    if (i < text.size() && (text[i] == 'B' || text[i] == 'b' || text[i] == 'i')) ++i;
+    if (i < text.size() && (text[i] == 'B' || text[i] == 'b')) ++i;
+  }
+  if (i != text.size()) throw bad("trailing characters");
+  if (value != 0 && mult > (1ull << 63) / value) throw bad("too large");
+  return value * mult;
+}
+
+SizeRange parseSizeRange(std::string_view text, std::string_view option, uint64_t defaultMin,
+                         uint64_t defaultMax) {
+  SizeRange r{defaultMin, defaultMax};
+  auto colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    r.max = parseSize(text, option);
+  } else {
+    std::string_view lo = text.substr(0, colon), hi = text.substr(colon + 1);
+    if (!lo.empty()) r.min = parseSize(lo, option);
+    if (!hi.empty()) r.max = parseSize(hi, option);
+  }
+  if (r.min > r.max)
+    throw UsageError(fmt::format("{}: invalid range '{}': MIN {} is larger than MAX {}", option,
+                                 text, r.min, r.max));
+  return r;
+}
+
+std::vector<uint64_t> sizeSweep(uint64_t min, uint64_t max) {
+  std::vector<uint64_t> sizes;
+  if (min == 0) {
+    sizes.push_back(0);
+    min = 1;
+  }
+  for (uint64_t s = min; s <= max; s *= 2) {
+    sizes.push_back(s);
+    if (s > max / 2) break;
+  }
+  return sizes;
+}
+
+std::string formatSize(uint64_t bytes) {
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return fmt::format("{}G", bytes >> 30);
+  if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return fmt::format("{}M", bytes >> 20);
+  if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) return fmt::format("{}K", bytes >> 10);
+  return fmt::format("{}", bytes);
+}
+
+}  // namespace rdmabench

@@ -1,0 +1,43 @@
+#pragma once
+// Parsing and formatting of sizes and rates. Sizes use binary suffixes as perftest's -s and
+// OSU's -m do (K = 1024, M = 2^20, G = 2^30); rates are decimal (MB/s = 10^6 B/s, Gb/s =
+// 10^9 bit/s) as OSU, IMB and perftest --report_gbits print them. Thread-safe (pure functions).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmabench {
+
+// "4096", "4K", "4k", "1M", "2G" -> bytes. Throws UsageError naming `option` and the text when
+// it is not a non-negative integer with an optional K/M/G suffix, or exceeds 2^63.
+uint64_t parseSize(std::string_view text, std::string_view option);
+
+// OSU-style "-m MIN:MAX", "MAX" or "MIN:" (MIN defaults to `defaultMin`, MAX to `defaultMax`).
+// Throws UsageError when MIN > MAX.
+struct SizeRange {
+  uint64_t min;
+  uint64_t max;
+};
+SizeRange parseSizeRange(std::string_view text, std::string_view option, uint64_t defaultMin,
+                         uint64_t defaultMax);
+
+// Powers of two from `min` to `max` inclusive, plus 0 first when min == 0 (OSU latency's 0 B row).
+// A min that is not a power of two starts the list and doubling goes on from it (OSU's loop).
+std::vector<uint64_t> sizeSweep(uint64_t min, uint64_t max);
+
+// 4096 -> "4K", 1048576 -> "1M", 1000 -> "1000": short labels for tables and errors.
+std::string formatSize(uint64_t bytes);
+
+// Decimal megabytes per second: bytes / seconds / 10^6.
+inline double megabytesPerSecond(double bytes, double seconds) {
+  return seconds > 0 ? bytes / seconds / 1e6 : 0.0;
+}
+
+// Decimal gigabits per second: bytes * 8 / seconds / 10^9.
+inline double gigabitsPerSecond(double bytes, double seconds) {
+  return seconds > 0 ? bytes * 8.0 / seconds / 1e9 : 0.0;
+}
+
+}  // namespace rdmabench

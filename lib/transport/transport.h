@@ -1,0 +1,200 @@
+#pragma once
+// The whole transport boundary of rdmabench (see docs/transport.md for the full contract).
+//
+// A transport moves bytes between registered buffers. It knows nothing of rendezvous, size
+// sweeps or reports; its addresses are opaque bytes (<= kMaxAddressBytes) that the control
+// channel carries to the peer. Shapes follow gloo's Device/Pair, NCCL's net plugin (opaque
+// handle, posts never block) and UCX uct (OK / retry-on-no-resource).
+//
+// Threading: a Device and everything created from it belong to one thread at a time (the
+// benchmark thread). No backend starts threads of its own on the data path; progress happens
+// only inside Device::poll() (and Device::waitForEvent()).
+//
+// Ordering and completion rules (all backends):
+//  - An Endpoint is reliable, connected and ordered (RC semantics).
+//  - Receives are matched to incoming sends in the order they were posted.
+//  - Send/write/read completions of one endpoint are reported in post order.
+//  - A post returns kRetry when its queue is full: call Device::poll() and post again.
+//  - Buffers passed to a post must stay registered and untouched until its completion
+//    (or, for unsignaled posts, until a later signaled post on that endpoint completes).
+//  - One-sided writes produce no completion at the target. Where Caps::rmaNeedsTargetProgress
+//    is set, written data lands only while the target calls Device::poll().
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+
+namespace rdmabench::transport {
+
+// Largest opaque address a Connector may produce (gloo uses 192, NCCL 128; verbs with a GID
+// and rdma_cm data fits easily).
+inline constexpr size_t kMaxAddressBytes = 256;
+// Largest remote key (verbs rkey: 4 bytes; libfabric keys: 8 bytes; raw keys up to 32).
+inline constexpr size_t kMaxKeyBytes = 32;
+
+// Result of a post. kRetry: the queue is full; poll() for completions, then post again.
+enum class [[nodiscard]] PostResult { kOk, kRetry };
+
+// Work request kinds, as they appear in completions.
+enum class OpKind : uint8_t { kSend, kRecv, kWrite, kRead };
+
+const char* toString(OpKind op);
+
+// What a device (or backend) can do; chooses engine code paths and test skips.
+struct Caps {
+  bool rmaWrite = false;                // postWrite supported
+  bool rmaRead = false;                 // postRead supported
+  bool rmaEmulated = false;             // write/read are emulated with messages (socket)
+  bool rmaNeedsTargetProgress = false;  // written data lands only while the target polls
+  uint64_t maxMessageBytes = 0;         // largest single send/write/read, bytes
+  uint32_t maxSendQueue = 0;            // outstanding sends+writes+reads per endpoint
+  uint32_t maxRecvQueue = 0;            // outstanding receives per endpoint
+  uint32_t inlineBytes = 0;             // sends <= this go inline/inject (buffer free at once)
+  uint32_t maxOutstandingReads = 0;     // RDMA reads in flight per endpoint (0 = n/a)
+};
+
+// One completed work request. `status` 0 = success; otherwise `error` holds the library's
+// own text (ibv_wc_status_str, fi_cq_strerror, strerror) plus QP/peer detail.
+struct Completion {
+  uint64_t context = 0;  // the value given at post time
+  OpKind op = OpKind::kSend;
+  uint32_t bytes = 0;  // receives: bytes that arrived; others: bytes posted
+  int status = 0;
+  std::string error;
+};
+
+// What a peer needs to write into / read from a region: address (virtual address or offset,
+// as the backend decides), length in bytes and the backend's key bytes.
+struct RemoteRegion {
+  uint64_t addr = 0;
+  uint64_t length = 0;
+  std::vector<uint8_t> key;  // <= kMaxKeyBytes
+
+  // Flat little-endian encoding for the control channel; decode() throws ProtocolError on
+  // malformed input (wrong length, key too long).
+  std::vector<uint8_t> encode() const;
+  static RemoteRegion decode(const std::vector<uint8_t>& bytes);
+};
+
+// A registered buffer. Deregisters in its destructor; must not outlive its Device.
+class MemoryRegion {
+ public:
+  virtual ~MemoryRegion() = default;
+  virtual uint8_t* data() const = 0;
+  virtual size_t size() const = 0;  // bytes
+  virtual RemoteRegion exportRegion() const = 0;
+};
+
+// A connected, reliable, ordered peer (an RC QP, a libfabric endpoint+peer address, a TCP
+// connection). Posting never blocks. Offsets and lengths are in bytes within the region;
+// a range outside the region throws UsageError (checked outside timed loops by engines).
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+
+  // Two-sided send. `signaled` false asks for no completion (CQ moderation); the backend may
+  // still report one. Sends <= Caps::inlineBytes are posted inline/injected.
+  virtual PostResult postSend(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                              uint64_t context, bool signaled = true) = 0;
+  // Posts a receive buffer of `length` bytes; an incoming message longer than it completes
+  // with an error status.
+  virtual PostResult postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                              uint64_t context) = 0;
+  // One-sided write of local [offset, offset+length) to remote.addr + remoteOffset.
+  // Throws TransportError if !Caps::rmaWrite.
+  virtual PostResult postWrite(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                               const RemoteRegion& remote, uint64_t remoteOffset,
+                               uint64_t context, bool signaled = true) = 0;
+  // One-sided read of remote.addr + remoteOffset into local [offset, offset+length).
+  // Throws TransportError if !Caps::rmaRead.
+  virtual PostResult postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                              const RemoteRegion& remote, uint64_t remoteOffset,
+                              uint64_t context) = 0;
+
+  // Human-readable peer name for errors ("10.0.0.2:40123", "QPN 0x1234 @ node2").
+  virtual std::string peerName() const = 0;
+  // Negotiated per-connection facts for the run header (MTU, GIDs, inline, ...).
+  virtual nlohmann::json properties() const { return nlohmann::json::object(); }
+};
+
+// Two-phase connect: localAddress() travels to the peer out of band, then both sides call
+// connect() with the other's bytes. Symmetric: either side may call first.
+class Connector {
+ public:
+  virtual ~Connector() = default;
+  // Opaque bytes (<= kMaxAddressBytes) describing this side's endpoint.
+  virtual std::vector<uint8_t> localAddress() const = 0;
+  // Completes the connection or throws (TimeoutError when `deadline` passes, naming the peer;
+  // TransportError otherwise). Callable once.
+  virtual std::unique_ptr<Endpoint> connect(const std::vector<uint8_t>& remoteAddress,
+                                            const Deadline& deadline) = 0;
+};
+
+// Options for opening a device; each backend reads the fields that concern it and ignores the
+// rest. Zero / empty / -1 mean "backend default".
+struct DeviceOptions {
+  std::string device;             // verbs: device name (mlx5_0); ofi: domain; socket: unused
+  int ibPort = 1;                 // verbs: port number
+  int gidIndex = -1;              // verbs: -1 = auto
+  std::string provider;           // ofi: provider string, e.g. "tcp;ofi_rxm"
+  std::string endpointType;       // ofi: "rdm" (default) or "msg"
+  int64_t inlineBytes = -1;       // verbs/ofi: -1 = auto
+  uint32_t txDepth = 0;           // send queue depth
+  uint32_t rxDepth = 0;           // receive queue depth
+  uint32_t mtu = 0;               // verbs: requested path MTU in bytes (256..4096), 0 = active
+  bool useEvent = false;          // sleep on completion events instead of busy polling
+  bool rdmaCm = false;            // verbs: connect QPs with librdmacm
+  std::string localHost;          // our address as the peer reaches it (listen/bind address)
+  std::string peerHost;           // the peer's address (GID/interface selection)
+};
+
+// An opened device / domain / socket context. Owns the protection domain and one completion
+// queue shared by all its endpoints.
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string backend() const = 0;  // "socket", "verbs", "ofi"
+  virtual std::string name() const = 0;     // device / domain / interface name
+  virtual Caps caps() const = 0;
+  // Facts for the run header: device, port, link layer, GID, provider, thresholds...
+  virtual nlohmann::json properties() const { return nlohmann::json::object(); }
+
+  // Registers [ptr, ptr+bytes). Throws TransportError with the library's text on failure.
+  virtual std::unique_ptr<MemoryRegion> registerMemory(void* ptr, size_t bytes) = 0;
+  // Creates the local half of a new connection (allocates the QP / endpoint / listen socket).
+  virtual std::unique_ptr<Connector> createConnector() = 0;
+
+  // Non-blocking: drives progress and writes up to `max` completions, returns how many.
+  virtual size_t poll(Completion* out, size_t max) = 0;
+  // Blocks up to `timeoutMs` until poll() may return something (event mode). Returns early
+  // on a signal. Backends without events return at once (the caller then busy-polls).
+  virtual void waitForEvent(int timeoutMs) { (void)timeoutMs; }
+};
+
+// Status of one backend on this host, for `rdmabench info` and test skips.
+struct BackendStatus {
+  std::string name;        // "socket", "verbs", "ofi"
+  bool built = false;      // compiled in
+  bool usable = false;     // at least one device/provider can be opened here
+  std::string reason;      // why not usable (or a one-line summary when usable)
+  nlohmann::json details;  // devices, ports, GID tables, providers... (backend-defined)
+};
+
+// Names of all backends, in preference order for loopback defaults: verbs, ofi, socket.
+const std::vector<std::string>& backendNames();
+
+// Opens `backend` ("socket", "verbs", "ofi"). Throws UsageError for an unknown name (listing
+// the valid ones), TransportError when the backend is not built or cannot open the device.
+std::unique_ptr<Device> openDevice(std::string_view backend, const DeviceOptions& options);
+
+// Probes one backend (never throws: failures land in `reason`).
+BackendStatus probeBackend(std::string_view backend);
+
+}  // namespace rdmabench::transport
