@@ -1,0 +1,73 @@
+#pragma once
+// Results and their output formats. Engines produce Rows; a Reporter prints them.
+//
+// Units: sizes in bytes; times in microseconds; bandwidth in MB/s = 10^6 B/s (OSU, IMB);
+// Gb/s = 10^9 bit/s; message rate in Mmsg/s = 10^6 messages/s (perftest's MsgRate[Mpps]).
+// Formats: "table" (default, human), "json", "csv"; more are added as issues land
+// (perftest, osu, imb). Thread-safety: one Reporter per thread.
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "stats/summary.h"
+
+namespace rdmabench::report {
+
+// What was run, printed once as the header block / JSON "run" object.
+struct RunInfo {
+  std::string test;         // "lat", "bw" (later: "barrier", "allreduce", "ring")
+  std::string transport;    // "socket", "verbs", "ofi"
+  std::string op;           // "send", "write", "read", ...
+  bool bidirectional = false;
+  bool roundTrip = false;   // latency column is the full round trip (RDMA read), not RTT/2
+  uint32_t window = 0;      // bandwidth: messages in flight per iteration
+  std::string localHost, remoteHost;
+  nlohmann::json local = nlohmann::json::object();   // local device properties
+  nlohmann::json remote = nlohmann::json::object();  // the peer's device properties
+  std::string commandLine;
+  std::string date;         // ISO 8601, UTC
+  std::string toolVersion;
+  nlohmann::json extra = nlohmann::json::object();   // anything else (iteration policy, ...)
+};
+
+// One measured message size.
+struct Row {
+  uint64_t bytes = 0;
+  uint64_t iterations = 0;  // measured (warmup excluded)
+  uint64_t warmup = 0;
+  // Latency tests: one-way latency = RTT/2 per iteration (RunInfo::roundTrip: full RTT), us.
+  std::optional<stats::Summary> latency;
+  // Bandwidth tests (as measured by the sending side; bidirectional: both directions summed).
+  double seconds = 0;           // timed interval
+  double megabytesPerSec = 0;   // MB/s, 10^6 B/s
+  double messagesPerSec = 0;    // messages/s
+  std::optional<double> peerMegabytesPerSec;  // what the receiving side measured, if known
+};
+
+struct ReportOptions {
+  bool gigabits = false;  // table: show Gb/s next to MB/s
+};
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void begin(const RunInfo& info) = 0;
+  virtual void row(const Row& row) = 0;  // called once per size, in sweep order
+  virtual void end() = 0;                // JSON closes its document here
+};
+
+// Formats known to makeReporter (for --format's help and errors).
+const std::vector<std::string>& formatNames();
+
+// Throws UsageError naming --format and the valid names for an unknown `format`.
+std::unique_ptr<Reporter> makeReporter(std::string_view format, std::ostream& out,
+                                       const ReportOptions& options = {});
+
+}  // namespace rdmabench::report
