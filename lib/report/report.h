@@ -61,6 +61,9 @@ class Reporter {
   virtual void begin(const RunInfo& info) = 0;
   virtual void row(const Row& row) = 0;  // called once per size, in sweep order
   virtual void end() = 0;                // JSON closes its document here
+  // The run failed after begin(): machine formats record `message` and stay valid (JSON gets
+  // an "error" member and is closed); the table format prints nothing (stderr has the error).
+  virtual void abort(const std::string& message) = 0;
 };
 
 // Formats known to makeReporter (for --format's help and errors).
