@@ -53,6 +53,7 @@ struct Row {
 
 struct ReportOptions {
   bool gigabits = false;  // table: show Gb/s next to MB/s
+  bool full = false;      // osu: OSU -f columns (min, max, iterations)
 };
 
 class Reporter {

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything rdmabench needs to build, test and benchmark on Debian 12, from Debian's
+# archive only. Re-runs itself under sudo when not root. Idempotent.
+set -euo pipefail
+if [ "$(id -u)" != 0 ]; then exec sudo -E bash "$0" "$@"; fi
+export DEBIAN_FRONTEND=noninteractive
+
+PKGS=(
+  # build
+  build-essential cmake ninja-build pkg-config clang-format
+  libboost-program-options-dev nlohmann-json3-dev libfmt-dev libgtest-dev libhwloc-dev
+  # transports
+  libibverbs-dev librdmacm-dev rdma-core ibverbs-utils libfabric-dev libfabric-bin
+  # tests: netns hosts, soft-RoCE VM, JSON checks, plots
+  iproute2 procps psmisc python3 qemu-system-x86 busybox-static kmod cpio
+  # anchors measured side by side in bench/
+  perftest sockperf qperf
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "install-deps: all packages present"

@@ -1,0 +1,303 @@
+#include "cli/options.h"
+
+#include <boost/program_options.hpp>
+
+#include <cstdlib>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "report/report.h"
+
+namespace rdmabench::cli {
+
+namespace po = boost::program_options;
+
+uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t min,
+                       uint64_t max) {
+  uint64_t v = 0;
+  bool ok = !text.empty();
+  for (char c : text) {
+    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) {
+      ok = false;
+      break;
+    }
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!ok || v < min || v > max)
+    throw UsageError(fmt::format("{} {}: out of range {}..{}", option, text, min, max));
+  return v;
+}
+
+double parseSeconds(std::string_view text, std::string_view option, double min, double max) {
+  std::string s(text);
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !(v >= min && v <= max))
+    throw UsageError(fmt::format("{} {}: out of range {}..{} seconds", option, text, min, max));
+  return v;
+}
+
+namespace {
+
+std::vector<std::string> formatsList() { return report::formatNames(); }
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// Runs Boost.Program_options and turns its exceptions into one-line UsageErrors.
+po::variables_map parse(const std::string& command, const po::options_description& desc,
+                        const po::positional_options_description& pos,
+                        const std::vector<std::string>& args) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command,
+                                 e.what(), command));
+  }
+  return vm;
+}
+
+}  // namespace
+
+ClientCommand parseClientCommand(const std::string& test, const std::vector<std::string>& args) {
+  ClientCommand cmd;
+  engine::TestSpec& spec = cmd.client.spec;
+  spec.test = test;
+  const bool bw = test == "bw";
+
+  po::options_description general(fmt::format(
+      "Usage: rdmabench {} [HOST] [options]\n"
+      "{} against `rdmabench server` on HOST, or on loopback when HOST is omitted.\n\n"
+      "Test",
+      test, bw ? "Windowed bandwidth / message rate (osu_bw, ib_*_bw)"
+               : "Ping-pong latency (osu_latency, ib_*_lat)"));
+  general.add_options()
+      ("help,h", "show this help")
+      ("transport,t", po::value<std::string>(), "socket | verbs | ofi (default: verbs when an "
+       "active RDMA port exists, else socket)")
+      ("op", po::value<std::string>(), bw ? "send | write (default send)"
+                                           : "send | write | read (default send)")
+      ("size,s", po::value<std::string>(), "one message size, bytes (K/M suffixes)")
+      ("all,a", po::bool_switch(), "all powers of two up to 4M (latency from 0 B)")
+      ("msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (powers of two)")
+      ("iters,n", po::value<std::string>(), "measured iterations per size (default: OSU's, "
+       "by size)")
+      ("warmup", po::value<std::string>(), "warmup iterations per size (default: OSU's)")
+      ("duration,D", po::value<std::string>(), "seconds per size instead of --iters")
+      ("check", po::bool_switch(), "verify payload data")
+      ("timeout", po::value<std::string>(), "longest wait without progress, seconds "
+       "(default 10)")
+      ("connect-timeout", po::value<std::string>(), "seconds to reach the server (default 5)")
+      ("port,p", po::value<std::string>(), "server control port (default 18515)");
+  if (bw)
+    general.add_options()
+        ("window,w", po::value<std::string>(), "messages in flight per iteration (default 64)")
+        ("bidir,b", po::bool_switch(), "bidirectional (osu_bibw)")
+        ("qp,q", po::value<std::string>(), "connections in parallel (default 1)")
+        ("cq-mod", po::value<std::string>(), "request a completion every N posts (default 1)");
+
+  po::options_description device("Device / transport");
+  device.add_options()
+      ("device,d", po::value<std::string>(), "verbs device (default: first with an active port)")
+      ("remote-device", po::value<std::string>(), "the server's verbs device / ofi domain")
+      ("ib-port", po::value<std::string>(), "verbs port number (default 1)")
+      ("gid-index,x", po::value<std::string>(), "GID index or auto (default auto)")
+      ("inline", po::value<std::string>(), "inline bytes or auto (default auto)")
+      ("tx-depth", po::value<std::string>(), "send queue depth")
+      ("rx-depth", po::value<std::string>(), "receive queue depth")
+      ("mtu", po::value<std::string>(), "path MTU bytes 256..4096 (default: active MTU)")
+      ("use-event,e", po::bool_switch(), "sleep on completion events instead of busy polling")
+      ("rdma-cm,R", po::bool_switch(), "connect QPs with librdmacm")
+      ("provider", po::value<std::string>(), "libfabric provider string (default tcp;ofi_rxm)")
+      ("domain", po::value<std::string>(), "libfabric domain (default: first)")
+      ("ep", po::value<std::string>(), "libfabric endpoint type rdm | msg (default rdm)");
+
+  po::options_description output("Output");
+  output.add_options()
+      ("format,f", po::value<std::string>(), ("table | " + joined(formatsList())).c_str())
+      ("output,o", po::value<std::string>(), "write the report to FILE")
+      ("gbits", po::bool_switch(), "also show Gb/s (10^9 bit/s)")
+      ("full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu");
+
+  po::options_description hidden;
+  hidden.add_options()("host", po::value<std::string>());
+  po::options_description all;
+  all.add(general).add(device).add(output).add(hidden);
+  po::positional_options_description pos;
+  pos.add("host", 1);
+
+  po::variables_map vm = parse(test, all, pos, args);
+  if (vm.count("help")) {
+    std::ostringstream os;
+    os << general << "\n" << device << "\n" << output;
+    cmd.help = true;
+    cmd.helpText = os.str();
+    return cmd;
+  }
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  if (vm.count("host")) cmd.client.host = str("host");
+  if (vm.count("transport")) {
+    spec.transport = str("transport");
+    cmd.transportGiven = true;
+  }
+  if (vm.count("op")) spec.op = str("op");
+  if (vm.count("port"))
+    cmd.client.port = static_cast<uint16_t>(parseUnsigned(str("port"), "--port", 1, 65535));
+
+  int sizeModes = vm.count("size") + (vm["all"].as<bool>() ? 1 : 0) + vm.count("msg-sizes");
+  if (sizeModes > 1) throw UsageError("--size, --all and --msg-sizes: give only one of them");
+  const uint64_t minDefault = (bw || spec.op != "send") ? 1 : 0;
+  if (vm.count("size")) {
+    spec.sizes = {parseSize(str("size"), "--size")};
+  } else if (vm["all"].as<bool>()) {
+    spec.sizes = sizeSweep(minDefault, 4u << 20);
+  } else if (vm.count("msg-sizes")) {
+    SizeRange r = parseSizeRange(str("msg-sizes"), "--msg-sizes", minDefault, 4u << 20);
+    spec.sizes = sizeSweep(r.min, r.max);
+  } else {
+    spec.sizes = bw ? sizeSweep(1, 1u << 20) : sizeSweep(minDefault, 64u << 10);
+  }
+  if (vm.count("iters"))
+    spec.iterations = parseUnsigned(str("iters"), "--iters", 1, engine::kMaxIterations);
+  if (vm.count("warmup"))
+    spec.warmup = static_cast<int64_t>(
+        parseUnsigned(str("warmup"), "--warmup", 0, engine::kMaxIterations));
+  if (vm.count("duration")) {
+    if (vm.count("iters")) throw UsageError("--duration and --iters: give only one of them");
+    spec.durationSec = parseSeconds(str("duration"), "--duration", 0.01, 3600);
+  }
+  spec.check = vm["check"].as<bool>();
+  if (vm.count("timeout"))
+    spec.timeoutMs =
+        static_cast<int64_t>(parseSeconds(str("timeout"), "--timeout", 0.1, 3600) * 1000);
+  if (vm.count("connect-timeout"))
+    cmd.client.connectTimeoutMs = static_cast<int64_t>(
+        parseSeconds(str("connect-timeout"), "--connect-timeout", 0.1, 3600) * 1000);
+  if (bw) {
+    if (vm.count("window"))
+      spec.window = static_cast<uint32_t>(
+          parseUnsigned(str("window"), "--window", 1, engine::kMaxWindow));
+    spec.bidirectional = vm["bidir"].as<bool>();
+    if (vm.count("qp"))
+      spec.queuePairs =
+          static_cast<uint32_t>(parseUnsigned(str("qp"), "--qp", 1, engine::kMaxQueuePairs));
+    if (vm.count("cq-mod"))
+      spec.cqModeration = static_cast<uint32_t>(
+          parseUnsigned(str("cq-mod"), "--cq-mod", 1, engine::kMaxWindow));
+  }
+
+  transport::DeviceOptions& d = cmd.client.localDevice;
+  if (vm.count("device")) d.device = str("device");
+  if (vm.count("ib-port"))
+    d.ibPort = static_cast<int>(parseUnsigned(str("ib-port"), "--ib-port", 1, 255));
+  if (vm.count("gid-index") && str("gid-index") != "auto")
+    d.gidIndex = static_cast<int>(parseUnsigned(str("gid-index"), "--gid-index", 0, 65535));
+  if (vm.count("inline") && str("inline") != "auto")
+    d.inlineBytes = static_cast<int64_t>(parseUnsigned(str("inline"), "--inline", 0, 1 << 20));
+  if (vm.count("tx-depth"))
+    d.txDepth = static_cast<uint32_t>(parseUnsigned(str("tx-depth"), "--tx-depth", 1, 1 << 20));
+  if (vm.count("rx-depth"))
+    d.rxDepth = static_cast<uint32_t>(parseUnsigned(str("rx-depth"), "--rx-depth", 1, 1 << 20));
+  if (vm.count("mtu")) {
+    uint64_t mtu = parseUnsigned(str("mtu"), "--mtu", 256, 4096);
+    if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
+      throw UsageError(fmt::format("--mtu {}: must be one of 256, 512, 1024, 2048, 4096", mtu));
+    d.mtu = static_cast<uint32_t>(mtu);
+  }
+  d.useEvent = vm["use-event"].as<bool>();
+  d.rdmaCm = vm["rdma-cm"].as<bool>();
+  if (vm.count("provider")) d.provider = str("provider");
+  if (vm.count("ep")) {
+    d.endpointType = str("ep");
+    if (d.endpointType != "rdm" && d.endpointType != "msg")
+      throw UsageError(fmt::format("--ep {}: must be rdm or msg", d.endpointType));
+  }
+  if (vm.count("domain")) d.device = str("domain");
+  // The server side shares everything but the device name and GID index (each side picks its
+  // own) unless --remote-device names it.
+  spec.serverDevice = d;
+  spec.serverDevice.device = vm.count("remote-device") ? str("remote-device") : std::string();
+  if (spec.serverDevice.device.empty() && vm.count("domain") && cmd.client.host.empty())
+    spec.serverDevice.device = d.device;
+  spec.serverDevice.gidIndex = -1;
+  if (cmd.client.host.empty()) {
+    // Loopback: both sides use the same device and GID.
+    spec.serverDevice.device = d.device;
+    spec.serverDevice.gidIndex = d.gidIndex;
+  }
+
+  if (vm.count("format")) {
+    cmd.output.format = str("format");
+    const auto& names = report::formatNames();
+    if (std::find(names.begin(), names.end(), cmd.output.format) == names.end())
+      throw UsageError(fmt::format("--format {}: unknown (valid: {})", cmd.output.format,
+                                   joined(names)));
+  }
+  if (vm.count("output")) cmd.output.path = str("output");
+  cmd.output.gigabits = vm["gbits"].as<bool>();
+  cmd.output.full = vm["full"].as<bool>();
+
+  const auto& backends = transport::backendNames();
+  if (std::find(backends.begin(), backends.end(), spec.transport) == backends.end())
+    throw UsageError(
+        fmt::format("--transport {}: unknown (valid: socket, verbs, ofi)", spec.transport));
+  spec.validate();
+  return cmd;
+}
+
+ServerCommand parseServerCommand(const std::vector<std::string>& args) {
+  ServerCommand cmd;
+  po::options_description desc(
+      "Usage: rdmabench server [options]\n"
+      "Serves lat / bw tests one after another; clients choose everything.\n\nOptions");
+  desc.add_options()
+      ("help,h", "show this help")
+      ("port,p", po::value<std::string>(), "control port (default 18515)")
+      ("bind", po::value<std::string>(), "listen address (default: all)")
+      ("once", po::bool_switch(), "exit after one test")
+      ("max-bytes", po::value<std::string>(), "largest buffer memory a client may make the "
+       "server allocate (default 1G)")
+      ("quiet", po::bool_switch(), "no per-session log lines");
+  po::positional_options_description pos;
+  po::variables_map vm = parse("server", desc, pos, args);
+  if (vm.count("help")) {
+    std::ostringstream os;
+    os << desc;
+    cmd.help = true;
+    cmd.helpText = os.str();
+    return cmd;
+  }
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  if (vm.count("port"))
+    cmd.server.port = static_cast<uint16_t>(parseUnsigned(str("port"), "--port", 0, 65535));
+  if (vm.count("bind")) cmd.server.bind = str("bind");
+  cmd.server.once = vm["once"].as<bool>();
+  if (vm.count("max-bytes")) {
+    cmd.server.maxBytes = parseSize(str("max-bytes"), "--max-bytes");
+    if (cmd.server.maxBytes < 4096)
+      throw UsageError(
+          fmt::format("--max-bytes {}: below the minimum of 4096 bytes", cmd.server.maxBytes));
+  }
+  cmd.server.verbose = !vm["quiet"].as<bool>();
+  return cmd;
+}
+
+std::string defaultTransport(std::string& note) {
+  transport::BackendStatus verbs = transport::probeBackend("verbs");
+  if (verbs.usable) {
+    note = "auto: verbs (an RDMA device with an active port is present)";
+    return "verbs";
+  }
+  note = fmt::format("auto: socket (verbs not usable: {})", verbs.reason);
+  return "socket";
+}
+
+}  // namespace rdmabench::cli

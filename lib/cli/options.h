@@ -1,0 +1,51 @@
+#pragma once
+// Command-line parsing for the rdmabench subcommands (Boost.Program_options), kept in the
+// library so it is unit-tested. Every bad value becomes a one-line UsageError naming the
+// option, the value and the accepted range. docs/cli.md documents every option.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/pair.h"
+
+namespace rdmabench::cli {
+
+struct OutputOptions {
+  std::string format = "table";  // report::formatNames()
+  std::string path;              // -o FILE; empty = stdout
+  bool gigabits = false;         // --gbits: also show Gb/s (10^9 bit/s)
+  bool full = false;             // --full: OSU -f style extra columns
+};
+
+struct ClientCommand {
+  engine::ClientOptions client;
+  OutputOptions output;
+  bool transportGiven = false;  // -t given; else the caller picks the best usable transport
+  bool help = false;
+  std::string helpText;
+};
+
+// `test` is "lat" or "bw"; `args` excludes the program and subcommand names.
+ClientCommand parseClientCommand(const std::string& test, const std::vector<std::string>& args);
+
+struct ServerCommand {
+  engine::ServerOptions server;
+  bool help = false;
+  std::string helpText;
+};
+
+ServerCommand parseServerCommand(const std::vector<std::string>& args);
+
+// Unsigned integer option in [min, max]; UsageError "--iters 0: out of range 1..1000000000".
+uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t min,
+                       uint64_t max);
+// Seconds as a decimal number in [min, max].
+double parseSeconds(std::string_view text, std::string_view option, double min, double max);
+
+// The transport `rdmabench lat` uses when -t is not given: verbs when a device with an active
+// port exists, else socket. `note` says why (for the run header).
+std::string defaultTransport(std::string& note);
+
+}  // namespace rdmabench::cli

@@ -1,0 +1,461 @@
+#include "engine/pair.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/interrupt.h"
+#include "common/units.h"
+#include "engine/bandwidth.h"
+#include "engine/buffers.h"
+#include "engine/link.h"
+#include "engine/pingpong.h"
+#include "engine/progress.h"
+#include "rendezvous/channel.h"
+#include "rendezvous/protocol.h"
+
+namespace rdmabench::engine {
+namespace {
+
+using nlohmann::json;
+using rendezvous::Channel;
+using rendezvous::expectJson;
+using rendezvous::Frame;
+
+// Everything one side holds for a session. Member order = teardown order reversed: endpoints
+// go first, then connectors, memory regions, buffers and finally the device.
+struct Side {
+  std::unique_ptr<transport::Device> device;
+  BufferLayout layout;
+  std::vector<AlignedBuffer> buffers;
+  std::vector<std::unique_ptr<transport::MemoryRegion>> regions;
+  std::vector<std::unique_ptr<transport::Connector>> connectors;
+  std::vector<std::unique_ptr<transport::Endpoint>> endpoints;
+  std::vector<Link> links;
+};
+
+std::string hostName() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string isoDateUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json capsJson(const transport::Caps& c) {
+  return json{{"rma_write", c.rmaWrite},
+              {"rma_read", c.rmaRead},
+              {"rma_emulated", c.rmaEmulated},
+              {"max_message_bytes", c.maxMessageBytes},
+              {"max_send_queue", c.maxSendQueue},
+              {"max_recv_queue", c.maxRecvQueue},
+              {"inline_bytes", c.inlineBytes}};
+}
+
+// Checks the test against what this side's device can do; `who` is "local" or "server".
+void checkCaps(const TestSpec& spec, const transport::Device& device, const char* who) {
+  transport::Caps caps = device.caps();
+  for (uint64_t b : spec.sizes)
+    if (caps.maxMessageBytes && b > caps.maxMessageBytes)
+      throw UsageError(fmt::format("--size {}: above the {} {} device {} limit of {} bytes", b,
+                                   who, device.backend(), device.name(), caps.maxMessageBytes));
+  if (spec.op == "write" && !caps.rmaWrite)
+    throw UsageError(fmt::format("--op write: the {} transport on {} does not support RDMA write",
+                                 device.backend(), device.name()));
+  if (spec.op == "read" && !caps.rmaRead)
+    throw UsageError(fmt::format("--op read: the {} transport on {} does not support RDMA read",
+                                 device.backend(), device.name()));
+}
+
+void openSide(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts,
+              const char* who) {
+  s.device = transport::openDevice(spec.transport, opts);
+  checkCaps(spec, *s.device, who);
+  s.layout = BufferLayout::forMaxMessage(spec.maxSize());
+  for (uint32_t q = 0; q < spec.queuePairs; ++q) {
+    s.buffers.emplace_back(s.layout.total());
+    s.regions.push_back(s.device->registerMemory(s.buffers.back().data(), s.layout.total()));
+    s.connectors.push_back(s.device->createConnector());
+  }
+}
+
+json addressesJson(const Side& s) {
+  json conns = json::array(), regions = json::array();
+  for (const auto& c : s.connectors) conns.push_back(rendezvous::toHex(c->localAddress()));
+  for (const auto& r : s.regions) regions.push_back(rendezvous::toHex(r->exportRegion().encode()));
+  return json{{"connectors", conns}, {"regions", regions}};
+}
+
+void connectSide(Side& s, const json& remote, const Deadline& deadline, const std::string& peer) {
+  const json& conns = remote.value("connectors", json::array());
+  const json& regions = remote.value("regions", json::array());
+  if (!conns.is_array() || !regions.is_array() || conns.size() != s.connectors.size() ||
+      regions.size() != s.connectors.size())
+    throw ProtocolError(fmt::format("peer {} sent {} connection addresses, expected {}", peer,
+                                    conns.size(), s.connectors.size()));
+  for (size_t i = 0; i < s.connectors.size(); ++i) {
+    auto addr = rendezvous::fromHex(conns[i].get<std::string>(), transport::kMaxAddressBytes);
+    auto region = transport::RemoteRegion::decode(
+        rendezvous::fromHex(regions[i].get<std::string>(), 17 + transport::kMaxKeyBytes));
+    if (region.length < s.layout.total())
+      throw ProtocolError(fmt::format("peer {} exported a {}-byte buffer, expected {}", peer,
+                                      region.length, s.layout.total()));
+    s.endpoints.push_back(s.connectors[i]->connect(addr, deadline));
+    s.links.push_back(Link{s.endpoints.back().get(), s.regions[i].get(), region, s.layout});
+  }
+}
+
+void zeroReceiveAreas(Side& s) {
+  for (auto& link : s.links)
+    std::memset(link.region->data() + link.layout.recvOffset(), 0,
+                link.layout.area + kCtrlBytes);
+}
+
+// Watchdog for engine loops: a frame on the control channel mid-run means the peer failed
+// (kError) or broke protocol; EOF means it died.
+std::function<void()> controlWatchdog(Channel& ch) {
+  return [&ch]() {
+    if (!ch.readable()) return;
+    Frame f = ch.receive(Deadline(2000), "the run to finish");
+    if (f.type == rendezvous::kError)
+      throw ProtocolError(fmt::format("peer {} reported: {}", ch.peerName(), f.text()));
+    throw ProtocolError(fmt::format("peer {} sent unexpected message type {} during the run",
+                                    ch.peerName(), f.type));
+  };
+}
+
+struct SizeRun {
+  uint64_t bytes = 0, iterations = 0, warmup = 0;
+};
+
+// Runs one size on one side. Returns this side's measurement as JSON (the server sends it to the
+// client) and fills `pp` / `bw` for the client.
+json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
+             bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut) {
+  progress.setPhase(fmt::format("size {}", run.bytes));
+  if (spec.test == "lat") {
+    PingPongParams p;
+    p.op = spec.op;
+    p.bytes = run.bytes;
+    p.iterations = run.iterations;
+    p.warmup = run.warmup;
+    p.initiator = initiator;
+    p.check = spec.check;
+    PingPongResult r = runPingPong(*side.device, side.links[0], progress, p);
+    json j{{"seconds", r.seconds}, {"check_errors", r.checkErrors}};
+    if (ppOut) *ppOut = std::move(r);
+    return j;
+  }
+  BandwidthParams p;
+  p.op = spec.op;
+  p.bytes = run.bytes;
+  p.iterations = run.iterations;
+  p.warmup = run.warmup;
+  p.window = spec.window;
+  p.cqModeration = spec.cqModeration;
+  p.sender = initiator;
+  p.bidirectional = spec.bidirectional;
+  BandwidthResult r = runBandwidth(*side.device, side.links, progress, p);
+  if (bwOut) *bwOut = r;
+  return json{{"seconds", r.seconds}, {"mb_per_s", r.megabytesPerSec},
+              {"msg_per_s", r.messagesPerSec}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+void serveSession(Channel& ch, const ServerOptions& so) {
+  rendezvous::serverHandshake(ch, Deadline(so.helloTimeoutMs));
+  json req = expectJson(ch, rendezvous::kTestRequest, Deadline(so.helloTimeoutMs),
+                        "test description");
+  TestSpec spec = TestSpec::fromJson(req);
+  uint64_t need = spec.bytesPerConnection() * spec.queuePairs;
+  if (need > so.maxBytes)
+    throw UsageError(fmt::format(
+        "test needs {} bytes of buffers on the server ({} connection(s) x {} bytes), above the "
+        "server's --max-bytes {}",
+        need, spec.queuePairs, spec.bytesPerConnection(), so.maxBytes));
+  if (so.verbose)
+    std::cerr << fmt::format("rdmabench server: {} {} {} from {}\n", spec.test, spec.transport,
+                             spec.op, ch.peerName());
+  auto dl = [&] { return Deadline(spec.timeoutMs); };
+  transport::DeviceOptions opts = spec.serverDevice;
+  opts.localHost = ch.localAddress();
+  opts.peerHost = ch.peerAddress();
+  Side side;
+  openSide(side, spec, opts, "server");
+  ch.sendJson(rendezvous::kTestAccept,
+              json{{"host", hostName()},
+                   {"version", RDMABENCH_VERSION},
+                   {"device", side.device->properties()},
+                   {"caps", capsJson(side.device->caps())}},
+              dl());
+  ch.sendJson(rendezvous::kAddresses, addressesJson(side), dl());
+  json remote = expectJson(ch, rendezvous::kAddresses, Deadline(spec.timeoutMs),
+                           "client connection addresses");
+  connectSide(side, remote, Deadline(spec.timeoutMs), ch.peerName());
+  Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), ch.peerName(),
+                    opts.useEvent);
+  for (;;) {
+    Frame f = ch.receive(Deadline(spec.timeoutMs), "the next size or the end of the test");
+    if (f.type == rendezvous::kDone) return;
+    if (f.type == rendezvous::kError)
+      throw ProtocolError(fmt::format("client {} reported: {}", ch.peerName(), f.text()));
+    if (f.type != rendezvous::kSizeStart)
+      throw ProtocolError(
+          fmt::format("client {} sent unexpected message type {}", ch.peerName(), f.type));
+    json j = json::parse(f.payload.begin(), f.payload.end(), nullptr, false);
+    if (!j.is_object()) throw ProtocolError("malformed size start message");
+    SizeRun run{j.value("bytes", uint64_t{0}), j.value("iterations", uint64_t{0}),
+                j.value("warmup", uint64_t{0})};
+    if (std::find(spec.sizes.begin(), spec.sizes.end(), run.bytes) == spec.sizes.end() ||
+        run.iterations > kMaxIterations || run.warmup > kMaxIterations || run.iterations == 0)
+      throw ProtocolError(fmt::format("client asked for size {} / {} iterations outside the test "
+                                      "description",
+                                      run.bytes, run.iterations));
+    zeroReceiveAreas(side);
+    ch.sendJson(rendezvous::kSizeReady, json::object(), dl());
+    json result = runSize(spec, side, progress, run, false, nullptr, nullptr);
+    ch.sendJson(rendezvous::kSizeResult, result, Deadline(spec.timeoutMs));
+  }
+}
+
+void serveListener(rendezvous::Listener& listener, const ServerOptions& so) {
+  for (;;) {
+    Channel ch = listener.accept(so.once ? Deadline(60'000) : Deadline::never());
+    try {
+      serveSession(ch, so);
+      if (so.verbose) std::cerr << fmt::format("rdmabench server: {} done\n", ch.peerName());
+    } catch (const InterruptedError&) {
+      try {
+        ch.send(rendezvous::kError, std::string_view("server interrupted (Ctrl-C)"),
+                Deadline(1000));
+      } catch (const std::exception&) {
+      }
+      throw;
+    } catch (const std::exception& e) {
+      try {
+        ch.send(rendezvous::kError, std::string_view(e.what()), Deadline(1000));
+      } catch (const std::exception&) {
+      }
+      if (so.verbose)
+        std::cerr << fmt::format("rdmabench server: session with {} failed: {}\n", ch.peerName(),
+                                 e.what());
+      if (so.once) throw;
+    }
+    if (so.once) return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client
+
+// Forked loopback server; killed and reaped on every exit path.
+class LoopbackServer {
+ public:
+  explicit LoopbackServer(uint16_t& port) {
+    rendezvous::Listener listener("127.0.0.1", 0);
+    port = listener.port();
+    std::cout.flush();
+    std::cerr.flush();
+    pid_ = fork();
+    if (pid_ < 0) throw SystemError("fork (loopback server)", errno);
+    if (pid_ == 0) {
+      int rc = 0;
+      try {
+        ServerOptions so;
+        so.once = true;
+        so.verbose = false;
+        serveListener(listener, so);
+      } catch (...) {
+        rc = 1;
+      }
+      _exit(rc);
+    }
+  }
+  ~LoopbackServer() {
+    if (pid_ <= 0) return;
+    for (int i = 0; i < 300; ++i) {  // 3 s for a clean exit, then force
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+class Client {
+ public:
+  Client(const ClientOptions& o, report::Reporter& reporter) : o_(o), reporter_(reporter) {}
+
+  void run() {
+    const TestSpec& spec = o_.spec;
+    spec.validate();
+    uint16_t port = o_.port;
+    std::unique_ptr<LoopbackServer> loopback;
+    std::string host = o_.host;
+    if (host.empty()) {
+      host = "127.0.0.1";
+      loopback = std::make_unique<LoopbackServer>(port);
+    }
+    Channel ch = Channel::connect(host, port, Deadline(o_.connectTimeoutMs), loopback != nullptr);
+    try {
+      session(ch);
+    } catch (const std::exception& e) {
+      if (!dynamic_cast<const ProtocolError*>(&e)) {
+        try {
+          ch.send(rendezvous::kError, fmt::format("client failed: {}", e.what()), Deadline(1000));
+        } catch (const std::exception&) {
+        }
+      }
+      if (begun_) reporter_.abort(e.what());
+      throw;
+    }
+  }
+
+ private:
+  void session(Channel& ch) {
+    const TestSpec& spec = o_.spec;
+    auto dl = [&] { return Deadline(spec.timeoutMs); };
+    rendezvous::clientHandshake(ch, Deadline(spec.timeoutMs));
+    ch.sendJson(rendezvous::kTestRequest, spec.toJson(), dl());
+    transport::DeviceOptions opts = o_.localDevice;
+    opts.localHost = ch.localAddress();
+    opts.peerHost = ch.peerAddress();
+    Side side;
+    openSide(side, spec, opts, "local");
+    json accept = expectJson(ch, rendezvous::kTestAccept, Deadline(spec.timeoutMs),
+                             "the server to open its device");
+    ch.sendJson(rendezvous::kAddresses, addressesJson(side), dl());
+    json remote = expectJson(ch, rendezvous::kAddresses, Deadline(spec.timeoutMs),
+                             "server connection addresses");
+    connectSide(side, remote, Deadline(spec.timeoutMs), ch.peerName());
+
+    report::RunInfo info;
+    info.test = spec.test;
+    info.transport = spec.transport;
+    info.op = spec.op;
+    info.bidirectional = spec.bidirectional;
+    info.roundTrip = spec.op == "read";
+    info.window = spec.test == "bw" ? spec.window : 0;
+    info.localHost = hostName();
+    info.remoteHost = accept.value("host", std::string());
+    info.local = side.device->properties();
+    info.local["connection"] = side.endpoints[0]->properties();
+    info.local["caps"] = capsJson(side.device->caps());
+    info.remote = accept.value("device", json::object());
+    info.remote["caps"] = accept.value("caps", json::object());
+    info.commandLine = o_.commandLine;
+    info.date = isoDateUtc();
+    info.toolVersion = RDMABENCH_VERSION;
+    info.extra = json{{"server", ch.peerName()},
+                      {"server_version", accept.value("version", std::string())},
+                      {"queue_pairs", spec.queuePairs},
+                      {"cq_moderation", spec.cqModeration},
+                      {"timeout_s", static_cast<double>(spec.timeoutMs) / 1000},
+                      {"iterations", spec.iterations ? json(spec.iterations) : json("auto")},
+                      {"duration_s", spec.durationSec},
+                      {"check", spec.check}};
+    if (!o_.transportNote.empty()) info.extra["transport_note"] = o_.transportNote;
+    reporter_.begin(info);
+    begun_ = true;
+
+    Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), ch.peerName(),
+                      opts.useEvent);
+    for (uint64_t bytes : spec.sizes) {
+      SizeRun run{bytes, spec.iterationsFor(bytes), spec.warmupFor(bytes)};
+      if (spec.durationSec > 0) {
+        // Calibrate: the warmup count (at least 10) timed as a run of its own.
+        SizeRun cal{bytes, std::max<uint64_t>(run.warmup, 10), 0};
+        PingPongResult pp;
+        BandwidthResult bw;
+        runOneSize(ch, side, progress, cal, &pp, &bw);
+        double per = spec.test == "lat" ? pp.seconds / static_cast<double>(cal.iterations)
+                                        : bw.seconds / static_cast<double>(cal.iterations);
+        double n = per > 0 ? spec.durationSec / per : static_cast<double>(kMaxIterations);
+        run.iterations = static_cast<uint64_t>(
+            std::clamp(n, 1.0, static_cast<double>(kMaxIterations)));
+        run.warmup = 0;
+      }
+      PingPongResult pp;
+      BandwidthResult bw;
+      json serverResult = runOneSize(ch, side, progress, run, &pp, &bw);
+      report::Row row;
+      row.bytes = bytes;
+      row.iterations = run.iterations;
+      row.warmup = run.warmup;
+      if (spec.test == "lat") {
+        row.latency = pp.samples.summarize();
+        row.seconds = pp.seconds;
+        if (pp.checkErrors > 0)
+          throw Error(fmt::format("data check failed at size {}: {} of {} iterations returned a "
+                                  "wrong payload",
+                                  bytes, pp.checkErrors, run.iterations + run.warmup));
+      } else {
+        row.seconds = bw.seconds;
+        row.megabytesPerSec = bw.megabytesPerSec;
+        row.messagesPerSec = bw.messagesPerSec;
+        double peer = serverResult.value("mb_per_s", 0.0);
+        if (peer > 0) row.peerMegabytesPerSec = peer;
+      }
+      reporter_.row(row);
+    }
+    ch.send(rendezvous::kDone, std::string_view(), dl());
+    reporter_.end();
+  }
+
+  json runOneSize(Channel& ch, Side& side, Progress& progress, const SizeRun& run,
+                  PingPongResult* pp, BandwidthResult* bw) {
+    const TestSpec& spec = o_.spec;
+    zeroReceiveAreas(side);
+    ch.sendJson(rendezvous::kSizeStart,
+                json{{"bytes", run.bytes}, {"iterations", run.iterations}, {"warmup", run.warmup}},
+                Deadline(spec.timeoutMs));
+    expectJson(ch, rendezvous::kSizeReady, Deadline(spec.timeoutMs),
+               fmt::format("the server to get ready for size {}", run.bytes));
+    runSize(spec, side, progress, run, true, pp, bw);
+    return expectJson(ch, rendezvous::kSizeResult, Deadline(spec.timeoutMs),
+                      fmt::format("the server's result for size {}", run.bytes));
+  }
+
+  const ClientOptions& o_;
+  report::Reporter& reporter_;
+  bool begun_ = false;
+};
+
+}  // namespace
+
+void runClient(const ClientOptions& options, report::Reporter& reporter) {
+  Client(options, reporter).run();
+}
+
+void runServer(const ServerOptions& options) {
+  rendezvous::Listener listener(options.bind, options.port);
+  if (options.verbose)
+    std::cerr << fmt::format("rdmabench server {} listening on {} (protocol v{}, --max-bytes {})\n",
+                             RDMABENCH_VERSION,
+                             rendezvous::formatHostPort(
+                                 options.bind.empty() ? "*" : options.bind, listener.port()),
+                             rendezvous::kProtocolVersion, options.maxBytes);
+  serveListener(listener, options);
+}
+
+}  // namespace rdmabench::engine

@@ -1,0 +1,50 @@
+#pragma once
+// The server/client pair: the client drives a whole point-to-point test against
+// `rdmabench server` over the control channel (docs/wire-protocol.md), both sides run the
+// engines on the chosen transport, and the client reports rows. Loopback mode forks the server
+// side on 127.0.0.1 before any device is opened (fork safety of verbs/libfabric).
+// Errors: UsageError (bad options, sizes above the device's limit), TimeoutError (names peer
+// and phase), ProtocolError (peer broke protocol, reported an error or disconnected),
+// TransportError, InterruptedError (Ctrl-C; the peer is told before the exception leaves).
+
+#include <cstdint>
+#include <string>
+
+#include "engine/spec.h"
+#include "report/report.h"
+#include "transport/transport.h"
+
+namespace rdmabench::engine {
+
+inline constexpr uint16_t kDefaultControlPort = 18515;  // perftest's default port
+
+struct ClientOptions {
+  TestSpec spec;
+  std::string host;  // server host; empty = loopback (forks a server on 127.0.0.1)
+  uint16_t port = kDefaultControlPort;
+  transport::DeviceOptions localDevice;  // this side's device options
+  std::string commandLine;
+  int64_t connectTimeoutMs = 5000;
+  // Informational line for the header, e.g. why this transport was chosen automatically.
+  std::string transportNote;
+};
+
+// Runs the test and feeds `reporter` (begin, one row per size, end; abort on failure).
+void runClient(const ClientOptions& options, report::Reporter& reporter);
+
+struct ServerOptions {
+  std::string bind;  // empty = all addresses
+  uint16_t port = kDefaultControlPort;
+  bool once = false;              // exit after one test
+  uint64_t maxBytes = 1ull << 30;  // cap on buffer memory a client may make us allocate
+  int64_t helloTimeoutMs = 10'000;
+  bool verbose = true;            // one log line per session on stderr
+};
+
+class Listener;
+
+// Serves tests one after another until Ctrl-C (or after one with `once`). A failing session is
+// reported to its client and logged; the server goes on with the next client.
+void runServer(const ServerOptions& options);
+
+}  // namespace rdmabench::engine

@@ -1,0 +1,189 @@
+#include "engine/pingpong.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+
+namespace rdmabench::engine {
+namespace {
+
+using transport::Completion;
+using transport::PostResult;
+
+// Fills `n` bytes with a pattern unique to iteration `i` (check mode only, outside the timing).
+void stamp(uint8_t* p, uint64_t n, uint64_t i) {
+  for (uint64_t k = 0; k < n; ++k) p[k] = static_cast<uint8_t>(i * 131 + k * 7 + 1);
+}
+
+class PingPong {
+ public:
+  PingPong(transport::Device& device, Link& link, Progress& progress, const PingPongParams& p)
+      : ep_(*link.endpoint), mr_(*link.region), link_(link), progress_(progress), p_(p),
+        len_(static_cast<uint32_t>(p.bytes)) {
+    (void)device;
+  }
+
+  auto handler() {
+    return [this](const Completion& c) {
+      switch (ctxKind(c.context)) {
+        case Ctx::kRecvData:
+        case Ctx::kAckRecv:
+          gotRecv_ = true;
+          recvBytes_ = c.bytes;
+          break;
+        case Ctx::kData:
+        case Ctx::kAckSend:
+          --outstanding_;
+          break;
+      }
+    };
+  }
+
+  PingPongResult run() {
+    PingPongResult r;
+    r.samples.reserve(p_.iterations);
+    int64_t start = nowNs();
+    if (p_.op == "send")
+      p_.initiator ? sendInitiator(r) : sendResponder();
+    else if (p_.op == "write")
+      writeLoop(r);
+    else if (p_.op == "read")
+      p_.initiator ? readInitiator(r) : passiveUntilFin();
+    else
+      throw UsageError(fmt::format("--op {}: not supported by the latency engine", p_.op));
+    r.seconds = static_cast<double>(nowNs() - start) / 1e9;
+    while (outstanding_ > 0) progress_.pollOnce(handler());
+    return r;
+  }
+
+ private:
+  void postRecv(uint64_t offset, uint32_t len, Ctx kind) {
+    while (ep_.postRecv(mr_, offset, len, makeCtx(kind, 0, 0)) == PostResult::kRetry)
+      progress_.pollOnce(handler());
+  }
+  void postSend(uint64_t offset, uint32_t len, Ctx kind) {
+    while (ep_.postSend(mr_, offset, len, makeCtx(kind, 0, 0)) == PostResult::kRetry)
+      progress_.pollOnce(handler());
+    ++outstanding_;
+  }
+  void waitRecv() {
+    while (!gotRecv_) progress_.pollOnce(handler());
+    gotRecv_ = false;
+  }
+
+  void sendInitiator(PingPongResult& r) {
+    const uint64_t so = link_.layout.sendOffset(), ro = link_.layout.recvOffset();
+    uint8_t* sendArea = mr_.data() + so;
+    uint8_t* recvArea = mr_.data() + ro;
+    const uint64_t total = p_.warmup + p_.iterations;
+    postRecv(ro, len_, Ctx::kRecvData);
+    for (uint64_t i = 0; i < total; ++i) {
+      if (p_.check) stamp(sendArea, len_, i);
+      int64_t t0 = nowNs();
+      postSend(so, len_, Ctx::kData);
+      waitRecv();
+      int64_t t1 = nowNs();
+      if (i + 1 < total) postRecv(ro, len_, Ctx::kRecvData);
+      if (i >= p_.warmup) r.samples.add((t1 - t0) / 2);
+      if (p_.check && (recvBytes_ != len_ || std::memcmp(sendArea, recvArea, len_) != 0))
+        ++r.checkErrors;
+    }
+  }
+
+  void sendResponder() {
+    const uint64_t ro = link_.layout.recvOffset();
+    const uint64_t total = p_.warmup + p_.iterations;
+    postRecv(ro, len_, Ctx::kRecvData);
+    for (uint64_t i = 0; i < total; ++i) {
+      waitRecv();
+      if (i + 1 < total) postRecv(ro, len_, Ctx::kRecvData);
+      // Echo from the receive area: the next message cannot arrive before this one is read.
+      postSend(ro, recvBytes_, Ctx::kData);
+    }
+  }
+
+  void writeLoop(PingPongResult& r) {
+    const uint64_t so = link_.layout.sendOffset(), ro = link_.layout.recvOffset();
+    volatile uint8_t* recvLast = mr_.data() + ro + len_ - 1;
+    uint8_t* sendLast = mr_.data() + so + len_ - 1;
+    const uint64_t total = p_.warmup + p_.iterations;
+    for (uint64_t i = 0; i < total; ++i) {
+      const uint8_t v = static_cast<uint8_t>(i % 255 + 1);
+      if (p_.initiator) {
+        *sendLast = v;
+        int64_t t0 = nowNs();
+        postWrite(so, ro);
+        spinFor(recvLast, v);
+        int64_t t1 = nowNs();
+        if (i >= p_.warmup) r.samples.add((t1 - t0) / 2);
+      } else {
+        spinFor(recvLast, v);
+        *sendLast = v;
+        postWrite(so, ro);
+      }
+    }
+  }
+
+  void postWrite(uint64_t localOffset, uint64_t remoteOffset) {
+    while (ep_.postWrite(mr_, localOffset, len_, link_.remote, remoteOffset,
+                         makeCtx(Ctx::kData, 0, 0)) == PostResult::kRetry)
+      progress_.pollOnce(handler());
+    ++outstanding_;
+  }
+
+  void spinFor(volatile uint8_t* where, uint8_t v) {
+    auto h = handler();
+    while (*where != v) progress_.pollOnce(h);
+    progress_.progressed();
+  }
+
+  void readInitiator(PingPongResult& r) {
+    const uint64_t so = link_.layout.sendOffset(), ro = link_.layout.recvOffset();
+    const uint64_t total = p_.warmup + p_.iterations;
+    for (uint64_t i = 0; i < total; ++i) {
+      int64_t t0 = nowNs();
+      while (ep_.postRead(mr_, ro, len_, link_.remote, so, makeCtx(Ctx::kData, 0, 0)) ==
+             PostResult::kRetry)
+        progress_.pollOnce(handler());
+      ++outstanding_;
+      while (outstanding_ > 0) progress_.pollOnce(handler());
+      int64_t t1 = nowNs();
+      if (i >= p_.warmup) r.samples.add(t1 - t0);
+    }
+    postSend(link_.layout.ctrlOffset() + kCtrlSendOffset, kCtrlMessageBytes, Ctx::kAckSend);
+  }
+
+  // The responder of one-sided reads sees no completions: it progresses its device until the
+  // initiator's final control message arrives.
+  void passiveUntilFin() {
+    postRecv(link_.layout.ctrlOffset() + kCtrlRecvOffset, kCtrlMessageBytes, Ctx::kAckRecv);
+    progress_.setPassive(true);
+    waitRecv();
+    progress_.setPassive(false);
+  }
+
+  transport::Endpoint& ep_;
+  transport::MemoryRegion& mr_;
+  Link& link_;
+  Progress& progress_;
+  const PingPongParams& p_;
+  uint32_t len_;
+  uint64_t outstanding_ = 0;
+  bool gotRecv_ = false;
+  uint32_t recvBytes_ = 0;
+};
+
+}  // namespace
+
+PingPongResult runPingPong(transport::Device& device, Link& link, Progress& progress,
+                           const PingPongParams& params) {
+  if ((params.op == "write" || params.op == "read") && params.bytes == 0)
+    throw UsageError(fmt::format("--size 0: --op {} needs at least 1 byte", params.op));
+  PingPong engine(device, link, progress, params);
+  return engine.run();
+}
+
+}  // namespace rdmabench::engine

@@ -1,0 +1,45 @@
+#pragma once
+// Ping-pong latency engine (perftest ib_*_lat, osu_latency, sockperf ping-pong).
+//
+// The initiator times every iteration on its own clock: t0 just before the post, t1 when the
+// reply is seen; one-way latency = (t1 - t0) / 2 for send and write (as perftest, OSU, IMB and
+// sockperf report), the full round trip for read (as ib_read_lat). Warmup iterations run first
+// in the same loop and are not recorded.
+//  - send: the responder echoes each message back from the buffer it arrived in (so `check`
+//    verifies the payload round trip at no extra cost).
+//  - write: each side writes into the other's receive area and spins on the last byte of its
+//    own receive area (ib_write_lat's method), calling Device::poll() while spinning so
+//    transports that need target progress make it. Needs bytes >= 1.
+//  - read: the initiator reads the responder's send area; the responder only progresses its
+//    device until the initiator's final control message. Needs bytes >= 1.
+// Errors: TimeoutError / TransportError (from Progress), UsageError for unsupported ops.
+
+#include <cstdint>
+
+#include "engine/link.h"
+#include "engine/progress.h"
+#include "stats/summary.h"
+
+namespace rdmabench::engine {
+
+struct PingPongParams {
+  std::string op = "send";  // send | write | read
+  uint64_t bytes = 0;
+  uint64_t iterations = 0;  // measured
+  uint64_t warmup = 0;
+  bool initiator = true;
+  bool check = false;
+};
+
+struct PingPongResult {
+  stats::SampleSet samples;  // per-iteration latency, ns (one-way, or round trip for read)
+  uint64_t checkErrors = 0;  // iterations whose echoed payload differed (check = true)
+  double seconds = 0;        // measured loop wall time
+};
+
+// Runs one size on `link`. The caller has synchronised both sides (the receive area is
+// zeroed before the size starts) and set the Progress phase.
+PingPongResult runPingPong(transport::Device& device, Link& link, Progress& progress,
+                           const PingPongParams& params);
+
+}  // namespace rdmabench::engine

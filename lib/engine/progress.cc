@@ -1,0 +1,47 @@
+#include "engine/progress.h"
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/interrupt.h"
+
+namespace rdmabench::engine {
+
+Progress::Progress(transport::Device& device, int64_t timeoutMs, std::function<void()> watchdog,
+                   std::string peer, bool useEvent)
+    : device_(device),
+      timeoutNs_(timeoutMs * 1'000'000),
+      watchdog_(std::move(watchdog)),
+      peer_(std::move(peer)),
+      useEvent_(useEvent) {}
+
+void Progress::idle() {
+  if (useEvent_) {
+    device_.waitForEvent(10);
+    slowChecks();
+    return;
+  }
+  if (++idleSpins_ % 64 == 0) slowChecks();
+}
+
+void Progress::slowChecks() {
+  int64_t now = nowNs();
+  if (lastProgressNs_ == 0) lastProgressNs_ = now;
+  throwIfInterrupted(phase_.c_str());
+  if (watchdog_ && now - lastWatchdogNs_ > 20'000'000) {
+    lastWatchdogNs_ = now;
+    watchdog_();
+  }
+  int64_t limitNs = passive_ ? int64_t{3'600'000'000'000} : timeoutNs_;
+  if (now - lastProgressNs_ > limitNs)
+    throw TimeoutError(fmt::format("no progress for {:.1f} s from peer {} during {} (--timeout)",
+                                   static_cast<double>(limitNs) / 1e9, peer_, phase_));
+}
+
+void Progress::fail(const transport::Completion& c) {
+  throw TransportError(fmt::format("{} completion failed during {} with peer {}: {}",
+                                   transport::toString(c.op), phase_, peer_, c.error));
+}
+
+}  // namespace rdmabench::engine

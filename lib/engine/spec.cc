@@ -1,0 +1,168 @@
+#include "engine/spec.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "engine/buffers.h"
+
+namespace rdmabench::engine {
+
+using nlohmann::json;
+
+json deviceOptionsToJson(const transport::DeviceOptions& o) {
+  return json{{"device", o.device},        {"provider", o.provider},
+              {"endpoint_type", o.endpointType}, {"inline", o.inlineBytes},
+              {"tx_depth", o.txDepth},     {"rx_depth", o.rxDepth},
+              {"mtu", o.mtu},              {"use_event", o.useEvent},
+              {"rdma_cm", o.rdmaCm},       {"ib_port", o.ibPort},
+              {"gid_index", o.gidIndex}};
+}
+
+transport::DeviceOptions deviceOptionsFromJson(const json& j) {
+  transport::DeviceOptions o;
+  auto str = [&](const char* k, size_t limit) {
+    std::string s = j.value(k, std::string());
+    if (s.size() > limit) throw ProtocolError(fmt::format("field '{}' longer than {}", k, limit));
+    return s;
+  };
+  o.device = str("device", 256);
+  o.provider = str("provider", 256);
+  o.endpointType = str("endpoint_type", 16);
+  o.inlineBytes = j.value("inline", int64_t{-1});
+  o.txDepth = j.value("tx_depth", uint32_t{0});
+  o.rxDepth = j.value("rx_depth", uint32_t{0});
+  o.mtu = j.value("mtu", uint32_t{0});
+  o.useEvent = j.value("use_event", false);
+  o.rdmaCm = j.value("rdma_cm", false);
+  o.ibPort = j.value("ib_port", 1);
+  o.gidIndex = j.value("gid_index", -1);
+  if (o.txDepth > 1u << 20 || o.rxDepth > 1u << 20 || o.inlineBytes > (1 << 20))
+    throw UsageError("device options out of range (tx/rx depth or inline above 1M)");
+  return o;
+}
+
+json TestSpec::toJson() const {
+  return json{{"test", test},
+              {"transport", transport},
+              {"op", op},
+              {"bidirectional", bidirectional},
+              {"sizes", sizes},
+              {"iterations", iterations},
+              {"warmup", warmup},
+              {"duration_s", durationSec},
+              {"window", window},
+              {"queue_pairs", queuePairs},
+              {"cq_moderation", cqModeration},
+              {"check", check},
+              {"timeout_ms", timeoutMs},
+              {"server_device", deviceOptionsToJson(serverDevice)}};
+}
+
+TestSpec TestSpec::fromJson(const json& j) {
+  TestSpec s;
+  try {
+    if (!j.is_object()) throw ProtocolError("test description is not a JSON object");
+    s.test = j.at("test").get<std::string>();
+    s.transport = j.at("transport").get<std::string>();
+    s.op = j.at("op").get<std::string>();
+    s.bidirectional = j.value("bidirectional", false);
+    const json& sizes = j.at("sizes");
+    if (!sizes.is_array() || sizes.size() > kMaxSizes)
+      throw UsageError(fmt::format("test description: at most {} sizes", kMaxSizes));
+    s.sizes = sizes.get<std::vector<uint64_t>>();
+    s.iterations = j.value("iterations", uint64_t{0});
+    s.warmup = j.value("warmup", int64_t{-1});
+    s.durationSec = j.value("duration_s", 0.0);
+    s.window = j.value("window", uint32_t{64});
+    s.queuePairs = j.value("queue_pairs", uint32_t{1});
+    s.cqModeration = j.value("cq_moderation", uint32_t{1});
+    s.check = j.value("check", false);
+    s.timeoutMs = j.value("timeout_ms", int64_t{10'000});
+    if (j.contains("server_device")) s.serverDevice = deviceOptionsFromJson(j.at("server_device"));
+  } catch (const json::exception& e) {
+    throw ProtocolError(std::string("malformed test description: ") + e.what());
+  }
+  s.validate();
+  return s;
+}
+
+void TestSpec::validate() const {
+  if (test != "lat" && test != "bw")
+    throw UsageError(fmt::format("test '{}' unknown (valid: lat, bw)", test));
+  if (op != "send" && op != "write" && op != "read")
+    throw UsageError(fmt::format("--op: '{}' unknown (valid: send, write, read)", op));
+  if (test == "bw" && op == "read")
+    throw UsageError("--op read: only for `lat` (RDMA read latency) in this version");
+  if (sizes.empty()) throw UsageError("--size: no message sizes given");
+  if (sizes.size() > kMaxSizes)
+    throw UsageError(fmt::format("--size: {} sizes given, limit {}", sizes.size(), kMaxSizes));
+  for (uint64_t b : sizes) {
+    if (b > (1ull << 31) - 1)
+      throw UsageError(fmt::format("--size {}: larger than the limit of {} bytes (2 GiB - 1)", b,
+                                   (1ull << 31) - 1));
+    if (b == 0 && op != "send")
+      throw UsageError(fmt::format("--size 0: --op {} needs at least 1 byte", op));
+    if (b == 0 && test == "bw") throw UsageError("--size 0: bandwidth needs at least 1 byte");
+  }
+  if (iterations > kMaxIterations)
+    throw UsageError(fmt::format("--iters {}: out of range 1..{}", iterations, kMaxIterations));
+  if (warmup > static_cast<int64_t>(kMaxIterations) || warmup < -1)
+    throw UsageError(fmt::format("--warmup {}: out of range 0..{}", warmup, kMaxIterations));
+  if (durationSec < 0 || durationSec > 3600)
+    throw UsageError(fmt::format("--duration {}: out of range 0..3600 seconds", durationSec));
+  if (window < 1 || window > kMaxWindow)
+    throw UsageError(fmt::format("--window {}: out of range 1..{}", window, kMaxWindow));
+  if (queuePairs < 1 || queuePairs > kMaxQueuePairs)
+    throw UsageError(fmt::format("--qp {}: out of range 1..{}", queuePairs, kMaxQueuePairs));
+  if (test == "lat" && queuePairs != 1)
+    throw UsageError("--qp: several queue pairs only apply to `bw`");
+  if (cqModeration < 1 || cqModeration > window)
+    throw UsageError(
+        fmt::format("--cq-mod {}: out of range 1..{} (the window)", cqModeration, window));
+  if (timeoutMs < 100 || timeoutMs > kMaxTimeoutMs)
+    throw UsageError(fmt::format("--timeout {}: out of range 0.1..3600 seconds",
+                                 static_cast<double>(timeoutMs) / 1000));
+  if (transport.empty()) throw UsageError("--transport: empty");
+}
+
+uint64_t TestSpec::iterationsFor(uint64_t bytes) const {
+  if (iterations > 0) return iterations;
+  bool large = bytes > kLargeMessageBytes;
+  if (test == "lat") return large ? 1000 : 10000;
+  return large ? 20 : 100;
+}
+
+uint64_t TestSpec::warmupFor(uint64_t bytes) const {
+  if (warmup >= 0) return static_cast<uint64_t>(warmup);
+  bool large = bytes > kLargeMessageBytes;
+  if (test == "lat") return large ? 10 : 100;
+  return large ? 2 : 10;
+}
+
+uint64_t TestSpec::maxSize() const {
+  uint64_t m = 0;
+  for (uint64_t b : sizes) m = b > m ? b : m;
+  return m;
+}
+
+uint64_t TestSpec::bytesPerConnection() const {
+  return BufferLayout::forMaxMessage(maxSize()).total();
+}
+
+AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
+  void* p = nullptr;
+  size_t rounded = (bytes + 4095) / 4096 * 4096;
+  if (rounded == 0) rounded = 4096;
+  int rc = posix_memalign(&p, 4096, rounded);
+  if (rc != 0) throw SystemError(fmt::format("allocate {} bytes", rounded), rc);
+  std::memset(p, 0, rounded);
+  data_.reset(static_cast<uint8_t*>(p));
+}
+
+void AlignedBuffer::Free::operator()(uint8_t* p) const { std::free(p); }
+
+}  // namespace rdmabench::engine

@@ -1,0 +1,64 @@
+#pragma once
+// The complete description of a point-to-point test. The client builds it from its options and
+// sends it to the server (kTestRequest), so the server needs no matching flags; both sides
+// validate it with the same function. Units: bytes, milliseconds, seconds where named.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "transport/transport.h"
+
+namespace rdmabench::engine {
+
+// Hard limits a test description must respect (the server additionally applies its --max-bytes).
+inline constexpr uint64_t kMaxIterations = 1'000'000'000;
+inline constexpr uint32_t kMaxWindow = 4096;
+inline constexpr uint32_t kMaxQueuePairs = 64;
+inline constexpr size_t kMaxSizes = 64;
+inline constexpr int64_t kMaxTimeoutMs = 3'600'000;
+// OSU's LARGE_MESSAGE_SIZE: above it the automatic iteration counts drop (osu_util.h).
+inline constexpr uint64_t kLargeMessageBytes = 8192;
+
+struct TestSpec {
+  std::string test = "lat";          // "lat" (ping-pong) or "bw" (windowed bandwidth)
+  std::string transport = "socket";  // backend name
+  std::string op = "send";           // "send", "write", "read" (read: lat only here)
+  bool bidirectional = false;        // bw: both sides send at once (osu_bibw)
+  std::vector<uint64_t> sizes;       // message sizes, bytes, in run order
+  uint64_t iterations = 0;           // measured iterations per size; 0 = automatic
+  int64_t warmup = -1;               // warmup iterations per size; -1 = automatic
+  double durationSec = 0;            // > 0: iterations calibrated to last this long per size
+  uint32_t window = 64;              // bw: messages in flight per iteration (osu_bw's 64)
+  uint32_t queuePairs = 1;           // bw: connections used in parallel (perftest -q)
+  uint32_t cqModeration = 1;         // bw: request a completion every N posts (perftest -Q)
+  bool check = false;                // verify payload data (latency echo / bandwidth pattern)
+  int64_t timeoutMs = 10'000;        // longest wait without progress, on either side
+  // Device options for the server's side (provider, depths, inline, mtu, event, rdma_cm);
+  // `device` is the server's device name (empty = its default).
+  transport::DeviceOptions serverDevice;
+
+  nlohmann::json toJson() const;
+  // Parses and validates; throws ProtocolError for malformed JSON shapes and UsageError for
+  // values out of range (messages name the option and limit).
+  static TestSpec fromJson(const nlohmann::json& j);
+  // Throws UsageError naming the option, the value and the limit.
+  void validate() const;
+
+  // Iterations / warmup actually used for `bytes` (OSU defaults when automatic:
+  // latency 10000/100 up to 8 KiB and 1000/10 above; bandwidth 100/10 and 20/2).
+  uint64_t iterationsFor(uint64_t bytes) const;
+  uint64_t warmupFor(uint64_t bytes) const;
+  // Largest size in the sweep.
+  uint64_t maxSize() const;
+  // Bytes one side allocates per connection for this test (buffer layout in buffers.h).
+  uint64_t bytesPerConnection() const;
+};
+
+// JSON (de)serialisation of the DeviceOptions subset that travels to the server.
+nlohmann::json deviceOptionsToJson(const transport::DeviceOptions& o);
+transport::DeviceOptions deviceOptionsFromJson(const nlohmann::json& j);
+
+}  // namespace rdmabench::engine

@@ -1,0 +1,312 @@
+#include "rendezvous/channel.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/interrupt.h"
+
+namespace rdmabench::rendezvous {
+namespace {
+
+// Waits until `fd` is ready for `events`, slicing the wait so Ctrl-C is noticed within 100 ms.
+// Returns false on deadline expiry.
+bool waitFd(int fd, short events, const Deadline& deadline, const char* phase) {
+  for (;;) {
+    throwIfInterrupted(phase);
+    int left = deadline.remainingMs();
+    int slice = (left < 0 || left > 100) ? 100 : left;
+    pollfd p{fd, events, 0};
+    int rc = ::poll(&p, 1, slice);
+    if (rc > 0) return true;
+    if (rc < 0 && errno != EINTR) throw SystemError("poll", errno);
+    if (left >= 0 && deadline.expired()) return false;
+  }
+}
+
+std::string numericAddress(const sockaddr_storage& ss) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(ss).sin_addr, buf, sizeof buf);
+  else if (ss.ss_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(ss).sin6_addr, buf, sizeof buf);
+  std::string s = buf;
+  if (s.rfind("::ffff:", 0) == 0 && s.find('.') != std::string::npos) s = s.substr(7);
+  return s;
+}
+
+void setNonBlockingNoDelay(int fd) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+}  // namespace
+
+std::string formatHostPort(const std::string& host, uint16_t port) {
+  if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
+  return fmt::format("{}:{}", host, port);
+}
+
+void encodeHeader(uint32_t length, uint16_t type, uint8_t out[kFrameHeaderBytes]) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(length >> (8 * i));
+  out[4] = static_cast<uint8_t>(type);
+  out[5] = static_cast<uint8_t>(type >> 8);
+  out[6] = out[7] = 0;
+}
+
+void decodeHeader(const uint8_t in[kFrameHeaderBytes], uint32_t maxFrameBytes, uint32_t& length,
+                  uint16_t& type) {
+  length = 0;
+  for (int i = 0; i < 4; ++i) length |= static_cast<uint32_t>(in[i]) << (8 * i);
+  type = static_cast<uint16_t>(in[4] | (in[5] << 8));
+  if (in[6] != 0 || in[7] != 0)
+    throw ProtocolError("malformed frame header (reserved bytes not zero): not an rdmabench peer?");
+  if (length > maxFrameBytes)
+    throw ProtocolError(
+        fmt::format("frame of {} bytes exceeds the limit of {} bytes", length, maxFrameBytes));
+}
+
+Channel::Channel(int fd, std::string peerName, uint32_t maxFrameBytes)
+    : fd_(fd), peerName_(std::move(peerName)), maxFrameBytes_(maxFrameBytes) {
+  setNonBlockingNoDelay(fd_);
+}
+
+Channel::Channel(Channel&& other) noexcept
+    : fd_(other.fd_), peerName_(std::move(other.peerName_)), maxFrameBytes_(other.maxFrameBytes_) {
+  other.fd_ = -1;
+}
+
+Channel& Channel::operator=(Channel&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = other.fd_;
+    peerName_ = std::move(other.peerName_);
+    maxFrameBytes_ = other.maxFrameBytes_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+Channel::~Channel() { close(); }
+
+void Channel::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Channel Channel::connect(const std::string& host, uint16_t port, const Deadline& deadline,
+                         bool retryRefused) {
+  std::string where = formatHostPort(host, port);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
+  if (rc != 0)
+    throw UsageError(fmt::format("cannot resolve host '{}': {}", host, gai_strerror(rc)));
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(res, freeaddrinfo);
+  int lastErr = ECONNREFUSED;
+  for (;;) {
+    for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+      int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+      if (fd < 0) throw SystemError("socket", errno);
+      setNonBlockingNoDelay(fd);
+      int c = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+      if (c < 0 && errno == EINPROGRESS) {
+        if (!waitFd(fd, POLLOUT, deadline, "connect")) {
+          ::close(fd);
+          throw TimeoutError(fmt::format("connect to {}: timed out (no answer)", where));
+        }
+        int err = 0;
+        socklen_t len = sizeof err;
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        c = err ? -1 : 0;
+        errno = err;
+      }
+      if (c == 0) return Channel(fd, where);
+      lastErr = errno;
+      ::close(fd);
+    }
+    if (!(retryRefused && lastErr == ECONNREFUSED) || deadline.expired()) break;
+    throwIfInterrupted("connect");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (lastErr == ECONNREFUSED)
+    throw SystemError(fmt::format("connect to {} (is `rdmabench server` running there?)", where),
+                      lastErr);
+  throw SystemError(fmt::format("connect to {}", where), lastErr);
+}
+
+void Channel::writeAll(const uint8_t* data, size_t bytes, const Deadline& deadline) {
+  while (bytes > 0) {
+    ssize_t n = ::send(fd_, data, bytes, MSG_NOSIGNAL);
+    if (n > 0) {
+      data += n;
+      bytes -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!waitFd(fd_, POLLOUT, deadline, "send"))
+        throw TimeoutError(fmt::format("timed out sending to {}", peerName_));
+      continue;
+    }
+    if (errno == EPIPE || errno == ECONNRESET)
+      throw ProtocolError(fmt::format("peer {} closed the control connection", peerName_));
+    throw SystemError(fmt::format("send to {}", peerName_), errno);
+  }
+}
+
+void Channel::readAll(uint8_t* data, size_t bytes, const Deadline& deadline,
+                      std::string_view phase, bool atFrameStart) {
+  size_t got = 0;
+  while (got < bytes) {
+    ssize_t n = ::recv(fd_, data + got, bytes - got, 0);
+    if (n > 0) {
+      got += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0 || (n < 0 && errno == ECONNRESET))
+      throw ProtocolError(fmt::format("peer {} closed the control connection{} while waiting for {}",
+                                      peerName_, (atFrameStart && got == 0) ? "" : " mid-frame",
+                                      phase));
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (!waitFd(fd_, POLLIN, deadline, std::string(phase).c_str()))
+        throw TimeoutError(fmt::format("timed out waiting for {} from peer {}", phase, peerName_));
+      continue;
+    }
+    throw SystemError(fmt::format("recv from {}", peerName_), errno);
+  }
+}
+
+void Channel::send(uint16_t type, const void* data, size_t bytes, const Deadline& deadline) {
+  if (bytes > maxFrameBytes_)
+    throw ProtocolError(fmt::format("refusing to send a {}-byte frame (limit {} bytes)", bytes,
+                                    maxFrameBytes_));
+  uint8_t header[kFrameHeaderBytes];
+  encodeHeader(static_cast<uint32_t>(bytes), type, header);
+  writeAll(header, sizeof header, deadline);
+  writeAll(static_cast<const uint8_t*>(data), bytes, deadline);
+}
+
+void Channel::sendJson(uint16_t type, const nlohmann::json& value, const Deadline& deadline) {
+  send(type, value.dump(), deadline);
+}
+
+Frame Channel::receive(const Deadline& deadline, std::string_view phase) {
+  uint8_t header[kFrameHeaderBytes];
+  readAll(header, sizeof header, deadline, phase, true);
+  uint32_t length = 0;
+  Frame f;
+  try {
+    decodeHeader(header, maxFrameBytes_, length, f.type);
+  } catch (const ProtocolError& e) {
+    throw ProtocolError(fmt::format("from peer {}: {}", peerName_, e.what()));
+  }
+  f.payload.resize(length);
+  readAll(f.payload.data(), length, deadline, phase, false);
+  return f;
+}
+
+bool Channel::readable() {
+  pollfd p{fd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+std::string Channel::localAddress() const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
+  return numericAddress(ss);
+}
+
+std::string Channel::peerAddress() const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
+  return numericAddress(ss);
+}
+
+Listener::Listener(const std::string& bindAddress, uint16_t port, int backlog) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const char* host = bindAddress.empty() ? nullptr : bindAddress.c_str();
+  int rc = getaddrinfo(host, std::to_string(port).c_str(), &hints, &res);
+  if (rc != 0)
+    throw UsageError(fmt::format("--bind: cannot resolve '{}': {}", bindAddress, gai_strerror(rc)));
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(res, freeaddrinfo);
+  // Prefer IPv6 dual-stack for the wildcard address, else the first result.
+  addrinfo* pick = res;
+  if (!host)
+    for (addrinfo* ai = res; ai; ai = ai->ai_next)
+      if (ai->ai_family == AF_INET6) pick = ai;
+  fd_ = ::socket(pick->ai_family, pick->ai_socktype | SOCK_CLOEXEC, pick->ai_protocol);
+  if (fd_ < 0) throw SystemError("socket", errno);
+  int one = 1, zero = 0;
+  setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (pick->ai_family == AF_INET6) setsockopt(fd_, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+  if (::bind(fd_, pick->ai_addr, pick->ai_addrlen) != 0) {
+    int err = errno;
+    ::close(fd_);
+    throw SystemError(fmt::format("bind {}", formatHostPort(bindAddress.empty() ? "*" : bindAddress,
+                                                            port)),
+                      err);
+  }
+  if (::listen(fd_, backlog) != 0) {
+    int err = errno;
+    ::close(fd_);
+    throw SystemError("listen", err);
+  }
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len);
+  port_ = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in&>(ss).sin_port
+                                        : reinterpret_cast<sockaddr_in6&>(ss).sin6_port);
+  int flags = fcntl(fd_, F_GETFL, 0);
+  fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
+}
+
+Listener::Listener(Listener&& other) noexcept : fd_(other.fd_), port_(other.port_) {
+  other.fd_ = -1;
+}
+
+Listener::~Listener() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Channel Listener::accept(const Deadline& deadline, uint32_t maxFrameBytes) {
+  for (;;) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      uint16_t p = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in&>(ss).sin_port
+                                                 : reinterpret_cast<sockaddr_in6&>(ss).sin6_port);
+      return Channel(fd, formatHostPort(numericAddress(ss), p), maxFrameBytes);
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+      throw SystemError("accept", errno);
+    if (!waitFd(fd_, POLLIN, deadline, "accept"))
+      throw TimeoutError(fmt::format("timed out waiting for a client on port {}", port_));
+  }
+}
+
+}  // namespace rdmabench::rendezvous

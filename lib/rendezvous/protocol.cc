@@ -1,0 +1,130 @@
+#include "rendezvous/protocol.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace rdmabench::rendezvous {
+
+std::string encodeHello(const Hello& hello) {
+  std::string out(reinterpret_cast<const char*>(kMagic), 4);
+  out.push_back(static_cast<char>(hello.protocolVersion & 0xff));
+  out.push_back(static_cast<char>(hello.protocolVersion >> 8));
+  out.push_back(0);
+  out.push_back(0);
+  out += hello.toolVersion.substr(0, 64);
+  return out;
+}
+
+Hello decodeHello(const Frame& frame, const std::string& peer) {
+  const auto& p = frame.payload;
+  if (p.size() < 8 || p.size() > 72 || std::memcmp(p.data(), kMagic, 4) != 0)
+    throw ProtocolError(
+        fmt::format("peer {} is not an rdmabench peer (bad hello: {} bytes, wrong magic)", peer,
+                    p.size()));
+  Hello h;
+  h.protocolVersion = static_cast<uint16_t>(p[4] | (p[5] << 8));
+  h.toolVersion.assign(p.begin() + 8, p.end());
+  for (char& c : h.toolVersion)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return h;
+}
+
+Hello clientHandshake(Channel& channel, const Deadline& deadline) {
+  channel.send(kHello, encodeHello({kProtocolVersion, RDMABENCH_VERSION}), deadline);
+  Frame f = channel.receive(deadline, "hello from server");
+  if (f.type == kError)
+    throw ProtocolError(fmt::format("server {} refused: {}", channel.peerName(), f.text()));
+  if (f.type != kHelloAck)
+    throw ProtocolError(fmt::format("server {} answered the hello with message type {}",
+                                    channel.peerName(), f.type));
+  Hello h = decodeHello(f, channel.peerName());
+  if (h.protocolVersion != kProtocolVersion)
+    throw ProtocolError(fmt::format(
+        "server {} speaks protocol version {} (rdmabench {}), this client speaks {} (rdmabench {})",
+        channel.peerName(), h.protocolVersion, h.toolVersion, kProtocolVersion,
+        RDMABENCH_VERSION));
+  return h;
+}
+
+Hello serverHandshake(Channel& channel, const Deadline& deadline) {
+  Frame f = channel.receive(deadline, "hello from client");
+  Hello h;
+  try {
+    if (f.type != kHello)
+      throw ProtocolError(fmt::format("peer {} sent message type {} instead of a hello",
+                                      channel.peerName(), f.type));
+    h = decodeHello(f, channel.peerName());
+  } catch (const ProtocolError& e) {
+    try {
+      channel.send(kError, std::string_view(e.what()), deadline);
+    } catch (const Error&) {
+    }
+    throw;
+  }
+  if (h.protocolVersion != kProtocolVersion) {
+    std::string msg = fmt::format(
+        "protocol version mismatch: client {} speaks {} (rdmabench {}), server speaks {} "
+        "(rdmabench {})",
+        channel.peerName(), h.protocolVersion, h.toolVersion, kProtocolVersion, RDMABENCH_VERSION);
+    try {
+      channel.send(kError, std::string_view(msg), deadline);
+    } catch (const Error&) {
+    }
+    throw ProtocolError(msg);
+  }
+  channel.send(kHelloAck, encodeHello({kProtocolVersion, RDMABENCH_VERSION}), deadline);
+  return h;
+}
+
+std::string toHex(const std::vector<uint8_t>& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  s.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) {
+    s.push_back(digits[b >> 4]);
+    s.push_back(digits[b & 15]);
+  }
+  return s;
+}
+
+std::vector<uint8_t> fromHex(const std::string& hex, size_t maxBytes) {
+  if (hex.size() % 2 != 0 || hex.size() / 2 > maxBytes)
+    throw ProtocolError(fmt::format("malformed hex field ({} characters, limit {} bytes)",
+                                    hex.size(), maxBytes));
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    throw ProtocolError("malformed hex field (non-hex character)");
+  };
+  std::vector<uint8_t> out(hex.size() / 2);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<uint8_t>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
+  return out;
+}
+
+Frame expectFrame(Channel& channel, uint16_t type, const Deadline& deadline,
+                  std::string_view phase) {
+  Frame f = channel.receive(deadline, phase);
+  if (f.type == kError)
+    throw ProtocolError(fmt::format("peer {} reported: {}", channel.peerName(), f.text()));
+  if (f.type != type)
+    throw ProtocolError(fmt::format("peer {} sent message type {} while waiting for {} (type {})",
+                                    channel.peerName(), f.type, phase, type));
+  return f;
+}
+
+nlohmann::json expectJson(Channel& channel, uint16_t type, const Deadline& deadline,
+                          std::string_view phase) {
+  Frame f = expectFrame(channel, type, deadline, phase);
+  auto j = nlohmann::json::parse(f.payload.begin(), f.payload.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw ProtocolError(
+        fmt::format("peer {} sent malformed JSON for {}", channel.peerName(), phase));
+  return j;
+}
+
+}  // namespace rdmabench::rendezvous

@@ -1,0 +1,91 @@
+# Shared helpers for the system tests (sourced). Each test script is called by ctest as
+#   bash tests/system/test_X.sh /path/to/rdmabench
+# Exit 0 = pass, 77 = SKIPPED (the reason is printed), anything else = fail.
+set -euo pipefail
+
+RB=${1:?usage: $0 /path/to/rdmabench}
+RB=$(readlink -f "$RB")
+SRC=${RDMABENCH_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+TMP=$(mktemp -d /tmp/rdmabench-systest.XXXXXX)
+CLEANUP=()
+cleanup() {
+  local i
+  for ((i = ${#CLEANUP[@]} - 1; i >= 0; i--)); do eval "${CLEANUP[$i]}" >/dev/null 2>&1 || true; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIPPED: $*"; exit 77; }
+pass() { echo "ok: $*"; }
+
+# Netns hosts are root-only; CI runs as root so nothing is skipped there.
+need_root() {
+  if [ "$(id -u)" != 0 ]; then
+    [ "${CI:-}" = true ] && fail "CI must run as root (netns hosts)"
+    skip "needs root for network namespaces"
+  fi
+  command -v ip >/dev/null || fail "iproute2 (ip) is missing"
+}
+
+# Two hosts joined by a veth pair: $NS_A ($IP_A) and $NS_B ($IP_B). Private /24 inside our own
+# namespaces only: traffic never leaves them.
+netns_pair() {
+  local id=$$
+  NS_A=rbA$id NS_B=rbB$id IP_A=10.77.$((id % 200)).1 IP_B=10.77.$((id % 200)).2
+  ip netns add "$NS_A"; CLEANUP+=("ip netns del $NS_A")
+  ip netns add "$NS_B"; CLEANUP+=("ip netns del $NS_B")
+  ip link add "va$id" type veth peer name "vb$id"
+  ip link set "va$id" netns "$NS_A"
+  ip link set "vb$id" netns "$NS_B"
+  ip -n "$NS_A" addr add "$IP_A/24" dev "va$id"
+  ip -n "$NS_B" addr add "$IP_B/24" dev "vb$id"
+  for ns in "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
+  ip -n "$NS_A" link set "va$id" up
+  ip -n "$NS_B" link set "vb$id" up
+}
+
+# Starts a background command, registers it for cleanup, sets $BG_PID.
+background() {
+  "$@" &
+  BG_PID=$!
+  CLEANUP+=("kill -9 $BG_PID")
+}
+
+# Waits until TCP port $2 accepts connections in netns $1 (or on this host if $1 is empty).
+wait_port() {
+  local ns=$1 port=$2 i
+  for i in $(seq 1 100); do
+    if [ -n "$ns" ]; then
+      ip netns exec "$ns" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && return 0
+    else
+      bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && return 0
+    fi
+    sleep 0.05
+  done
+  fail "nothing listens on port $port${ns:+ in $ns}"
+}
+
+# json_check FILE PYTHON-EXPR: parses FILE with a real JSON parser and asserts the expression
+# (variable d holds the document).
+json_check() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+expr = sys.argv[2]
+if not eval(expr):
+    sys.exit("JSON check failed: " + expr + "\n" + json.dumps(d)[:2000])
+PY
+}
+
+# expect_error EXPECTED_SUBSTRING CMD...: the command must fail with exactly one stderr line
+# containing the substring, within 30 s.
+expect_error() {
+  local want=$1; shift
+  local rc=0
+  timeout 30 "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+  [ "$rc" != 0 ] || fail "expected failure: $*"
+  [ "$rc" != 124 ] || fail "hung (killed by timeout): $*"
+  grep -qF -- "$want" "$TMP/err" || fail "stderr of '$*' lacks '$want': $(cat "$TMP/err")"
+  [ "$(wc -l <"$TMP/err")" = 1 ] || fail "expected one error line from '$*', got: $(cat "$TMP/err")"
+}

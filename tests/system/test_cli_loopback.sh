@@ -1,0 +1,48 @@
+# The README's main job and the CLI contract on loopback: tables, JSON (parsed), CSV, info,
+# and one-line errors for bad input.
+source "$(dirname "$0")/lib.sh"
+
+# Main job: `rdmabench lat` with no arguments (embedded default, loopback, best transport).
+timeout 120 "$RB" lat -n 200 --warmup 10 >"$TMP/lat.txt" 2>"$TMP/lat.err" || fail "rdmabench lat: $(cat "$TMP/lat.err")"
+grep -q "t_typical" "$TMP/lat.txt" || fail "no latency header: $(cat "$TMP/lat.txt")"
+grep -qE "^ *65536 " "$TMP/lat.txt" || fail "default sweep does not reach 64K"
+pass "rdmabench lat (loopback default)"
+
+timeout 60 "$RB" lat -t socket -s 64 -n 500 -f json -o "$TMP/lat.json" || fail "lat json"
+json_check "$TMP/lat.json" "d['run']['transport']=='socket' and len(d['rows'])==1 and d['rows'][0]['bytes']==64 and d['rows'][0]['iterations']==500 and 0 < d['rows'][0]['latency_us']['min'] <= d['rows'][0]['latency_us']['median'] <= d['rows'][0]['latency_us']['max'] and 'command_line' in str(d)"
+pass "lat --format json"
+
+timeout 60 "$RB" bw -t socket -m 1K:64K -n 20 -f json >"$TMP/bw.json" || fail "bw json"
+json_check "$TMP/bw.json" "[r['bytes'] for r in d['rows']]==[1024,2048,4096,8192,16384,32768,65536] and all(r['mb_per_s']>0 and r['msg_per_s']>0 for r in d['rows'])"
+pass "bw --format json"
+
+timeout 60 "$RB" bw -t socket -s 64K -n 10 --bidir -f csv >"$TMP/bw.csv" || fail "bw csv"
+python3 - "$TMP/bw.csv" <<'PY' || fail "csv"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert len(rows) == 2, rows
+assert len(rows[0]) == len(rows[1]), rows
+PY
+pass "bw --bidir --format csv"
+
+timeout 60 "$RB" lat -t socket -s 4K -n 100 --op write >/dev/null || fail "write latency (emulated)"
+timeout 60 "$RB" lat -t socket -s 4K -n 100 --op read >/dev/null || fail "read latency (emulated)"
+timeout 60 "$RB" bw -t socket -s 4K -n 10 --op write -q 2 >/dev/null || fail "write bw, 2 connections"
+timeout 60 "$RB" lat -t socket -s 1K -n 100 --check >/dev/null || fail "lat --check"
+timeout 60 "$RB" lat -t socket -s 1K -D 0.3 >/dev/null || fail "lat -D"
+pass "ops, --qp, --check, -D"
+
+timeout 30 "$RB" info >"$TMP/info.txt" || fail "info"
+grep -q "^socket *usable" "$TMP/info.txt" || fail "info lacks usable socket: $(cat "$TMP/info.txt")"
+timeout 30 "$RB" info --format json >"$TMP/info.json" || fail "info json"
+json_check "$TMP/info.json" "any(t['transport']=='socket' and t['usable'] for t in d) and len(d)==3"
+pass "info"
+
+expect_error "--iters 0: out of range" "$RB" lat -n 0
+expect_error "MIN 10 is larger than MAX 2" "$RB" lat -m 10:2
+expect_error "--transport foo" "$RB" lat -t foo
+expect_error "--size" "$RB" lat -s 3G
+expect_error "unrecognised option" "$RB" bw --nope
+expect_error "unknown command" "$RB" frobnicate
+expect_error "cannot resolve host" "$RB" lat no-such-host.invalid -t socket
+pass "bad input: one-line errors"

@@ -1,0 +1,69 @@
+// Command-line parsing: defaults, size modes and one-line errors naming option and range.
+#include "cli/options.h"
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+
+namespace rdmabench::cli {
+namespace {
+
+std::string usageError(const std::string& test, const std::vector<std::string>& args) {
+  try {
+    parseClientCommand(test, args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ClientOptions, DefaultsAreLoopbackSweeps) {
+  ClientCommand c = parseClientCommand("lat", {});
+  EXPECT_TRUE(c.client.host.empty());
+  EXPECT_FALSE(c.transportGiven);
+  EXPECT_EQ(c.client.spec.sizes.front(), 0u);
+  EXPECT_EQ(c.client.spec.sizes.back(), 65536u);
+  EXPECT_EQ(c.client.port, 18515);
+  ClientCommand b = parseClientCommand("bw", {"nodeA", "-t", "socket", "-s", "64K", "-w", "16"});
+  EXPECT_EQ(b.client.host, "nodeA");
+  EXPECT_EQ(b.client.spec.sizes, std::vector<uint64_t>{65536});
+  EXPECT_EQ(b.client.spec.window, 16u);
+}
+
+TEST(ClientOptions, SizeModes) {
+  auto c = parseClientCommand("lat", {"-m", "2:128"});
+  EXPECT_EQ(c.client.spec.sizes, (std::vector<uint64_t>{2, 4, 8, 16, 32, 64, 128}));
+  c = parseClientCommand("lat", {"-a"});
+  EXPECT_EQ(c.client.spec.sizes.front(), 0u);
+  EXPECT_EQ(c.client.spec.sizes.back(), 4u << 20);
+  c = parseClientCommand("lat", {"-a", "--op", "write"});
+  EXPECT_EQ(c.client.spec.sizes.front(), 1u);
+}
+
+TEST(ClientOptions, BadValuesNameOptionAndRange) {
+  EXPECT_NE(usageError("lat", {"-n", "0"}).find("--iters 0: out of range 1.."), std::string::npos);
+  EXPECT_NE(usageError("lat", {"-n", "-5"}).find("--iters"), std::string::npos);
+  EXPECT_NE(usageError("lat", {"-m", "10:2"}).find("MIN 10 is larger than MAX 2"),
+            std::string::npos);
+  EXPECT_NE(usageError("lat", {"-t", "carrier-pigeon"}).find("--transport carrier-pigeon"),
+            std::string::npos);
+  EXPECT_NE(usageError("bw", {"-w", "100000"}).find("--window 100000: out of range 1..4096"),
+            std::string::npos);
+  EXPECT_NE(usageError("lat", {"--mtu", "1500"}).find("--mtu 1500"), std::string::npos);
+  EXPECT_NE(usageError("lat", {"--bogus"}).find("unrecognised option"), std::string::npos);
+  EXPECT_NE(usageError("lat", {"-s", "4", "-a"}).find("only one"), std::string::npos);
+  EXPECT_NE(usageError("lat", {"-f", "xml"}).find("--format xml"), std::string::npos);
+  EXPECT_NE(usageError("lat", {"-s", "5G"}).find("--size"), std::string::npos);
+}
+
+TEST(ServerOptions, Parse) {
+  auto s = parseServerCommand({"--port", "9999", "--once", "--max-bytes", "64M"});
+  EXPECT_EQ(s.server.port, 9999);
+  EXPECT_TRUE(s.server.once);
+  EXPECT_EQ(s.server.maxBytes, 64u << 20);
+  EXPECT_THROW(parseServerCommand({"--port", "70000"}), UsageError);
+  EXPECT_THROW(parseServerCommand({"--max-bytes", "12"}), UsageError);
+}
+
+}  // namespace
+}  // namespace rdmabench::cli

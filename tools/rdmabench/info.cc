@@ -1,0 +1,81 @@
+// `rdmabench info`: which transports are built and usable here, with devices, ports, GID
+// tables and libfabric providers as each backend reports them.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "tools/rdmabench/commands.h"
+#include "transport/transport.h"
+
+namespace rdmabench {
+namespace {
+
+// Renders a backend's details JSON as indented "key: value" lines.
+void printDetails(const nlohmann::json& j, int indent) {
+  std::string pad(static_cast<size_t>(indent), ' ');
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it->is_structured()) {
+        std::cout << pad << it.key() << ":\n";
+        printDetails(*it, indent + 2);
+      } else {
+        std::cout << pad << it.key() << ": "
+                  << (it->is_string() ? it->get<std::string>() : it->dump()) << "\n";
+      }
+    }
+  } else if (j.is_array()) {
+    for (const auto& e : j) {
+      if (e.is_structured()) {
+        std::cout << pad << "-\n";
+        printDetails(e, indent + 2);
+      } else {
+        std::cout << pad << "- " << (e.is_string() ? e.get<std::string>() : e.dump()) << "\n";
+      }
+    }
+  } else if (!j.is_null()) {
+    std::cout << pad << j.dump() << "\n";
+  }
+}
+
+}  // namespace
+
+int runInfoCommand(const std::vector<std::string>& args) {
+  bool json = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      std::cout << "Usage: rdmabench info [--format table|json]\n"
+                   "Lists every transport: built, usable here, and why not; devices, ports,\n"
+                   "GID tables (verbs) and providers/domains (libfabric).\n";
+      return 0;
+    }
+    if ((args[i] == "--format" || args[i] == "-f") && i + 1 < args.size()) {
+      std::string f = args[++i];
+      if (f != "json" && f != "table")
+        throw UsageError(fmt::format("--format {}: info supports table or json", f));
+      json = f == "json";
+      continue;
+    }
+    throw UsageError(fmt::format("rdmabench info: unknown argument '{}'", args[i]));
+  }
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& name : transport::backendNames()) {
+    transport::BackendStatus s = transport::probeBackend(name);
+    if (json) {
+      all.push_back({{"transport", s.name},
+                     {"built", s.built},
+                     {"usable", s.usable},
+                     {"reason", s.reason},
+                     {"details", s.details}});
+      continue;
+    }
+    std::cout << fmt::format("{:<7} {:<10} {}\n", s.name,
+                             !s.built ? "not built" : (s.usable ? "usable" : "unusable"),
+                             s.reason);
+    if (!s.details.is_null() && !s.details.empty()) printDetails(s.details, 2);
+  }
+  if (json) std::cout << all.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace rdmabench
