@@ -1,0 +1,201 @@
+#include "transport/socket/connector.h"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/interrupt.h"
+#include "transport/socket/device.h"
+#include "transport/socket/endpoint.h"
+
+namespace rdmabench::transport::socket {
+namespace {
+
+// Longest single sleep inside a wait, so Ctrl-C and deadlines are noticed promptly.
+constexpr int kSliceMs = 50;
+
+int sliceMs(const Deadline& deadline) {
+  int left = deadline.remainingMs();
+  return left < 0 ? kSliceMs : std::min(left, kSliceMs);
+}
+
+// Waits until `fd` is ready for `events`, the deadline passes (false) or a signal arrives.
+bool waitFd(int fd, short events, const Deadline& deadline) {
+  for (;;) {
+    throwIfInterrupted("socket connect");
+    if (deadline.expired()) return false;
+    pollfd p{fd, events, 0};
+    int rc = ::poll(&p, 1, sliceMs(deadline));
+    if (rc > 0) return true;
+    if (rc < 0 && errno != EINTR) throw SystemError("socket connect: poll()", errno);
+  }
+}
+
+uint64_t randomToken() {
+  std::random_device rd;
+  uint64_t t = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return t != 0 ? t : 1;
+}
+
+void setPort(SockAddr& a, uint16_t port) {
+  if (a.ss.ss_family == AF_INET)
+    reinterpret_cast<sockaddr_in*>(&a.ss)->sin_port = htons(port);
+  else
+    reinterpret_cast<sockaddr_in6*>(&a.ss)->sin6_port = htons(port);
+}
+
+}  // namespace
+
+SocketConnector::SocketConnector(SocketDevice& device) : device_(device) {
+  SockAddr bind = device.bindAddress();
+  setPort(bind, 0);
+  std::string where = formatSockaddr(bind.sa());
+  listen_ = Fd(::socket(bind.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!listen_) throw SystemError(fmt::format("socket: socket() to listen on {}", where), errno);
+  if (::bind(listen_.get(), bind.sa(), bind.len) != 0)
+    throw SystemError(fmt::format("socket: bind({})", where), errno);
+  if (::listen(listen_.get(), 16) != 0)
+    throw SystemError(fmt::format("socket: listen({})", where), errno);
+  SockAddr bound;
+  bound.len = sizeof(bound.ss);
+  if (getsockname(listen_.get(), bound.sa(), &bound.len) != 0)
+    throw SystemError(fmt::format("socket: getsockname({})", where), errno);
+  // A wildcard bind advertises the device's routable address with the bound port.
+  SockAddr adv = device.advertisedAddress();
+  uint16_t port =
+      ntohs(bound.ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound.ss)->sin_port
+                                          : reinterpret_cast<sockaddr_in6*>(&bound.ss)->sin6_port);
+  setPort(adv, port);
+  std::memcpy(&local_.addr, &adv.ss, sizeof(adv.ss));
+  local_.addrLen = adv.len;
+  local_.token = randomToken();
+  localBytes_ = encodeAddress(local_);
+  localName_ = formatSockaddr(adv.sa());
+}
+
+std::unique_ptr<Endpoint> SocketConnector::connect(const std::vector<uint8_t>& remoteAddress,
+                                                   const Deadline& deadline) {
+  if (used_) throw TransportError("socket connect: Connector::connect() called twice");
+  used_ = true;
+  ListenAddress remote = decodeAddress(remoteAddress);
+  std::string peer = formatSockaddr(reinterpret_cast<const sockaddr*>(&remote.addr));
+  if (remoteAddress == localBytes_)
+    throw TransportError(
+        fmt::format("socket connect: peer address {} is this connector's own address", peer));
+  bool accepting = std::lexicographical_compare(localBytes_.begin(), localBytes_.end(),
+                                                remoteAddress.begin(), remoteAddress.end());
+  Fd fd = accepting ? acceptPeer(peer, deadline) : connectPeer(remote, peer, deadline);
+  listen_.reset();
+  return std::make_unique<SocketEndpoint>(device_, std::move(fd), peer,
+                                          accepting ? "accept" : "connect");
+}
+
+Fd SocketConnector::acceptPeer(const std::string& peer, const Deadline& deadline) {
+  int rejected = 0;
+  std::string lastReject;
+  auto timeout = [&]() {
+    return TimeoutError(fmt::format(
+        "socket connect: timed out waiting for peer {} to connect to {}{}", peer, localName_,
+        rejected ? fmt::format(" ({} connection(s) rejected, last: {})", rejected, lastReject)
+                 : std::string()));
+  };
+  for (;;) {
+    Fd conn(::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!conn) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED) {
+        if (!waitFd(listen_.get(), POLLIN, deadline)) throw timeout();
+        continue;
+      }
+      throw SystemError(fmt::format("socket connect: accept() on {} for peer {}", localName_, peer),
+                        errno);
+    }
+    // Read exactly the hello; bytes after it belong to the data stream.
+    uint8_t hello[kHelloBytes];
+    size_t got = 0;
+    bool ok = true;
+    while (ok && got < kHelloBytes) {
+      ssize_t r = ::recv(conn.get(), hello + got, kHelloBytes - got, 0);
+      if (r > 0) {
+        got += static_cast<size_t>(r);
+      } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        if (!waitFd(conn.get(), POLLIN, deadline)) throw timeout();
+      } else {
+        lastReject = r == 0 ? "closed before hello" : std::strerror(errno);
+        ok = false;
+      }
+    }
+    if (ok) {
+      std::optional<uint64_t> token = decodeHello(hello);
+      if (!token) {
+        lastReject = "malformed hello";
+        ok = false;
+      } else if (*token != local_.token) {
+        lastReject = "wrong token";
+        ok = false;
+      }
+    }
+    if (ok) return conn;
+    ++rejected;
+  }
+}
+
+Fd SocketConnector::connectPeer(const ListenAddress& remote, const std::string& peer,
+                                const Deadline& deadline) {
+  std::string lastError = "no attempt";
+  for (;;) {
+    throwIfInterrupted("socket connect");
+    if (deadline.expired())
+      throw TimeoutError(
+          fmt::format("socket connect: timed out connecting to peer {} ({})", peer, lastError));
+    SockAddr bind = device_.bindAddress();
+    setPort(bind, 0);
+    Fd fd(::socket(remote.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) throw SystemError(fmt::format("socket connect: socket() for peer {}", peer), errno);
+    if (bind.ss.ss_family == remote.addr.ss_family && !isWildcard(bind) &&
+        ::bind(fd.get(), bind.sa(), bind.len) != 0)
+      throw SystemError(
+          fmt::format("socket connect: bind({}) for peer {}", formatSockaddr(bind.sa()), peer),
+          errno);
+    int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&remote.addr), remote.addrLen);
+    int err = rc == 0 ? 0 : errno;
+    if (err == EINPROGRESS || err == EINTR) {
+      if (!waitFd(fd.get(), POLLOUT, deadline))
+        throw TimeoutError(
+            fmt::format("socket connect: timed out connecting to peer {} (no answer)", peer));
+      socklen_t len = sizeof(err);
+      if (getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    }
+    if (err == 0) {
+      auto hello = encodeHello(remote.token);
+      size_t sent = 0;
+      while (sent < hello.size()) {
+        ssize_t r = ::send(fd.get(), hello.data() + sent, hello.size() - sent, MSG_NOSIGNAL);
+        if (r > 0) {
+          sent += static_cast<size_t>(r);
+        } else if (r < 0 && (errno == EAGAIN || errno == EINTR)) {
+          if (!waitFd(fd.get(), POLLOUT, deadline))
+            throw TimeoutError(
+                fmt::format("socket connect: timed out sending hello to peer {}", peer));
+        } else {
+          throw SystemError(fmt::format("socket connect: send(hello) to peer {}", peer), errno);
+        }
+      }
+      return fd;
+    }
+    if (err != ECONNREFUSED && err != ETIMEDOUT && err != EHOSTUNREACH && err != ENETUNREACH)
+      throw SystemError(fmt::format("socket connect: connect() to peer {}", peer), err);
+    lastError = fmt::format("last attempt: {}", std::strerror(err));
+    fd.reset();
+    ::poll(nullptr, 0, std::min(20, sliceMs(deadline)));  // back off before retrying
+  }
+}
+
+}  // namespace rdmabench::transport::socket

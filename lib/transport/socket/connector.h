@@ -1,0 +1,46 @@
+#pragma once
+// SocketConnector: a listening TCP socket on the device's bind address (ephemeral port) plus a
+// random 64-bit token. connect() picks the role from the two address byte strings: the side
+// whose bytes compare lexicographically smaller accepts, the other connects. The connecting
+// side never waits for the acceptor (the kernel backlog completes its handshake), so any
+// number of connectors in one process may connect to their peers in any order without
+// deadlock. Not thread-safe.
+
+#include <memory>
+#include <vector>
+
+#include "transport/socket/framing.h"
+#include "transport/socket/net_util.h"
+#include "transport/transport.h"
+
+namespace rdmabench::transport::socket {
+
+class SocketDevice;
+
+class SocketConnector : public Connector {
+ public:
+  // Binds and listens; throws SystemError naming the bind address on failure.
+  explicit SocketConnector(SocketDevice& device);
+
+  // kAddressBytes bytes (see framing.h).
+  std::vector<uint8_t> localAddress() const override { return localBytes_; }
+  // Accepting side: waits for a connection whose hello carries our token (others are closed
+  // and counted), then closes the listening socket. Connecting side: connects (retrying
+  // ECONNREFUSED until the deadline) and sends the hello. Throws TransportError for malformed
+  // or self addresses and a second call, TimeoutError naming the peer, InterruptedError.
+  std::unique_ptr<Endpoint> connect(const std::vector<uint8_t>& remoteAddress,
+                                    const Deadline& deadline) override;
+
+ private:
+  Fd acceptPeer(const std::string& peer, const Deadline& deadline);
+  Fd connectPeer(const ListenAddress& remote, const std::string& peer, const Deadline& deadline);
+
+  SocketDevice& device_;
+  Fd listen_;
+  ListenAddress local_;
+  std::vector<uint8_t> localBytes_;
+  std::string localName_;
+  bool used_ = false;
+};
+
+}  // namespace rdmabench::transport::socket

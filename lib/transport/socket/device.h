@@ -1,0 +1,82 @@
+#pragma once
+// The socket backend's Device: options, the table of registered regions that emulated RMA
+// targets, the list of live endpoints that poll() drives, and the epoll set waitForEvent()
+// sleeps on. One thread at a time (transport.h threading rule).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "transport/socket/net_util.h"
+#include "transport/transport.h"
+
+namespace rdmabench::transport::socket {
+
+class SocketEndpoint;
+
+// Defaults and limits (documented in docs/transport.md).
+inline constexpr uint32_t kDefaultTxDepth = 128;
+inline constexpr uint32_t kDefaultRxDepth = 512;
+inline constexpr uint32_t kMaxDepth = 65536;
+inline constexpr uint32_t kDefaultInlineBytes = 256;
+inline constexpr uint32_t kMaxInlineBytes = 4096;
+// Read requests one endpoint answers at a time; further requests wait in the stream.
+inline constexpr uint32_t kResponseDepth = 64;
+
+// A local region a peer may write into or read from (by key), bounds in bytes.
+struct RegionSlot {
+  uint8_t* data = nullptr;
+  uint64_t size = 0;
+};
+
+class SocketDevice : public Device {
+ public:
+  // Resolves the bind address from options (see chooseBindAddress in device.cc); throws
+  // TransportError / UsageError (depth limits).
+  explicit SocketDevice(const DeviceOptions& options);
+  ~SocketDevice() override;
+
+  std::string backend() const override { return "socket"; }
+  std::string name() const override { return name_; }
+  Caps caps() const override;
+  nlohmann::json properties() const override;
+  std::unique_ptr<MemoryRegion> registerMemory(void* ptr, size_t bytes) override;
+  std::unique_ptr<Connector> createConnector() override;
+  size_t poll(Completion* out, size_t max) override;
+  void waitForEvent(int timeoutMs) override;
+
+  // --- for the backend's own classes ---
+  const SockAddr& bindAddress() const { return bind_; }
+  const SockAddr& advertisedAddress() const { return advertised_; }
+  uint32_t txDepth() const { return txDepth_; }
+  uint32_t rxDepth() const { return rxDepth_; }
+  uint32_t inlineBytes() const { return inlineBytes_; }
+  // Region for an incoming write/read key, or nullptr when unknown.
+  const RegionSlot* findRegion(uint64_t key) const {
+    auto it = regions_.find(key);
+    return it == regions_.end() ? nullptr : &it->second;
+  }
+  // Forgets a region (its MemoryRegion is being destroyed); endpoints stop writing into it.
+  void dropRegion(uint64_t key);
+  void attach(SocketEndpoint* ep);
+  void detach(SocketEndpoint* ep);
+  // Updates the epoll interest set of `fd` (EPOLLIN/EPOLLOUT bits).
+  void watch(int fd, uint32_t events, bool add);
+  void unwatch(int fd);
+
+ private:
+  SockAddr bind_;        // what listening and connecting sockets bind to (port 0)
+  SockAddr advertised_;  // what the address bytes carry when bind_ is a wildcard
+  std::string name_;
+  std::string localHost_, peerHost_;
+  uint32_t txDepth_, rxDepth_, inlineBytes_;
+  bool useEvent_;
+  uint64_t nextKey_;
+  std::unordered_map<uint64_t, RegionSlot> regions_;
+  std::vector<SocketEndpoint*> endpoints_;
+  Fd epoll_;
+};
+
+}  // namespace rdmabench::transport::socket

@@ -1,0 +1,297 @@
+// SocketEndpoint: posting, completion harvesting, failure handling. The byte movers live in
+// endpoint_io.cc.
+#include "transport/socket/endpoint.h"
+
+#include <netinet/in.h>
+#include <sys/epoll.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "transport/socket/device.h"
+
+namespace rdmabench::transport::socket {
+
+SocketEndpoint::SocketEndpoint(SocketDevice& device, Fd fd, std::string peer, std::string role)
+    : device_(device),
+      fd_(std::move(fd)),
+      peer_(std::move(peer)),
+      role_(std::move(role)),
+      sq_(device.txDepth()),
+      rq_(device.rxDepth()),
+      wire_(device.txDepth() + kResponseDepth),
+      pendingReads_(device.txDepth()),
+      inline_(static_cast<size_t>(device.txDepth()) * device.inlineBytes()),
+      stage_(new uint8_t[kStageBytes]) {
+  makeFastSocket(fd_.get(), peer_);
+  SockAddr local;
+  local.len = sizeof(local.ss);
+  if (getsockname(fd_.get(), local.sa(), &local.len) == 0) local_ = formatSockaddr(local.sa());
+  for (size_t i = 0; i < sq_.capacity(); ++i)
+    sq_.rawSlot(i).inlineBuf = inline_.data() + i * device.inlineBytes();
+  interest_ = EPOLLIN;
+  device_.watch(fd_.get(), interest_, true);
+  device_.attach(this);
+}
+
+SocketEndpoint::~SocketEndpoint() {
+  device_.detach(this);
+  if (fd_) device_.unwatch(fd_.get());
+}
+
+void SocketEndpoint::checkLocal(const char* call, const MemoryRegion& mr, uint64_t offset,
+                                uint32_t length) const {
+  if (length > kMaxMessageBytes)
+    throw UsageError(fmt::format("socket {} to peer {}: length {} exceeds maxMessageBytes {}", call,
+                                 peer_, length, kMaxMessageBytes));
+  if (offset > mr.size() || length > mr.size() - offset)
+    throw UsageError(fmt::format(
+        "socket {} to peer {}: range [{}, {}) outside the registered region of {} bytes", call,
+        peer_, offset, offset + length, mr.size()));
+}
+
+uint64_t SocketEndpoint::checkRemote(const char* call, const RemoteRegion& remote,
+                                     uint64_t remoteOffset, uint32_t length) const {
+  if (remote.key.size() != 8)
+    throw UsageError(fmt::format(
+        "socket {} to peer {}: remote key of {} bytes is not a socket region key (8 bytes)", call,
+        peer_, remote.key.size()));
+  if (remoteOffset > remote.length || length > remote.length - remoteOffset)
+    throw UsageError(fmt::format(
+        "socket {} to peer {}: remote range [{}, {}) outside the remote region of {} bytes", call,
+        peer_, remoteOffset, remoteOffset + length, remote.length));
+  uint64_t key = 0;
+  for (int i = 0; i < 8; ++i)
+    key |= static_cast<uint64_t>(remote.key[i]) << (8 * i);
+  return key;
+}
+
+PostResult SocketEndpoint::postOp(OpKind op, const MemoryRegion& mr, uint64_t offset,
+                                  uint32_t length, const WireHeader& h, uint64_t context,
+                                  bool signaled) {
+  if (sq_.full() || wire_.full()) return PostResult::kRetry;
+  SqEntry& e = sq_.pushBack();
+  e.op = op;
+  e.signaled = signaled;
+  e.done = false;
+  e.status = 0;
+  e.bytes = length;
+  e.context = context;
+  e.readDest = nullptr;
+  e.error.clear();
+  if (closed_) {
+    e.done = true;
+    e.status = closedStatus_;
+    e.error = closedText_;
+    return PostResult::kOk;
+  }
+  TxItem& t = wire_.pushBack();
+  encodeHeader(h, t.header);
+  t.sent = 0;
+  t.response = false;
+  if (op == OpKind::kRead) {
+    t.payload = nullptr;
+    t.payloadLen = 0;
+    t.sq = nullptr;  // completes when the response lands
+    e.readDest = mr.data() + offset;
+    pendingReads_.pushBack() = &e;
+  } else {
+    t.sq = &e;
+    t.payloadLen = length;
+    if (length <= device_.inlineBytes()) {
+      if (length) std::memcpy(e.inlineBuf, mr.data() + offset, length);
+      t.payload = e.inlineBuf;
+    } else {
+      t.payload = mr.data() + offset;
+    }
+  }
+  return PostResult::kOk;
+}
+
+PostResult SocketEndpoint::postSend(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                                    uint64_t context, bool signaled) {
+  checkLocal("postSend", mr, offset, length);
+  WireHeader h;
+  h.op = WireOp::kMsg;
+  h.length = length;
+  return postOp(OpKind::kSend, mr, offset, length, h, context, signaled);
+}
+
+PostResult SocketEndpoint::postWrite(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                                     const RemoteRegion& remote, uint64_t remoteOffset,
+                                     uint64_t context, bool signaled) {
+  checkLocal("postWrite", mr, offset, length);
+  WireHeader h;
+  h.op = WireOp::kWrite;
+  h.length = length;
+  h.key = checkRemote("postWrite", remote, remoteOffset, length);
+  h.offset = remote.addr + remoteOffset;
+  return postOp(OpKind::kWrite, mr, offset, length, h, context, signaled);
+}
+
+PostResult SocketEndpoint::postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                                    const RemoteRegion& remote, uint64_t remoteOffset,
+                                    uint64_t context) {
+  checkLocal("postRead", mr, offset, length);
+  WireHeader h;
+  h.op = WireOp::kReadReq;
+  h.length = length;
+  h.key = checkRemote("postRead", remote, remoteOffset, length);
+  h.offset = remote.addr + remoteOffset;
+  return postOp(OpKind::kRead, mr, offset, length, h, context, true);
+}
+
+PostResult SocketEndpoint::postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                                    uint64_t context) {
+  checkLocal("postRecv", mr, offset, length);
+  if (rq_.full()) return PostResult::kRetry;
+  RqEntry& r = rq_.pushBack();
+  r.data = mr.data() + offset;
+  r.length = length;
+  r.bytes = 0;
+  r.context = context;
+  r.done = false;
+  r.status = 0;
+  r.error.clear();
+  if (closed_) {
+    r.done = true;
+    r.status = closedStatus_;
+    r.error = closedText_;
+    ++rqMatched_;
+  }
+  return PostResult::kOk;
+}
+
+size_t SocketEndpoint::harvest(Completion* out, size_t max) {
+  size_t n = 0;
+  if (unsolicited_ && n < max) {
+    Completion& c = out[n++];
+    c.context = 0;
+    c.op = OpKind::kRecv;
+    c.bytes = 0;
+    c.status = closedStatus_;
+    c.error = closedText_;
+    unsolicited_ = false;
+  }
+  while (n < max && !rq_.empty() && rq_.front().done) {
+    RqEntry& r = rq_.front();
+    Completion& c = out[n++];
+    c.context = r.context;
+    c.op = OpKind::kRecv;
+    c.bytes = r.bytes;
+    c.status = r.status;
+    if (r.status != 0)
+      c.error = std::move(r.error);
+    else
+      c.error.clear();
+    rq_.popFront();
+    --rqMatched_;
+  }
+  while (!sq_.empty() && sq_.front().done) {
+    SqEntry& e = sq_.front();
+    if (e.signaled || e.status != 0) {
+      if (n >= max) break;
+      Completion& c = out[n++];
+      c.context = e.context;
+      c.op = e.op;
+      c.bytes = e.bytes;
+      c.status = e.status;
+      if (e.status != 0)
+        c.error = std::move(e.error);
+      else
+        c.error.clear();
+    }
+    sq_.popFront();
+  }
+  return n;
+}
+
+bool SocketEndpoint::hasWork() const {
+  if (unsolicited_) return true;
+  if (!rq_.empty() && rq_.front().done) return true;
+  if (!sq_.empty() && sq_.front().done) return true;
+  if (closed_) return false;
+  if (rxStall_ == RxStall::kNeedRecv && rqMatched_ < rq_.size()) return true;
+  if (rxStall_ == RxStall::kNeedResponseSlot && responses_ < kResponseDepth) return true;
+  if (cur_.active && stageEnd_ > stageBegin_) return true;
+  return false;
+}
+
+void SocketEndpoint::updateInterest() {
+  if (closed_) return;
+  uint32_t want = (rxStall_ == RxStall::kNeedBytes ? EPOLLIN : 0u) |
+                  (wire_.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
+  if (want != interest_) {
+    device_.watch(fd_.get(), want, false);
+    interest_ = want;
+  }
+}
+
+void SocketEndpoint::forgetRegion(const uint8_t* data, uint64_t size) {
+  if (cur_.active && cur_.dest != nullptr && cur_.rq == nullptr && cur_.read == nullptr &&
+      cur_.dest >= data && cur_.dest < data + size)
+    cur_.dest = nullptr;
+}
+
+void SocketEndpoint::fail(int err, const std::string& text, bool reportEvenIfIdle) {
+  if (closed_) return;
+  closed_ = true;
+  closedStatus_ = err;
+  closedText_ = text;
+  if (fd_) {
+    device_.unwatch(fd_.get());
+    fd_.reset();
+  }
+  bool reported = false;
+  for (size_t i = 0; i < sq_.size(); ++i) {
+    SqEntry& e = sq_[i];
+    if (e.done) continue;
+    e.done = true;
+    e.status = err;
+    e.error = text;
+    reported = true;
+  }
+  for (size_t i = 0; i < rq_.size(); ++i) {
+    RqEntry& r = rq_[i];
+    if (r.done) continue;
+    r.done = true;
+    r.status = err;
+    r.error = text;
+    reported = true;
+  }
+  rqMatched_ = rq_.size();
+  wire_.clear();
+  pendingReads_.clear();
+  responses_ = 0;
+  cur_ = Incoming{};
+  stageBegin_ = stageEnd_ = 0;
+  if (reportEvenIfIdle && !reported) unsolicited_ = true;
+}
+
+void SocketEndpoint::protocolError(const std::string& what) {
+  fail(EPROTO,
+       fmt::format("socket: protocol error from peer {}: {} ({}); connection closed", peer_, what,
+                   std::strerror(EPROTO)),
+       true);
+}
+
+nlohmann::json SocketEndpoint::properties() const {
+  nlohmann::json j;
+  j["peer_address"] = peer_;
+  j["local_address"] = local_;
+  j["role"] = role_;
+  j["tcp_nodelay"] = true;
+  if (fd_) {
+    int v = 0;
+    socklen_t len = sizeof(v);
+    if (getsockopt(fd_.get(), SOL_SOCKET, SO_SNDBUF, &v, &len) == 0) j["so_sndbuf"] = v;
+    len = sizeof(v);
+    if (getsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &v, &len) == 0) j["so_rcvbuf"] = v;
+  }
+  return j;
+}
+
+}  // namespace rdmabench::transport::socket

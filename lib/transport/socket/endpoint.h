@@ -1,0 +1,139 @@
+#pragma once
+// SocketEndpoint: one connected, non-blocking TCP socket carrying framed messages (see
+// framing.h). Posts only enqueue; SocketDevice::poll() calls progress() to move bytes and
+// harvest() to report completions. Not thread-safe (one thread per Device).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/socket/framing.h"
+#include "transport/socket/net_util.h"
+#include "transport/socket/ring.h"
+#include "transport/transport.h"
+
+namespace rdmabench::transport::socket {
+
+class SocketDevice;
+
+// Receive staging buffer per endpoint: small messages arrive with one recv() and are copied out.
+inline constexpr size_t kStageBytes = 64 * 1024;
+// Payload remainders of at least this many bytes are read straight into the target buffer.
+inline constexpr size_t kDirectReadBytes = 4096;
+// iovecs per sendmsg() (two per queued message: header and payload).
+inline constexpr int kMaxIov = 64;
+// recv() calls per endpoint per poll(), so one busy stream cannot starve the others.
+inline constexpr int kMaxReadsPerPoll = 16;
+
+class SocketEndpoint : public Endpoint {
+ public:
+  // Takes over a connected TCP socket `fd` (made non-blocking with TCP_NODELAY here).
+  // `peer` is the peer's listening address ("127.0.0.1:40123"), `role` "connect" or "accept".
+  SocketEndpoint(SocketDevice& device, Fd fd, std::string peer, std::string role);
+  ~SocketEndpoint() override;
+
+  // After the connection failed, posts return kOk and complete with the connection's error
+  // status and text (they never throw for that). Ranges outside the region, lengths above
+  // Caps::maxMessageBytes and malformed remote keys throw UsageError.
+  PostResult postSend(const MemoryRegion& mr, uint64_t offset, uint32_t length, uint64_t context,
+                      bool signaled) override;
+  PostResult postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                      uint64_t context) override;
+  PostResult postWrite(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                       const RemoteRegion& remote, uint64_t remoteOffset, uint64_t context,
+                       bool signaled) override;
+  PostResult postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                      const RemoteRegion& remote, uint64_t remoteOffset, uint64_t context) override;
+  std::string peerName() const override { return peer_; }
+  nlohmann::json properties() const override;
+
+  // --- driven by SocketDevice ---
+  // Moves bytes in both directions without blocking.
+  void progress();
+  // Writes up to `max` finished completions to `out`; returns how many.
+  size_t harvest(Completion* out, size_t max);
+  // True when poll() can make progress without new socket events.
+  bool hasWork() const;
+  // Brings the epoll interest set in line with what the endpoint waits for.
+  void updateInterest();
+  // A local region is being deregistered: stop writing into it.
+  void forgetRegion(const uint8_t* data, uint64_t size);
+
+ private:
+  struct SqEntry {
+    OpKind op = OpKind::kSend;
+    bool signaled = true;
+    bool done = false;
+    int status = 0;
+    uint32_t bytes = 0;
+    uint64_t context = 0;
+    uint8_t* readDest = nullptr;   // kRead: where the response lands
+    uint8_t* inlineBuf = nullptr;  // fixed per slot: copy of a small send
+    std::string error;
+  };
+  struct RqEntry {
+    uint8_t* data = nullptr;
+    uint32_t length = 0;
+    uint32_t bytes = 0;
+    bool done = false;
+    int status = 0;
+    uint64_t context = 0;
+    std::string error;
+  };
+  struct TxItem {
+    uint8_t header[kHeaderBytes];
+    const uint8_t* payload = nullptr;
+    uint32_t payloadLen = 0;
+    size_t sent = 0;        // header+payload bytes already handed to the kernel
+    SqEntry* sq = nullptr;  // completes when sent (send/write); nullptr for read responses
+    bool response = false;  // a read response (counts against kResponseDepth)
+  };
+  struct Incoming {
+    bool active = false;
+    uint8_t* dest = nullptr;  // nullptr = discard the payload
+    uint32_t length = 0;
+    uint32_t got = 0;
+    RqEntry* rq = nullptr;
+    SqEntry* read = nullptr;
+  };
+  enum class RxStall { kNeedBytes, kNeedRecv, kNeedResponseSlot };
+
+  PostResult postOp(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                    const WireHeader& h, uint64_t context, bool signaled);
+  void checkLocal(const char* call, const MemoryRegion& mr, uint64_t offset, uint32_t length) const;
+  uint64_t checkRemote(const char* call, const RemoteRegion& remote, uint64_t remoteOffset,
+                       uint32_t length) const;
+  void progressTx();
+  void progressRx();
+  // Returns bytes read, or -1 (would block, or the connection failed: see closed_).
+  ssize_t recvSome(uint8_t* dst, size_t cap);
+  // Interprets the header at the staging position; false when stalled or failed.
+  bool startIncoming();
+  void finishIncoming();
+  void fail(int err, const std::string& text, bool reportEvenIfIdle);
+  void protocolError(const std::string& what);
+
+  SocketDevice& device_;
+  Fd fd_;
+  std::string peer_, local_, role_;
+  Ring<SqEntry> sq_;
+  Ring<RqEntry> rq_;
+  Ring<TxItem> wire_;
+  Ring<SqEntry*> pendingReads_;
+  size_t rqMatched_ = 0;  // rq_ entries (from the front) already matched to a message
+  uint32_t responses_ = 0;
+  std::vector<uint8_t> inline_;
+  std::unique_ptr<uint8_t[]> stage_;
+  size_t stageBegin_ = 0, stageEnd_ = 0;
+  bool drained_ = false;  // the last recv returned less than asked: socket empty
+  Incoming cur_;
+  RxStall rxStall_ = RxStall::kNeedBytes;
+  uint32_t interest_ = 0;  // epoll events currently registered
+  bool closed_ = false;
+  int closedStatus_ = 0;
+  std::string closedText_;
+  bool unsolicited_ = false;  // report one error completion (context 0) on the next harvest
+};
+
+}  // namespace rdmabench::transport::socket
