@@ -3,8 +3,15 @@
 //
 // Units: sizes in bytes; times in microseconds; bandwidth in MB/s = 10^6 B/s (OSU, IMB);
 // Gb/s = 10^9 bit/s; message rate in Mmsg/s = 10^6 messages/s (perftest's MsgRate[Mpps]).
-// Formats: "table" (default, human), "json", "csv"; more are added as issues land
-// (perftest, osu, imb). Thread-safety: one Reporter per thread.
+// Formats (docs/metrics.md defines every column):
+//  - "table" (default): header block of `#` lines, then right-aligned columns for humans;
+//  - "json": one JSON document {"tool","version","run","rows"[,"error"]}, streamed row by row;
+//  - "csv": one header line and one line per row (RFC 4180 quoting, no comment lines);
+//  - "perftest", "osu", "imb": the column layouts of ib_*_lat/ib_*_bw, OSU 7.x and IMB-MPI1,
+//    so rows can be pasted next to (and parsed like) those tools' output.
+// Each format picks its layout from RunInfo::test (detail::testKind in format_util.h); a new
+// test kind is a new enumerator there plus one case per format. Thread-safety: one Reporter per
+// thread; a Reporter writes only to the ostream it was given.
 
 #include <cstdint>
 #include <iosfwd>
@@ -22,19 +29,19 @@ namespace rdmabench::report {
 
 // What was run, printed once as the header block / JSON "run" object.
 struct RunInfo {
-  std::string test;         // "lat", "bw" (later: "barrier", "allreduce", "ring")
-  std::string transport;    // "socket", "verbs", "ofi"
-  std::string op;           // "send", "write", "read", ...
+  std::string test;       // "lat", "bw" (later: "barrier", "allreduce", "ring")
+  std::string transport;  // "socket", "verbs", "ofi"
+  std::string op;         // "send", "write", "read", ...
   bool bidirectional = false;
-  bool roundTrip = false;   // latency column is the full round trip (RDMA read), not RTT/2
-  uint32_t window = 0;      // bandwidth: messages in flight per iteration
+  bool roundTrip = false;  // latency column is the full round trip (RDMA read), not RTT/2
+  uint32_t window = 0;     // bandwidth: messages in flight per iteration
   std::string localHost, remoteHost;
   nlohmann::json local = nlohmann::json::object();   // local device properties
   nlohmann::json remote = nlohmann::json::object();  // the peer's device properties
   std::string commandLine;
-  std::string date;         // ISO 8601, UTC
+  std::string date;  // ISO 8601, UTC
   std::string toolVersion;
-  nlohmann::json extra = nlohmann::json::object();   // anything else (iteration policy, ...)
+  nlohmann::json extra = nlohmann::json::object();  // anything else (iteration policy, ...)
 };
 
 // One measured message size.
@@ -45,31 +52,37 @@ struct Row {
   // Latency tests: one-way latency = RTT/2 per iteration (RunInfo::roundTrip: full RTT), us.
   std::optional<stats::Summary> latency;
   // Bandwidth tests (as measured by the sending side; bidirectional: both directions summed).
-  double seconds = 0;           // timed interval
-  double megabytesPerSec = 0;   // MB/s, 10^6 B/s
-  double messagesPerSec = 0;    // messages/s
+  double seconds = 0;                         // timed interval
+  double megabytesPerSec = 0;                 // MB/s, 10^6 B/s
+  double messagesPerSec = 0;                  // messages/s
   std::optional<double> peerMegabytesPerSec;  // what the receiving side measured, if known
 };
 
 struct ReportOptions {
-  bool gigabits = false;  // table: show Gb/s next to MB/s
-  bool full = false;      // osu: OSU -f columns (min, max, iterations)
+  bool gigabits = false;  // table: add a Gb/s column; perftest: print Gb/sec (--report_gbits)
+  bool full = false;      // osu: add Min/Max Latency(us) and Iterations columns (OSU -f)
 };
 
+// Call order: begin() once, row() per size, then exactly one of end() or abort(). Calls after
+// end()/abort() are ignored; row() before begin() behaves as if begin(RunInfo{}) had been called.
+// Output is flushed after every row so a long sweep shows progress. Writing never throws.
 class Reporter {
  public:
   virtual ~Reporter() = default;
   virtual void begin(const RunInfo& info) = 0;
   virtual void row(const Row& row) = 0;  // called once per size, in sweep order
   virtual void end() = 0;                // JSON closes its document here
-  // The run failed after begin(): machine formats record `message` and stay valid (JSON gets
-  // an "error" member and is closed); the table format prints nothing (stderr has the error).
+  // The run failed (before or after begin()): machine formats record `message` and stay valid
+  // (JSON gets an "error" member and is closed; CSV gets a last line whose "error" column holds
+  // the message); the text formats (table, perftest, osu, imb) print nothing more (stderr has
+  // the error). A JSON reporter destroyed after begin() without end()/abort() aborts itself.
   virtual void abort(const std::string& message) = 0;
 };
 
-// Formats known to makeReporter (for --format's help and errors).
+// Formats known to makeReporter, in help order: table, json, csv, perftest, osu, imb.
 const std::vector<std::string>& formatNames();
 
+// A Reporter writing `format` to `out` (which must outlive it). Names are case-sensitive.
 // Throws UsageError naming --format and the valid names for an unknown `format`.
 std::unique_ptr<Reporter> makeReporter(std::string_view format, std::ostream& out,
                                        const ReportOptions& options = {});

@@ -5,12 +5,16 @@
 // past that it folds all samples into a log-linear histogram (HdrHistogram-style: 2^kSubBucketBits
 // sub-buckets per power of two of nanoseconds), so percentiles carry a relative error of at most
 // 2^-kSubBucketBits (0.78%) while count/min/max/mean/stdev stay exact (Welford's running moments).
+// (Each percentile reports the midpoint of the bucket holding the sample of that rank, clamped to
+// [min, max], so the error is in fact at most half of that, 0.39%.)
 // docs/metrics.md documents the definitions:
 //  - median / t_typical: mean of the two middle samples when the count is even (as perftest);
-//  - pXX: nearest-rank percentile, the sample at rank ceil(p/100 * n) (1-based), as perftest's
-//    99% column (sorted[ceil(0.99 n)]) and sockperf's percentiles;
+//  - pXX: nearest-rank percentile, the sample at rank ceil(p/100 * n) (1-based); p50 is the lower
+//    middle sample for even n, so it can differ from the median. perftest's 99% column indexes
+//    its 0-based sorted array at ceil(0.99 m), i.e. one rank higher, after dropping 2 samples;
 //  - stdev: population standard deviation (divide by n), computed in double precision
-//    (perftest truncates each deviation to whole microseconds; we do not).
+//    (perftest truncates each deviation to whole microseconds; we do not);
+//  - nothing is dropped: perftest discards the 2 largest samples, we keep every sample.
 // Thread-safety: none; one SampleSet per thread.
 
 #include <cstddef>
@@ -23,7 +27,7 @@ namespace rdmabench::stats {
 struct Summary {
   uint64_t count = 0;
   double min = 0, max = 0, mean = 0, stdev = 0;
-  double median = 0;                   // t_typical
+  double median = 0;  // t_typical
   double p50 = 0, p90 = 0, p99 = 0, p999 = 0;
   bool exact = true;  // false when percentiles come from the histogram (<= 0.78% error)
 };
@@ -57,7 +61,9 @@ class SampleSet {
   double mean_ = 0, m2_ = 0;  // Welford, nanoseconds
 };
 
-// Nearest-rank percentile of an ascending vector (p in [0,100]); 0 for an empty vector.
+// Nearest-rank percentile of an ascending vector: the element at 1-based rank ceil(p/100 * n),
+// clamped to [1, n] (p in [0,100]; p = 0 gives the minimum). Same unit as the elements; 0 for an
+// empty vector.
 double nearestRank(const std::vector<int64_t>& sorted, double p);
 
 }  // namespace rdmabench::stats

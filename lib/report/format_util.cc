@@ -1,0 +1,140 @@
+#include "report/format_util.h"
+
+#include <ostream>
+
+#ifndef RDMABENCH_VERSION
+#define RDMABENCH_VERSION "unknown"
+#endif
+
+namespace rdmabench::report::detail {
+
+TestKind testKind(const RunInfo& info) {
+  const std::string& t = info.test;
+  if (t == "bw" || t == "bibw" || t == "bandwidth" ||
+      (t.size() > 3 && t.compare(t.size() - 3, 3, "_bw") == 0)) {
+    return TestKind::kBandwidth;
+  }
+  return TestKind::kLatency;
+}
+
+std::string toolVersion(const RunInfo& info) {
+  return info.toolVersion.empty() ? std::string(RDMABENCH_VERSION) : info.toolVersion;
+}
+
+std::string latencyMeaning(const RunInfo& info) {
+  return info.roundTrip ? "full round trip (RTT)" : "half round trip (RTT/2)";
+}
+
+std::string describeProperties(const nlohmann::json& properties) {
+  if (properties.is_null()) return "";
+  if (!properties.is_object()) return dumpJson(properties);
+  std::string text;
+  for (const auto& [key, value] : properties.items()) {
+    if (!text.empty()) text += ' ';
+    text += key;
+    text += '=';
+    text += value.is_string() ? value.get<std::string>() : dumpJson(value);
+  }
+  return text;
+}
+
+std::string dumpJson(const nlohmann::ordered_json& value) {
+  return value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+namespace {
+// nlohmann::json (sorted keys) -> ordered_json, keeping the value.
+nlohmann::ordered_json ordered(const nlohmann::json& value) {
+  return nlohmann::ordered_json::parse(
+      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+}  // namespace
+
+nlohmann::ordered_json runJson(const RunInfo& info) {
+  nlohmann::ordered_json run;
+  run["test"] = info.test;
+  run["transport"] = info.transport;
+  run["op"] = info.op;
+  run["bidirectional"] = info.bidirectional;
+  run["round_trip"] = info.roundTrip;
+  run["window"] = info.window;
+  run["local_host"] = info.localHost;
+  run["remote_host"] = info.remoteHost;
+  run["local"] = ordered(info.local);
+  run["remote"] = ordered(info.remote);
+  run["command_line"] = info.commandLine;
+  run["date"] = info.date;
+  run["tool_version"] = toolVersion(info);
+  run["extra"] = ordered(info.extra);
+  return run;
+}
+
+nlohmann::ordered_json rowJson(const Row& row) {
+  nlohmann::ordered_json j;
+  j["bytes"] = row.bytes;
+  j["iterations"] = row.iterations;
+  j["warmup"] = row.warmup;
+  if (row.latency) {
+    const stats::Summary& s = *row.latency;
+    nlohmann::ordered_json lat;
+    lat["min"] = s.min;
+    lat["max"] = s.max;
+    lat["median"] = s.median;
+    lat["mean"] = s.mean;
+    lat["stdev"] = s.stdev;
+    lat["p50"] = s.p50;
+    lat["p90"] = s.p90;
+    lat["p99"] = s.p99;
+    lat["p999"] = s.p999;
+    lat["count"] = s.count;
+    lat["exact"] = s.exact;
+    j["latency_us"] = std::move(lat);
+  }
+  if (!row.latency || row.seconds > 0) {
+    j["seconds"] = row.seconds;
+    j["mb_per_s"] = row.megabytesPerSec;
+    j["msg_per_s"] = row.messagesPerSec;
+    j["gbit_per_s"] = gigabitsFromMegabytes(row.megabytesPerSec);
+    j["peer_mb_per_s"] = row.peerMegabytesPerSec ? nlohmann::ordered_json(*row.peerMegabytesPerSec)
+                                                 : nlohmann::ordered_json(nullptr);
+  }
+  return j;
+}
+
+void TextReporter::begin(const RunInfo& info) {
+  if (begun_ || finished_) return;
+  begun_ = true;
+  info_ = info;
+  kind_ = testKind(info_);
+  writePreamble();
+  out_.flush();
+}
+
+void TextReporter::row(const Row& row) {
+  if (finished_) return;
+  if (!begun_) begin(RunInfo{});
+  if (!columns_) {
+    columns_ = true;
+    writeColumns(&row);
+  }
+  writeRow(row);
+  out_.flush();
+}
+
+void TextReporter::end() {
+  if (finished_) return;
+  if (!begun_) begin(RunInfo{});
+  if (!columns_) {
+    columns_ = true;
+    writeColumns(nullptr);
+  }
+  writeEnd();
+  finished_ = true;
+  out_.flush();
+}
+
+void TextReporter::abort(const std::string& /*message*/) {
+  finished_ = true;
+}
+
+}  // namespace rdmabench::report::detail

@@ -1,0 +1,96 @@
+#pragma once
+// Internals shared by the report formats (not part of the public report.h interface): test-kind
+// classification, the JSON shape of RunInfo and Row (also the CSV columns), text helpers, the
+// TextReporter base class, and one factory per format. Thread-safety: pure functions; reporters
+// as in report.h.
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "report/report.h"
+
+namespace rdmabench::report::detail {
+
+// Which column layout a run needs. A new kind of test (e.g. collectives with t_min/t_max/t_avg
+// across ranks) adds an enumerator here and testKind() maps RunInfo::test to it; -Wswitch then
+// points at every format that must learn it.
+enum class TestKind {
+  kLatency,    // Row::latency: per-iteration latency summary
+  kBandwidth,  // Row::megabytesPerSec/messagesPerSec over a timed window stream
+};
+
+// "bw", "bibw", "bandwidth" and anything ending in "_bw" -> kBandwidth; everything else
+// (including "lat", "latency", "" and future tests not yet known here) -> kLatency.
+TestKind testKind(const RunInfo& info);
+
+// RunInfo::toolVersion, or the version this library was built as when it is empty.
+std::string toolVersion(const RunInfo& info);
+
+// MB/s (10^6 B/s) -> Gb/s (10^9 bit/s).
+inline double gigabitsFromMegabytes(double megabytesPerSec) {
+  return megabytesPerSec * 8e-3;
+}
+
+// "One-way (RTT/2)" style wording for headers: "half round trip (RTT/2)" or "full round trip".
+std::string latencyMeaning(const RunInfo& info);
+
+// Device properties for one header line: {"dev":"mlx5_0","port":1} -> "dev=mlx5_0 port=1"
+// (strings unquoted, nested values as compact JSON); "" for an empty object or null.
+std::string describeProperties(const nlohmann::json& properties);
+
+// Compact JSON text that never throws: invalid UTF-8 (e.g. in a command line) is replaced by
+// U+FFFD instead of raising nlohmann's type_error 316.
+std::string dumpJson(const nlohmann::ordered_json& value);
+
+// The JSON "run" object: every RunInfo field, snake_case keys, in declaration order.
+nlohmann::ordered_json runJson(const RunInfo& info);
+
+// One JSON row: {bytes, iterations, warmup} plus "latency_us" {min,max,median,mean,stdev,p50,
+// p90,p99,p999,count,exact} when Row::latency is set, and {seconds, mb_per_s, msg_per_s,
+// gbit_per_s, peer_mb_per_s (null when unknown)} when it is not (or when seconds > 0).
+nlohmann::ordered_json rowJson(const Row& row);
+
+// Base of the text formats: keeps the call-order contract of Reporter (implicit begin, ignored
+// calls after the end), prints the column header lazily before the first row (or at end() when
+// there were no rows) so a layout may depend on the first row, and flushes after every row.
+// abort() prints nothing: the error goes to stderr through the CLI.
+class TextReporter : public Reporter {
+ public:
+  TextReporter(std::ostream& out, const ReportOptions& options) : out_(out), options_(options) {}
+  void begin(const RunInfo& info) final;
+  void row(const Row& row) final;
+  void end() final;
+  void abort(const std::string& message) final;
+
+ protected:
+  virtual void writePreamble() = 0;                 // at begin()
+  virtual void writeColumns(const Row* first) = 0;  // once, before rows; nullptr if none
+  virtual void writeRow(const Row& row) = 0;
+  virtual void writeEnd() {}  // at end(), after the rows
+
+  std::ostream& out() { return out_; }
+  const ReportOptions& options() const { return options_; }
+  const RunInfo& info() const { return info_; }
+  TestKind kind() const { return kind_; }
+
+ private:
+  std::ostream& out_;
+  ReportOptions options_;
+  RunInfo info_;
+  TestKind kind_ = TestKind::kLatency;
+  bool begun_ = false, columns_ = false, finished_ = false;
+};
+
+// One factory per format (each in its own <name>_format.cc).
+std::unique_ptr<Reporter> makeTableReporter(std::ostream& out, const ReportOptions& options);
+std::unique_ptr<Reporter> makeJsonReporter(std::ostream& out, const ReportOptions& options);
+std::unique_ptr<Reporter> makeCsvReporter(std::ostream& out, const ReportOptions& options);
+std::unique_ptr<Reporter> makePerftestReporter(std::ostream& out, const ReportOptions& options);
+std::unique_ptr<Reporter> makeOsuReporter(std::ostream& out, const ReportOptions& options);
+std::unique_ptr<Reporter> makeImbReporter(std::ostream& out, const ReportOptions& options);
+
+}  // namespace rdmabench::report::detail

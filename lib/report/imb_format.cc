@@ -1,0 +1,112 @@
+// "imb": the tables of Intel MPI Benchmarks (IMB-MPI1), every column 13 characters wide,
+// right-aligned, 2 decimals, as IMB prints them:
+//
+//   #---------------------------------------------------
+//   # Benchmarking PingPong
+//   # #processes = 2
+//   #---------------------------------------------------
+//          #bytes #repetitions      t[usec]   Mbytes/sec
+//               0         1000         2.23         0.00
+//
+// Latency runs map to PingPong: t[usec] = mean latency (half round trip, as IMB's PingPong; the
+// full RTT with RunInfo::roundTrip), Mbytes/sec = bytes / t[usec] = 10^6 B/s (IMB 2018+; older
+// IMB divided by 2^20). Bandwidth runs map to IMB's Uniband (Biband when bidirectional):
+// "#bytes #repetitions Mbytes/sec Msg/sec", Msg/sec as an integer; #repetitions is the number of
+// windows (IMB's Uniband also counts iterations of a window of messages). The banner lines end
+// with a space as IMB prints them. A short preamble in IMB's "# Key : value" style replaces
+// IMB's MPI description.
+
+#include <fmt/format.h>
+
+#include <ostream>
+#include <string>
+
+#include "report/format_util.h"
+
+namespace rdmabench::report::detail {
+namespace {
+
+constexpr int kWidth = 13;                                   // IMB's column width
+const std::string kBannerLine = "#" + std::string(51, '-');  // IMB's benchmark banner rule
+const std::string kPreambleLine = "#" + std::string(60, '-');
+
+class ImbReporter : public TextReporter {
+ public:
+  using TextReporter::TextReporter;
+
+ protected:
+  void writePreamble() override {
+    const RunInfo& i = info();
+    out() << kPreambleLine << '\n'
+          << "#    rdmabench " << toolVersion(i) << ", IMB-MPI1 layout (no MPI)\n"
+          << kPreambleLine << '\n';
+    field("Date", i.date);
+    field("Machine", i.localHost);
+    field("Peer", i.remoteHost);
+    field("Transport", i.op.empty() ? i.transport : i.transport + " " + i.op);
+    if (kind() == TestKind::kBandwidth) field("Window", fmt::format("{}", i.window));
+    if (!i.commandLine.empty()) {
+      out() << "\n# Calling sequence was:\n\n# " << i.commandLine << '\n';
+    }
+    out() << '\n';
+  }
+
+  void writeColumns(const Row* /*first*/) override {
+    std::string name;
+    switch (kind()) {
+      case TestKind::kLatency:
+        name = "PingPong";
+        break;
+      case TestKind::kBandwidth:
+        name = info().bidirectional ? "Biband" : "Uniband";
+        break;
+    }
+    out() << kBannerLine << '\n'
+          << "# Benchmarking " << name << " \n"
+          << "# #processes = 2 \n"
+          << kBannerLine << '\n';
+    switch (kind()) {
+      case TestKind::kLatency:
+        cells("#bytes", "#repetitions", "t[usec]", "Mbytes/sec");
+        break;
+      case TestKind::kBandwidth:
+        cells("#bytes", "#repetitions", "Mbytes/sec", "Msg/sec");
+        break;
+    }
+  }
+
+  void writeRow(const Row& row) override {
+    switch (kind()) {
+      case TestKind::kLatency: {
+        double t = row.latency ? row.latency->mean : 0.0;
+        double mbps = t > 0 ? static_cast<double>(row.bytes) / t : 0.0;
+        out() << fmt::format("{:>{}}{:>{}}{:>{}.2f}{:>{}.2f}\n", row.bytes, kWidth, row.iterations,
+                             kWidth, t, kWidth, mbps, kWidth);
+        break;
+      }
+      case TestKind::kBandwidth:
+        out() << fmt::format("{:>{}}{:>{}}{:>{}.2f}{:>{}.0f}\n", row.bytes, kWidth, row.iterations,
+                             kWidth, row.megabytesPerSec, kWidth, row.messagesPerSec, kWidth);
+        break;
+    }
+  }
+
+  void writeEnd() override { out() << '\n'; }
+
+ private:
+  void cells(const char* a, const char* b, const char* c, const char* d) {
+    out() << fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}\n", a, kWidth, b, kWidth, c, kWidth, d, kWidth);
+  }
+  // IMB's preamble shape: "# Date                  : ...".
+  void field(const char* key, const std::string& value) {
+    if (!value.empty()) out() << fmt::format("# {:<22}: {}\n", key, value);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> makeImbReporter(std::ostream& out, const ReportOptions& options) {
+  return std::make_unique<ImbReporter>(out, options);
+}
+
+}  // namespace rdmabench::report::detail

@@ -1,0 +1,104 @@
+// "osu": the text layout of OSU Micro-Benchmarks 7.x (osu_latency, osu_bw, osu_bibw), so OSU
+// parsers and plotting scripts read rdmabench output unchanged:
+//
+//   <blank line>
+//   # OSU MPI-free Latency Test (rdmabench 0.1.0, socket send)
+//   # Datatype: MPI_CHAR.
+//   # Size       Avg Latency(us)                  <- "%-10s%18s"
+//   1                       1.56                  <- "%-10d%18.2f"
+//
+// Widths: OSU's point-to-point tests (osu_latency, osu_bw, osu_bibw) print 28-character lines,
+// i.e. a 10-wide size column and 18-wide value columns (their extra "Validation" column is 18
+// wide too), as every published OSU 7.x pt2pt log shows; OSU's collectives use 20-wide fields
+// ("%-10s%20s"), which a collective TestKind will use when it is added here.
+// The title starts with "# OSU" and keeps OSU's "<kind> Test" wording; the parenthesis says which
+// rdmabench, transport and op produced it (and "full round trip" for RunInfo::roundTrip, where
+// the latency column is the RTT instead of OSU's RTT/2). Bandwidth: "# Size      Bandwidth
+// (MB/s)", MB/s = 10^6 B/s as OSU; RunInfo::bidirectional gives osu_bibw's "Bi-Directional
+// Bandwidth Test" title. ReportOptions::full (OSU -f) adds "Min Latency(us)", "Max Latency(us)"
+// (18 wide, as the other pt2pt columns) and "Iterations" (%12d, as OSU's collective tests) to
+// latency tables.
+
+#include <fmt/format.h>
+
+#include <ostream>
+#include <string>
+
+#include "report/format_util.h"
+
+namespace rdmabench::report::detail {
+namespace {
+
+constexpr int kSizeWidth = 10;   // OSU: "%-10s" / "%-10d"
+constexpr int kFieldWidth = 18;  // OSU pt2pt value columns (collectives: 20)
+constexpr int kIterWidth = 12;   // OSU: "%12d" Iterations
+
+class OsuReporter : public TextReporter {
+ public:
+  using TextReporter::TextReporter;
+
+ protected:
+  void writePreamble() override {
+    const RunInfo& i = info();
+    std::string title;
+    switch (kind()) {
+      case TestKind::kLatency:
+        title = "Latency Test";
+        break;
+      case TestKind::kBandwidth:
+        title = i.bidirectional ? "Bi-Directional Bandwidth Test" : "Bandwidth Test";
+        break;
+    }
+    std::string who = fmt::format("rdmabench {}", toolVersion(i));
+    std::string how = i.transport;
+    if (!i.op.empty()) how += (how.empty() ? "" : " ") + i.op;
+    if (!how.empty()) who += ", " + how;
+    if (kind() == TestKind::kLatency && i.roundTrip) who += ", full round trip";
+    out() << "\n# OSU MPI-free " << title << " (" << who << ")\n";
+    out() << "# Datatype: MPI_CHAR.\n";
+  }
+
+  void writeColumns(const Row* /*first*/) override {
+    std::string header = fmt::format("{:<{}}", "# Size", kSizeWidth);
+    switch (kind()) {
+      case TestKind::kLatency:
+        header += fmt::format("{:>{}}", "Avg Latency(us)", kFieldWidth);
+        if (options().full) {
+          header += fmt::format("{:>{}}{:>{}}{:>{}}", "Min Latency(us)", kFieldWidth,
+                                "Max Latency(us)", kFieldWidth, "Iterations", kIterWidth);
+        }
+        break;
+      case TestKind::kBandwidth:
+        header += fmt::format("{:>{}}", "Bandwidth (MB/s)", kFieldWidth);
+        break;
+    }
+    out() << header << '\n';
+  }
+
+  void writeRow(const Row& row) override {
+    std::string line = fmt::format("{:<{}}", row.bytes, kSizeWidth);
+    switch (kind()) {
+      case TestKind::kLatency: {
+        stats::Summary s = row.latency.value_or(stats::Summary{});
+        line += fmt::format("{:>{}.2f}", s.mean, kFieldWidth);
+        if (options().full) {
+          line += fmt::format("{:>{}.2f}{:>{}.2f}{:>{}}", s.min, kFieldWidth, s.max, kFieldWidth,
+                              row.iterations, kIterWidth);
+        }
+        break;
+      }
+      case TestKind::kBandwidth:
+        line += fmt::format("{:>{}.2f}", row.megabytesPerSec, kFieldWidth);
+        break;
+    }
+    out() << line << '\n';
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> makeOsuReporter(std::ostream& out, const ReportOptions& options) {
+  return std::make_unique<OsuReporter>(out, options);
+}
+
+}  // namespace rdmabench::report::detail

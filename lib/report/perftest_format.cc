@@ -1,0 +1,126 @@
+// "perftest": the result tables of perftest's ib_*_lat and ib_*_bw (column layout of perftest
+// 6.x, read from its source and documented in docs/metrics.md), so rdmabench rows line up under
+// (and parse like) perftest rows:
+//
+//   ---------------------------------------------------------------------------------------
+//                       Send Latency Test
+//    <info lines: ` Key             : value`>
+//   ---------------------------------------------------------------------------------------
+//    #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec] ... 99.9% percentile[usec]
+//    2       1000          1.02           3.56         1.05     ...
+//   ---------------------------------------------------------------------------------------
+//
+// Differences in meaning (docs/metrics.md): MB/sec is 10^6 B/s (perftest 6.06 prints "MB/sec"
+// but divides by 2^20; 2024+ perftest prints MiB/sec); "BW peak" repeats the average because
+// rdmabench does not compute perftest's peak; t_max is the true maximum (perftest drops the 2
+// largest samples); 99%/99.9% are nearest-rank percentiles of all samples.
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <ostream>
+#include <string>
+
+#include "report/format_util.h"
+
+namespace rdmabench::report::detail {
+namespace {
+
+// perftest's RESULT_LINE: 87 dashes.
+const std::string kResultLine(87, '-');
+
+// perftest's test titles: "Send", "RDMA_Write", "RDMA_Read", "Atomic".
+std::string verbTitle(const std::string& op) {
+  if (op == "send") return "Send";
+  if (op == "write") return "RDMA_Write";
+  if (op == "read") return "RDMA_Read";
+  if (op == "atomic") return "Atomic";
+  if (op.empty()) return "Send";
+  std::string t = op;
+  t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
+  return t;
+}
+
+class PerftestReporter : public TextReporter {
+ public:
+  using TextReporter::TextReporter;
+
+ protected:
+  void writePreamble() override {
+    const RunInfo& i = info();
+    std::string title = verbTitle(i.op);
+    if (i.bidirectional) title += " Bidirectional";
+    title += kind() == TestKind::kBandwidth ? " BW Test" : " Latency Test";
+    out() << kResultLine << '\n' << std::string(20, ' ') << title << '\n';
+    field("Tool", fmt::format("rdmabench {} (perftest-style output)", toolVersion(i)));
+    field("Transport", i.transport);
+    if (!i.localHost.empty()) field("Local host", i.localHost);
+    if (!i.remoteHost.empty()) field("Remote host", i.remoteHost);
+    if (std::string d = describeProperties(i.local); !d.empty()) field("Local device", d);
+    if (std::string d = describeProperties(i.remote); !d.empty()) field("Remote device", d);
+    switch (kind()) {
+      case TestKind::kLatency:
+        field("Latency", latencyMeaning(i));
+        break;
+      case TestKind::kBandwidth:
+        field("Window", fmt::format("{}", i.window));
+        field("BW units", options().gigabits ? "Gb/sec = 10^9 bit/s (BW peak = BW average)"
+                                             : "MB/sec = 10^6 B/s (BW peak = BW average)");
+        break;
+    }
+    if (!i.date.empty()) field("Date", i.date);
+    out() << kResultLine << '\n';
+  }
+
+  void writeColumns(const Row* /*first*/) override {
+    switch (kind()) {
+      case TestKind::kLatency:
+        out() << " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+                 "t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
+        break;
+      case TestKind::kBandwidth: {
+        const char* unit = options().gigabits ? "Gb/sec" : "MB/sec";
+        out() << fmt::format(
+            " #bytes     #iterations    BW peak[{0}]    BW average[{0}]   MsgRate[Mpps]\n", unit);
+        break;
+      }
+    }
+  }
+
+  void writeRow(const Row& row) override {
+    switch (kind()) {
+      case TestKind::kLatency: {
+        stats::Summary s = row.latency.value_or(stats::Summary{});
+        out() << fmt::format(
+            " {:<7} {}          {:<7.2f}        {:<7.2f}      {:<7.2f}  \t       {:<7.2f}     "
+            "\t{:<7.2f}\t\t{:<7.2f} \t\t{:<7.2f}\n",
+            row.bytes, row.iterations, s.min, s.max, s.median, s.mean, s.stdev, s.p99, s.p999);
+        break;
+      }
+      case TestKind::kBandwidth: {
+        double bw =
+            options().gigabits ? gigabitsFromMegabytes(row.megabytesPerSec) : row.megabytesPerSec;
+        out() << fmt::format(
+            " {:<7}    {:<10}       {:<7.2f}            {:<7.2f}\t\t     {:<7.6f}\n", row.bytes,
+            row.iterations, bw, bw, row.messagesPerSec / 1e6);
+        break;
+      }
+    }
+  }
+
+  void writeEnd() override { out() << kResultLine << '\n'; }
+
+ private:
+  // perftest's info line shape: " Key             : value" (key padded to 16).
+  void field(const char* key, const std::string& value) {
+    out() << fmt::format(" {:<16}: {}\n", key, value);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> makePerftestReporter(std::ostream& out, const ReportOptions& options) {
+  return std::make_unique<PerftestReporter>(out, options);
+}
+
+}  // namespace rdmabench::report::detail

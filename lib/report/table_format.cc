@@ -1,0 +1,165 @@
+// "table" (default): for people. A header block of `#` lines (so gnuplot and `grep -v '^#'`
+// skip it), then one right-aligned line per size under labelled columns with their units:
+//
+//   # rdmabench 0.1.0: lat, latency = half round trip (RTT/2)
+//   # transport: socket   op: send
+//   ...
+//       #bytes  #iterations  t_min[us]  t_max[us] t_typical[us] ...
+//            2         1000       1.02       3.56          1.05 ...
+//
+// Latency columns: #bytes #iterations t_min t_max t_typical t_avg t_stdev p50 p90 p99 p99.9 in
+// microseconds (RunInfo::roundTrip renames t_ to rtt_). Bandwidth columns: #bytes #iterations
+// BW[MB/s] [BW[Gb/s] with --gigabits] MsgRate[Mmsg/s] [peer_BW[MB/s] when the first row has it].
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "report/format_util.h"
+
+namespace rdmabench::report::detail {
+namespace {
+
+struct Column {
+  std::string label;
+  size_t width;
+};
+
+Column column(std::string label, size_t minWidth = 10) {
+  size_t width = std::max(label.size(), minWidth);
+  return Column{std::move(label), width};
+}
+
+class TableReporter : public TextReporter {
+ public:
+  using TextReporter::TextReporter;
+
+ protected:
+  void writePreamble() override {
+    const RunInfo& i = info();
+    std::string what;
+    switch (kind()) {
+      case TestKind::kLatency:
+        what = "latency = " + latencyMeaning(i);
+        break;
+      case TestKind::kBandwidth:
+        what = fmt::format("bandwidth, window {} messages, {}", i.window,
+                           i.bidirectional ? "bidirectional (both directions summed)"
+                                           : "unidirectional (measured by the sender)");
+        break;
+    }
+    line("rdmabench {}: {}, {}", toolVersion(i), i.test.empty() ? "?" : i.test, what);
+    line("transport: {}   op: {}", i.transport, i.op);
+    hostLine("local ", i.localHost, i.local);
+    hostLine("remote", i.remoteHost, i.remote);
+    if (!i.extra.is_null() && !i.extra.empty()) line("extra: {}", describeProperties(i.extra));
+    if (!i.date.empty()) line("date: {}", i.date);
+    if (!i.commandLine.empty()) line("command: {}", i.commandLine);
+    switch (kind()) {
+      case TestKind::kLatency:
+        line("units: microseconds; t_typical = median, pXX = nearest-rank percentile");
+        break;
+      case TestKind::kBandwidth:
+        line("units: MB/s = 10^6 B/s, Gb/s = 10^9 bit/s, Mmsg/s = 10^6 messages/s");
+        break;
+    }
+  }
+
+  void writeColumns(const Row* first) override {
+    columns_ = {column("#bytes"), column("#iterations", 11)};
+    switch (kind()) {
+      case TestKind::kLatency: {
+        std::string t = info().roundTrip ? "rtt_" : "t_";
+        std::string p = info().roundTrip ? "rtt_" : "";
+        for (const char* name : {"min", "max", "typical", "avg", "stdev"}) {
+          columns_.push_back(column(t + name + "[us]"));
+        }
+        for (const char* name : {"p50", "p90", "p99", "p99.9"}) {
+          columns_.push_back(column(p + name + "[us]"));
+        }
+        break;
+      }
+      case TestKind::kBandwidth:
+        columns_.push_back(column("BW[MB/s]", 12));
+        if (options().gigabits) columns_.push_back(column("BW[Gb/s]"));
+        columns_.push_back(column("MsgRate[Mmsg/s]"));
+        peer_ = first && first->peerMegabytesPerSec.has_value();
+        if (peer_) columns_.push_back(column("peer_BW[MB/s]", 12));
+        break;
+    }
+    std::vector<std::string> labels;
+    for (const Column& c : columns_)
+      labels.push_back(c.label);
+    writeCells(labels);
+  }
+
+  void writeRow(const Row& row) override {
+    std::vector<std::string> cells{fmt::format("{}", row.bytes), fmt::format("{}", row.iterations)};
+    switch (kind()) {
+      case TestKind::kLatency: {
+        stats::Summary s = row.latency.value_or(stats::Summary{});
+        for (double v : {s.min, s.max, s.median, s.mean, s.stdev, s.p50, s.p90, s.p99, s.p999}) {
+          cells.push_back(fmt::format("{:.2f}", v));
+        }
+        if (!s.exact) inexact_.push_back(row.bytes);
+        break;
+      }
+      case TestKind::kBandwidth:
+        cells.push_back(fmt::format("{:.2f}", row.megabytesPerSec));
+        if (options().gigabits) {
+          cells.push_back(fmt::format("{:.2f}", gigabitsFromMegabytes(row.megabytesPerSec)));
+        }
+        cells.push_back(fmt::format("{:.6f}", row.messagesPerSec / 1e6));
+        if (peer_) {
+          cells.push_back(row.peerMegabytesPerSec ? fmt::format("{:.2f}", *row.peerMegabytesPerSec)
+                                                  : std::string("-"));
+        }
+        break;
+    }
+    writeCells(cells);
+  }
+
+  void writeEnd() override {
+    if (inexact_.empty()) return;
+    line(
+        "note: percentiles of {} byte rows come from the log-linear histogram past the sample "
+        "cap (relative error <= 0.78%); min/max/avg/stdev stay exact",
+        fmt::join(inexact_, ", "));
+  }
+
+ private:
+  template <typename... Args>
+  void line(fmt::format_string<Args...> format, Args&&... args) {
+    out() << "# " << fmt::format(format, std::forward<Args>(args)...) << '\n';
+  }
+
+  void hostLine(const char* side, const std::string& host, const nlohmann::json& props) {
+    if (host.empty() && (props.is_null() || props.empty())) return;
+    std::string desc = describeProperties(props);
+    line("{}: {}{}{}", side, host.empty() ? "?" : host, desc.empty() ? "" : "  ", desc);
+  }
+
+  void writeCells(const std::vector<std::string>& cells) {
+    std::string text;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      size_t width = i < columns_.size() ? columns_[i].width : cells[i].size();
+      text += fmt::format(" {:>{}}", cells[i], width);
+    }
+    out() << text << '\n';
+  }
+
+  std::vector<Column> columns_;
+  std::vector<uint64_t> inexact_;
+  bool peer_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> makeTableReporter(std::ostream& out, const ReportOptions& options) {
+  return std::make_unique<TableReporter>(out, options);
+}
+
+}  // namespace rdmabench::report::detail
