@@ -53,6 +53,24 @@ int laneCount(uint8_t width) {
   return 0;
 }
 
+const char* portStateName(ibv_port_state s) {
+  switch (s) {
+    case IBV_PORT_NOP:
+      return "NOP";
+    case IBV_PORT_DOWN:
+      return "DOWN";
+    case IBV_PORT_INIT:
+      return "INIT";
+    case IBV_PORT_ARMED:
+      return "ARMED";
+    case IBV_PORT_ACTIVE:
+      return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER:
+      return "ACTIVE_DEFER";
+  }
+  return "?";
+}
+
 }  // namespace
 
 BackendStatus probe() {
@@ -101,7 +119,7 @@ BackendStatus probe() {
         if (ibv_query_port(ctx, static_cast<uint8_t>(p), &pa) != 0) continue;
         nlohmann::json port;
         port["port"] = p;
-        port["state"] = ibv_port_state_str(pa.state);
+        port["state"] = portStateName(pa.state);
         port["active_mtu"] = mtuToBytes(pa.active_mtu);
         port["max_mtu"] = mtuToBytes(pa.max_mtu);
         port["link_layer"] = linkLayerName(pa.link_layer);

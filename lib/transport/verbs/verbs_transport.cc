@@ -30,11 +30,13 @@ constexpr uint32_t kDefaultInline = 220;
 constexpr int kPollBatch = 32;
 constexpr uint64_t kRecvBit = 1ull << 63;
 
-// RC retry policy: local ACK timeout 4.096 us * 2^14 = 67 ms, 7 transport retries, infinite
+// RC retry policy: local ACK timeout 4.096 us * 2^14 = 67 ms, 6 transport retries, infinite
 // RNR retries (a peer that posts its receives late is not an error), RNR NAK timer 12
 // (0.64 ms). A vanished peer thus fails posts with RETRY_EXC_ERR after about 0.5 s.
+// retry_cnt is 6, not the IBTA maximum 7: soft-RoCE (rdma_rxe, Linux 6.1) treats 7 as
+// "retry forever", so a dead peer would hang the survivor.
 constexpr uint8_t kAckTimeout = 14;
-constexpr uint8_t kRetryCount = 7;
+constexpr uint8_t kRetryCount = 6;
 constexpr uint8_t kRnrRetry = 7;
 constexpr uint8_t kMinRnrTimer = 12;
 
@@ -127,6 +129,27 @@ struct QpAddress {
     return a;
   }
 };
+
+const char* qpStateName(ibv_qp_state s) {
+  switch (s) {
+    case IBV_QPS_RESET:
+      return "RESET";
+    case IBV_QPS_INIT:
+      return "INIT";
+    case IBV_QPS_RTR:
+      return "RTR";
+    case IBV_QPS_RTS:
+      return "RTS";
+    case IBV_QPS_SQD:
+      return "SQD";
+    case IBV_QPS_SQE:
+      return "SQE";
+    case IBV_QPS_ERR:
+      return "ERR";
+    default:
+      return "?";
+  }
+}
 
 std::string describePeer(const QpAddress& a) {
   if (a.linkLayer == IBV_LINK_LAYER_ETHERNET)
@@ -279,7 +302,12 @@ class VerbsEndpoint : public Endpoint {
   std::string peerName() const override { return peerName_; }
 
   nlohmann::json properties() const override {
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    const char* state = "?";
+    if (ibv_query_qp(qp_, &attr, IBV_QP_STATE, &init) == 0) state = qpStateName(attr.qp_state);
     return {{"qpn", qp_->qp_num},
+            {"state", state},
             {"peer_qpn", remote_.qpn},
             {"peer", peerName_},
             {"mtu", mtuToBytes(mtu_)},
