@@ -5,7 +5,8 @@
 namespace rdmabench::transport::verbs {
 
 std::unique_ptr<Device> openDevice(const DeviceOptions&) {
-  throw TransportError("transport 'verbs' is not built into this rdmabench (library not found at build time)");
+  throw TransportError(
+      "transport 'verbs' is not built into this rdmabench (library not found at build time)");
 }
 
 BackendStatus probe() {

@@ -1,0 +1,77 @@
+#pragma once
+// Internals of the libibverbs backend shared by its .cc files (not part of the transport
+// boundary; only lib/transport/verbs/ and its tests include this).
+//
+// Ownership: a Core holds the ibv_context, the one PD, the optional completion channel and
+// the one CQ of an opened device. The Device, every MemoryRegion and every Endpoint hold a
+// shared_ptr to it, so teardown is correct in any destruction order (exceptions unwinding,
+// Ctrl-C): QPs and MRs go first, the Core (CQ, channel, PD, context) with the last owner.
+// Thread-safety: none; one thread at a time, like every Device (transport.h).
+
+#include <infiniband/verbs.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "transport/transport.h"
+#include "transport/verbs/gid_select.h"
+
+namespace rdmabench::transport::verbs {
+
+class VerbsEndpoint;
+
+// Per-device state and the shared CQ. Created by openDevice().
+struct Core {
+  ibv_context* ctx = nullptr;
+  ibv_pd* pd = nullptr;
+  ibv_comp_channel* channel = nullptr;  // only in event mode
+  ibv_cq* cq = nullptr;
+  int cqSize = 0;  // CQEs the CQ holds (as reported by ibv_create_cq / ibv_resize_cq)
+
+  std::string name;  // device name, e.g. "rxe0"
+  int port = 1;
+  ibv_device_attr devAttr{};
+  ibv_port_attr portAttr{};
+  bool ethernet = false;  // link layer Ethernet (RoCE): GRH with GIDs on every packet
+
+  int gidIndex = 0;
+  GidEntry gid;  // the chosen entry
+  uint32_t txDepth = 0;
+  uint32_t rxDepth = 0;
+  uint32_t inlineBytes = 0;
+  ibv_mtu mtu = IBV_MTU_1024;  // requested path MTU (<= active MTU)
+
+  int liveQps = 0;  // QPs created on the CQ (connectors + endpoints)
+  std::unordered_map<uint32_t, VerbsEndpoint*> endpoints;  // by local QPN
+  std::deque<Completion> pending;  // completions polled early (QP teardown, event wait)
+
+  Core() = default;
+  Core(const Core&) = delete;
+  Core& operator=(const Core&) = delete;
+  ~Core();
+
+  // Creates an RC QP on the CQ with the configured depths and `inlineBytes`; nullptr on
+  // failure with errno set. On success `*reportedInline` (if non-null) receives the inline
+  // size the driver reports.
+  ibv_qp* createQp(uint32_t inlineRequest, uint32_t* reportedInline = nullptr);
+  // Grows the CQ so that `qps` QPs with full queues fit. Throws TransportError.
+  void reserveCq(int qps);
+  // Polls the CQ into `out` (at most `max`), translating through the endpoints; completions
+  // of QP `skipQpn` (a QP being destroyed) are dropped. Returns the count written.
+  size_t pollCq(Completion* out, size_t max, uint32_t skipQpn = 0, bool skip = false);
+  // Moves everything currently in the CQ into `pending`, dropping QP `skipQpn`'s entries.
+  void drainToPending(uint32_t skipQpn, bool skip);
+};
+
+// Populated entries of `port`'s GID table (ibv_query_gid_ex; sysfs gid_attrs when that is
+// unsupported). Empty (all-zero) entries are skipped. Never throws.
+std::vector<GidEntry> readGidTable(ibv_context* ctx, int port, int tableLength);
+
+// Text for libibverbs enums.
+int mtuToBytes(ibv_mtu mtu);
+const char* linkLayerName(uint8_t linkLayer);
+
+}  // namespace rdmabench::transport::verbs
