@@ -9,8 +9,8 @@
 //               0         1000         2.23         0.00
 //
 // Latency runs map to PingPong: t[usec] = mean latency (half round trip, as IMB's PingPong; the
-// full RTT with RunInfo::roundTrip), Mbytes/sec = bytes / t[usec] = 10^6 B/s (IMB 2018+; older
-// IMB divided by 2^20). Bandwidth runs map to IMB's Uniband (Biband when bidirectional):
+// full RTT with RunInfo::roundTrip), Mbytes/sec = bytes / t[usec] = 10^6 B/s (as recent IMB;
+// old IMB 4.x logs show 2^20). Bandwidth runs map to IMB's Uniband (Biband when bidirectional):
 // "#bytes #repetitions Mbytes/sec Msg/sec", Msg/sec as an integer; #repetitions is the number of
 // windows (IMB's Uniband also counts iterations of a window of messages). The banner lines end
 // with a space as IMB prints them. A short preamble in IMB's "# Key : value" style replaces

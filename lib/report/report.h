@@ -2,7 +2,8 @@
 // Results and their output formats. Engines produce Rows; a Reporter prints them.
 //
 // Units: sizes in bytes; times in microseconds; bandwidth in MB/s = 10^6 B/s (OSU, IMB);
-// Gb/s = 10^9 bit/s; message rate in Mmsg/s = 10^6 messages/s (perftest's MsgRate[Mpps]).
+// Gb/s = 10^9 bit/s; Row::messagesPerSec in messages/s, shown by table/perftest as Mmsg/s =
+// 10^6 messages/s (perftest's MsgRate[Mpps]).
 // Formats (docs/metrics.md defines every column):
 //  - "table" (default): header block of `#` lines, then right-aligned columns for humans;
 //  - "json": one JSON document {"tool","version","run","rows"[,"error"]}, streamed row by row;
