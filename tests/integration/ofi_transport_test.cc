@@ -34,6 +34,11 @@ TEST(OfiTransport, NotBuilt) {
 
 constexpr int64_t kWaitMs = 30000;
 
+// ofi_rxm sizes its core CQ as FI_UNIVERSE_SIZE (256) x msg queue sizes, beyond soft-RoCE's
+// 32767 CQEs (fi_enable then fails with EINVAL). Set before libfabric initializes; a value
+// from the caller's environment wins.
+const bool kUniverseSizeSet = [] { return setenv("FI_UNIVERSE_SIZE", "64", 0) == 0; }();
+
 struct ProviderCase {
   const char* provider;
   const char* domain;  // "" = first domain fi_getinfo returns
@@ -363,6 +368,30 @@ TEST_P(OfiTransport, OversizedMessageCompletesReceiveWithError) {
   EXPECT_NE(c.error.find("recv"), std::string::npos) << c.error;
   EXPECT_NE(c.error.find("provider"), std::string::npos) << c.error;
   p.waitFor(a.get(), 6);
+}
+
+TEST_P(OfiTransport, EndpointTeardownWithPostedReceivesLeavesDeviceUsable) {
+  auto a = open();
+  auto b = open();
+  Buffer buf(4096), other(4096);
+  auto ma = a->registerMemory(buf.data, 4096);
+  auto mb = b->registerMemory(other.data, 4096);
+  {
+    Link l = connectPair(*a, *b);
+    Poller p({a.get(), b.get()});
+    for (uint32_t i = 0; i < 4; ++i)
+      ASSERT_GE(p.post([&] { return l.ab->postRecv(*ma, i * 1024, 1024, 40 + i); }), 0);
+  }  // endpoints gone with four receives posted: they are cancelled, never reported
+  Link l = connectPair(*a, *b);
+  Poller p({a.get(), b.get()});
+  ASSERT_GE(p.post([&] { return l.ab->postRecv(*ma, 0, 1024, 50); }), 0);
+  fill(other.data, 1024, 5);
+  ASSERT_GE(p.post([&] { return l.ba->postSend(*mb, 0, 1024, 51); }), 0);
+  Completion c = p.waitFor(a.get(), 50);
+  ASSERT_EQ(c.status, 0) << c.error;
+  EXPECT_TRUE(matches(buf.data, 1024, 5));
+  for (const Completion& x : p.completions(a.get()))
+    EXPECT_FALSE(x.context >= 40 && x.context < 44) << "receive of a destroyed endpoint reported";
 }
 
 TEST_P(OfiTransport, PropertiesNameProviderLimitsAndThresholds) {

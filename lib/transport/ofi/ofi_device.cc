@@ -42,6 +42,8 @@ constexpr size_t kCqBatch = 32;           // entries per fi_cq_read
 constexpr int kCqReadsPerPoll = 4;        // fi_cq_read calls per poll() at most
 constexpr uint32_t kDefaultDepth = 1024;  // queue depth when the option is 0
 constexpr uint32_t kMaxDepth = 65536;     // upper bound of any queue depth we allocate
+constexpr int64_t kDrainQuietMs = 20;     // teardown: CQ quiet this long before fi_close(ep)
+constexpr int64_t kDrainMaxMs = 200;      // teardown: drain at most this long
 
 enum class SlotState : uint8_t { kFree, kPosted, kDone, kReady };
 
@@ -172,12 +174,13 @@ class OfiDevice final : public Device {
   const ConnState& conn(uint32_t i) const { return *conns_[i]; }
 
  private:
+  void drainForClose() noexcept;
   [[noreturn]] void fail(const char* call, int64_t rc) const;
   void check(const char* call, int64_t rc) const {
     if (rc != 0) fail(call, rc);
   }
   std::string addressString(const void* name) const;
-  void checkRange(const char* op, const MemoryRegion& mr, uint64_t offset, uint32_t length) const;
+  void checkRange(const char* op, const MemoryRegion& mr, uint64_t offset, uint32_t length);
   uint32_t allocate(uint32_t conn, OpKind op, uint64_t user, uint32_t bytes, bool signaled);
   void release(uint32_t idx);
   void pushReady(uint32_t idx);
@@ -203,7 +206,9 @@ class OfiDevice final : public Device {
   uint32_t txDepth_ = 0;
   uint32_t rxDepth_ = 0;
   Caps caps_;
-  uint64_t nextKey_ = 1;  // requested_key when the provider does not choose keys
+  uint64_t nextKey_ = 1;
+  bool posted_ = false;  // anything was posted (teardown then drains the CQ first)  //
+                         // requested_key when the provider does not choose keys
 
   // Declared in creation order; destroyed in reverse: ep, CQ, AV, domain, fabric (MRs are
   // owned by the caller and must be gone before the device).
@@ -343,17 +348,25 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
   check("fi_cq_open", fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr));
   cq_.reset(cq);
 
+  int rc = 0;
   fid_ep* ep = nullptr;
   check("fi_endpoint(FI_EP_RDM)", fi_endpoint(domain_.get(), info, &ep, nullptr));
   ep_.reset(ep);
   check("fi_ep_bind(av)", fi_ep_bind(ep_.get(), &av_->fid, 0));
   check("fi_ep_bind(cq, FI_TRANSMIT|FI_RECV)",
         fi_ep_bind(ep_.get(), &cq_->fid, FI_TRANSMIT | FI_RECV));
-  check("fi_enable", fi_enable(ep_.get()));
+  rc = fi_enable(ep_.get());
+  if (rc == -FI_EINVAL && label_.find("ofi_rxm") != std::string::npos)
+    throw TransportError(fmt::format(
+        "fi_enable on {}: {}; ofi_rxm opens its core CQ with FI_UNIVERSE_SIZE (default 256) x "
+        "(FI_OFI_RXM_MSG_TX_SIZE + FI_OFI_RXM_MSG_RX_SIZE) entries, more than small devices "
+        "allow (soft-RoCE: 32767): set FI_UNIVERSE_SIZE=64",
+        label_, fiError(rc)));
+  check("fi_enable", rc);
 
   epName_.resize(kMaxAddressBytes - kAddressHeader);
   size_t nameLen = epName_.size();
-  int rc = fi_getname(&ep_->fid, epName_.data(), &nameLen);
+  rc = fi_getname(&ep_->fid, epName_.data(), &nameLen);
   if (rc == -FI_ETOOSMALL)
     throw TransportError(
         fmt::format("fi_getname on {}: endpoint name of {} B exceeds the {} B "
@@ -389,12 +402,35 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
 }
 
 OfiDevice::~OfiDevice() {
+  drainForClose();
   // Explicit order (the op-context pool must outlive the endpoint that may still use it).
   ep_.reset();
   cq_.reset();
   av_.reset();
   domain_.reset();
   fabric_.reset();
+}
+
+void OfiDevice::drainForClose() noexcept {
+  // ofi_rxm over verbs still has protocol work queued after the last user completion (SAR
+  // acknowledgements); closing the endpoint before it has run crashed libfabric 1.17 inside
+  // fi_close(ep). Progress the CQ until it has been quiet for kDrainQuietMs (at most
+  // kDrainMaxMs), dropping whatever completes: the device is going away.
+  if (!ep_ || !cq_ || !posted_) return;
+  fi_cq_tagged_entry entries[kCqBatch];
+  const Deadline hard(kDrainMaxMs);
+  int64_t quietSince = nowNs();
+  while (!hard.expired() && nowNs() - quietSince < kDrainQuietMs * 1'000'000) {
+    const ssize_t got = fi_cq_read(cq_.get(), entries, kCqBatch);
+    if (got == -FI_EAVAIL) {
+      fi_cq_err_entry err{};
+      if (fi_cq_readerr(cq_.get(), &err, 0) < 0) return;
+    } else if (got <= 0) {
+      if (got != -FI_EAGAIN) return;
+      continue;
+    }
+    quietSince = nowNs();
+  }
 }
 
 void OfiDevice::fail(const char* call, int64_t rc) const {
@@ -520,7 +556,8 @@ void OfiDevice::closeConnection(uint32_t conn) {
 }
 
 void OfiDevice::checkRange(const char* op, const MemoryRegion& mr, uint64_t offset,
-                           uint32_t length) const {
+                           uint32_t length) {
+  posted_ = true;
   if (offset > mr.size() || length > mr.size() - offset)
     throw UsageError(
         fmt::format("{} on {}: range [{}, {}+{}) outside the registered region of "
