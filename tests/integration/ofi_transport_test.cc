@@ -4,6 +4,8 @@
 // visible GTEST_SKIPs with the reason.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
