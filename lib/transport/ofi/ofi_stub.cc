@@ -5,7 +5,8 @@
 namespace rdmabench::transport::ofi {
 
 std::unique_ptr<Device> openDevice(const DeviceOptions&) {
-  throw TransportError("transport 'ofi' is not built into this rdmabench (library not found at build time)");
+  throw TransportError(
+      "transport 'ofi' is not built into this rdmabench (library not found at build time)");
 }
 
 BackendStatus probe() {
