@@ -109,7 +109,8 @@ done
 [ -n "$GID_INDEX" ] || die "no RoCE v2 GID for $IP on rxe0 after 20 s"
 
 # Output ports.
-OUT= ERR=
+OUT=''
+ERR=''
 for ((i = 0; i < 200; i++)); do
   for p in /sys/class/virtio-ports/*; do
     read -r name <"$p/name" 2>/dev/null || continue
