@@ -380,7 +380,9 @@ class Client {
 
     Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), ch.peerName(),
                       opts.useEvent);
-    for (uint64_t bytes : spec.sizes) {
+    for (size_t index = 0; index < spec.sizes.size(); ++index) {
+      const uint64_t bytes = spec.sizes[index];
+      if (o_.onSizeStart) o_.onSizeStart(index, spec.sizes.size(), bytes);
       SizeRun run{bytes, spec.iterationsFor(bytes), spec.warmupFor(bytes)};
       if (spec.durationSec > 0) {
         // Calibrate: the warmup count (at least 10) timed as a run of its own.

@@ -8,6 +8,7 @@
 // TransportError, InterruptedError (Ctrl-C; the peer is told before the exception leaves).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "engine/spec.h"
@@ -27,6 +28,9 @@ struct ClientOptions {
   int64_t connectTimeoutMs = 5000;
   // Informational line for the header, e.g. why this transport was chosen automatically.
   std::string transportNote;
+  // Called before each measured size starts (index from 0, count of sizes, message bytes), e.g.
+  // for a progress line on a terminal. Runs on the benchmark thread, outside timed loops.
+  std::function<void(size_t index, size_t count, uint64_t bytes)> onSizeStart;
 };
 
 // Runs the test and feeds `reporter` (begin, one row per size, end; abort on failure).
