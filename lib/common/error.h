@@ -54,6 +54,13 @@ class ProtocolError : public Error {
   using Error::Error;
 };
 
+// The peer reported an error of its own over the control channel (its one-line message is
+// part of what()).
+class PeerError : public ProtocolError {
+ public:
+  using ProtocolError::ProtocolError;
+};
+
 // The user pressed Ctrl-C (SIGINT) or the process got SIGTERM.
 class InterruptedError : public Error {
  public:

@@ -133,7 +133,7 @@ std::function<void()> controlWatchdog(Channel& ch) {
     if (!ch.readable()) return;
     Frame f = ch.receive(Deadline(2000), "the run to finish");
     if (f.type == rendezvous::kError)
-      throw ProtocolError(fmt::format("peer {} reported: {}", ch.peerName(), f.text()));
+      throw PeerError(fmt::format("peer {} reported: {}", ch.peerName(), f.text()));
     throw ProtocolError(fmt::format("peer {} sent unexpected message type {} during the run",
                                     ch.peerName(), f.type));
   };
@@ -179,6 +179,19 @@ json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun
 // ---------------------------------------------------------------------------------------------
 // Server
 
+// Sends a one-line kError to the peer once per channel (best effort, 1 s).
+void tellPeer(Channel& ch, const std::string& message) {
+  if (ch.fd() < 0) return;
+  try {
+    ch.send(rendezvous::kError, std::string_view(message), Deadline(1000));
+  } catch (const std::exception&) {
+  }
+  ch.close();
+}
+
+void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOptions& opts,
+                   Side& side);
+
 void serveSession(Channel& ch, const ServerOptions& so) {
   rendezvous::serverHandshake(ch, Deadline(so.helloTimeoutMs));
   json req = expectJson(ch, rendezvous::kTestRequest, Deadline(so.helloTimeoutMs),
@@ -193,11 +206,24 @@ void serveSession(Channel& ch, const ServerOptions& so) {
   if (so.verbose)
     std::cerr << fmt::format("rdmabench server: {} {} {} from {}\n", spec.test, spec.transport,
                              spec.op, ch.peerName());
-  auto dl = [&] { return Deadline(spec.timeoutMs); };
   transport::DeviceOptions opts = spec.serverDevice;
   opts.localHost = ch.localAddress();
   opts.peerHost = ch.peerAddress();
-  Side side;
+  Side side;  // outlives the handler below: the client hears why before the data path closes
+  try {
+    serveWithSide(ch, spec, opts, side);
+  } catch (const InterruptedError&) {
+    tellPeer(ch, "server interrupted (Ctrl-C)");
+    throw;
+  } catch (const std::exception& e) {
+    tellPeer(ch, e.what());
+    throw;
+  }
+}
+
+void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOptions& opts,
+                   Side& side) {
+  auto dl = [&] { return Deadline(spec.timeoutMs); };
   openSide(side, spec, opts, "server");
   ch.sendJson(rendezvous::kTestAccept,
               json{{"host", hostName()},
@@ -242,17 +268,10 @@ void serveListener(rendezvous::Listener& listener, const ServerOptions& so) {
       serveSession(ch, so);
       if (so.verbose) std::cerr << fmt::format("rdmabench server: {} done\n", ch.peerName());
     } catch (const InterruptedError&) {
-      try {
-        ch.send(rendezvous::kError, std::string_view("server interrupted (Ctrl-C)"),
-                Deadline(1000));
-      } catch (const std::exception&) {
-      }
+      tellPeer(ch, "server interrupted (Ctrl-C)");
       throw;
     } catch (const std::exception& e) {
-      try {
-        ch.send(rendezvous::kError, std::string_view(e.what()), Deadline(1000));
-      } catch (const std::exception&) {
-      }
+      tellPeer(ch, e.what());
       if (so.verbose)
         std::cerr << fmt::format("rdmabench server: session with {} failed: {}\n", ch.peerName(),
                                  e.what());
@@ -320,12 +339,7 @@ class Client {
     try {
       session(ch);
     } catch (const std::exception& e) {
-      if (!dynamic_cast<const ProtocolError*>(&e)) {
-        try {
-          ch.send(rendezvous::kError, fmt::format("client failed: {}", e.what()), Deadline(1000));
-        } catch (const std::exception&) {
-        }
-      }
+      if (!dynamic_cast<const ProtocolError*>(&e)) tellPeer(ch, fmt::format("client failed: {}", e.what()));
       if (begun_) reporter_.abort(e.what());
       throw;
     }
@@ -334,13 +348,28 @@ class Client {
  private:
   void session(Channel& ch) {
     const TestSpec& spec = o_.spec;
-    auto dl = [&] { return Deadline(spec.timeoutMs); };
     rendezvous::clientHandshake(ch, Deadline(spec.timeoutMs));
-    ch.sendJson(rendezvous::kTestRequest, spec.toJson(), dl());
+    ch.sendJson(rendezvous::kTestRequest, spec.toJson(), Deadline(spec.timeoutMs));
     transport::DeviceOptions opts = o_.localDevice;
     opts.localHost = ch.localAddress();
     opts.peerHost = ch.peerAddress();
-    Side side;
+    Side side;  // outlives the handler below: the server hears why before the data path closes
+    try {
+      sessionWithSide(ch, side, opts);
+    } catch (const PeerError&) {
+      throw;
+    } catch (const InterruptedError&) {
+      tellPeer(ch, "client interrupted (Ctrl-C)");
+      throw;
+    } catch (const std::exception& e) {
+      tellPeer(ch, fmt::format("client failed: {}", e.what()));
+      throw;
+    }
+  }
+
+  void sessionWithSide(Channel& ch, Side& side, const transport::DeviceOptions& opts) {
+    const TestSpec& spec = o_.spec;
+    auto dl = [&] { return Deadline(spec.timeoutMs); };
     openSide(side, spec, opts, "local");
     json accept = expectJson(ch, rendezvous::kTestAccept, Deadline(spec.timeoutMs),
                              "the server to open its device");

@@ -1,5 +1,7 @@
 #include "engine/progress.h"
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "common/clock.h"
@@ -31,7 +33,7 @@ void Progress::slowChecks() {
   throwIfInterrupted(phase_.c_str());
   if (watchdog_ && now - lastWatchdogNs_ > 20'000'000) {
     lastWatchdogNs_ = now;
-    watchdog_();
+    runWatchdog();
   }
   int64_t limitNs = passive_ ? int64_t{3'600'000'000'000} : timeoutNs_;
   if (now - lastProgressNs_ > limitNs)
@@ -39,7 +41,31 @@ void Progress::slowChecks() {
                                    static_cast<double>(limitNs) / 1e9, peer_, phase_));
 }
 
+void Progress::runWatchdog() {
+  try {
+    watchdog_();
+  } catch (const PeerError&) {
+    throw;
+  } catch (const ProtocolError& e) {
+    throw ProtocolError(fmt::format("{} (during {})", e.what(), phase_));
+  }
+}
+
 void Progress::fail(const transport::Completion& c) {
+  // A peer that failed or was interrupted says why on the control channel just before its data
+  // path closes: prefer its message over the bare transport error (wait up to 200 ms for it).
+  if (watchdog_) {
+    for (int i = 0; i < 20; ++i) {
+      try {
+        runWatchdog();
+      } catch (const PeerError&) {
+        throw;
+      } catch (const Error&) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   throw TransportError(fmt::format("{} completion failed during {} with peer {}: {}",
                                    transport::toString(c.op), phase_, peer_, c.error));
 }

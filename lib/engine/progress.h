@@ -63,6 +63,7 @@ class Progress {
  private:
   [[noreturn]] void fail(const transport::Completion& c);
   void slowChecks();
+  void runWatchdog();  // adds the phase to the watchdog's ProtocolErrors
 
   transport::Device& device_;
   int64_t timeoutNs_;

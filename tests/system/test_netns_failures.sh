@@ -3,10 +3,10 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 netns_pair
-B() { ip netns exec "$NS_B" "$@"; }
+B=(ip netns exec "$NS_B")
 
 # 1. Nobody listening: one clear line, quickly.
-expect_error "Connection refused" B "$RB" lat "$IP_A" -t socket -s 8 -n 10
+expect_error "Connection refused" "${B[@]}" "$RB" lat "$IP_A" -t socket -s 8 -n 10
 pass "connection refused"
 
 # 2. Server killed mid-run: the client names the peer and the phase, well within --timeout.
@@ -15,7 +15,7 @@ SERVER=$BG_PID
 wait_port "$NS_A" 18515
 start=$(date +%s)
 rc=0
-B timeout 60 "$RB" lat "$IP_A" -t socket -s 64 -n 100000000 --timeout 5 >"$TMP/out" 2>"$TMP/err" &
+"${B[@]}" timeout 60 "$RB" lat "$IP_A" -t socket -s 64 -n 100000000 --timeout 5 >"$TMP/out" 2>"$TMP/err" &
 CLIENT=$!
 sleep 1.5
 kill -9 "$SERVER"
@@ -31,41 +31,41 @@ pass "server killed mid-run -> client: $(cat "$TMP/err")"
 background ip netns exec "$NS_A" "$RB" server --port 18516
 SERVER=$BG_PID
 wait_port "$NS_A" 18516
-B "$RB" lat "$IP_A" -p 18516 -t socket -s 64 -n 100000000 >/dev/null 2>&1 &
+"${B[@]}" "$RB" lat "$IP_A" -p 18516 -t socket -s 64 -n 100000000 >/dev/null 2>&1 &
 CLIENT=$!
 sleep 1.5
 kill -9 "$CLIENT"; wait "$CLIENT" 2>/dev/null || true
-B timeout 60 "$RB" lat "$IP_A" -p 18516 -t socket -s 64 -n 1000 >"$TMP/out2" || fail "second client not served after a dead one"
+"${B[@]}" timeout 60 "$RB" lat "$IP_A" -p 18516 -t socket -s 64 -n 1000 >"$TMP/out2" || fail "second client not served after a dead one"
 kill -0 "$SERVER" || fail "server died with its client"
 pass "dead client -> next client served"
 
 # 4. Ctrl-C on the client: clean exit, the server goes on.
-B "$RB" lat "$IP_A" -p 18516 -t socket -s 64 -n 100000000 >/dev/null 2>"$TMP/int.err" &
+"${B[@]}" "$RB" lat "$IP_A" -p 18516 -t socket -s 64 -n 100000000 >/dev/null 2>"$TMP/int.err" &
 CLIENT=$!
 sleep 1.5
 kill -INT "$CLIENT"
 rc=0; wait "$CLIENT" || rc=$?
 [ "$rc" = 4 ] || fail "Ctrl-C: client exit $rc, expected 4: $(cat "$TMP/int.err")"
 grep -q "interrupted" "$TMP/int.err" || fail "Ctrl-C message: $(cat "$TMP/int.err")"
-B timeout 60 "$RB" lat "$IP_A" -p 18516 -t socket -s 64 -n 100 >/dev/null || fail "server gone after client Ctrl-C"
+"${B[@]}" timeout 60 "$RB" lat "$IP_A" -p 18516 -t socket -s 64 -n 100 >/dev/null || fail "server gone after client Ctrl-C"
 pass "Ctrl-C on the client"
 
 # 5. Garbage on the control port, then a real client.
-B bash -c "exec 3<>/dev/tcp/$IP_A/18516; printf 'GET / HTTP/1.0\r\n\r\n' >&3; sleep 0.5" || true
-B timeout 60 "$RB" lat "$IP_A" -p 18516 -t socket -s 64 -n 100 >/dev/null || fail "server gone after garbage"
+"${B[@]}" bash -c "exec 3<>/dev/tcp/$IP_A/18516; printf 'GET / HTTP/1.0\r\n\r\n' >&3; sleep 0.5" || true
+"${B[@]}" timeout 60 "$RB" lat "$IP_A" -p 18516 -t socket -s 64 -n 100 >/dev/null || fail "server gone after garbage"
 pass "garbage hello rejected, server survives"
 
 # 6. Server caps what a client may make it allocate.
 background ip netns exec "$NS_A" "$RB" server --port 18517 --max-bytes 1M --quiet
 wait_port "$NS_A" 18517
-expect_error "--max-bytes" B "$RB" bw "$IP_A" -p 18517 -t socket -s 4M -n 2
+expect_error "--max-bytes" "${B[@]}" "$RB" bw "$IP_A" -p 18517 -t socket -s 4M -n 2
 pass "--max-bytes enforced with a clear error on the client"
 
 # 7. Ctrl-C on the server mid-run: the client is told.
 background ip netns exec "$NS_A" "$RB" server --port 18518 --quiet
 SERVER=$BG_PID
 wait_port "$NS_A" 18518
-B timeout 60 "$RB" lat "$IP_A" -p 18518 -t socket -s 64 -n 100000000 >/dev/null 2>"$TMP/sint.err" &
+"${B[@]}" timeout 60 "$RB" lat "$IP_A" -p 18518 -t socket -s 64 -n 100000000 >/dev/null 2>"$TMP/sint.err" &
 CLIENT=$!
 sleep 1.5
 kill -INT "$SERVER"
