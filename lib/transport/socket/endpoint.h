@@ -69,7 +69,7 @@ class SocketEndpoint : public Endpoint {
     uint32_t bytes = 0;
     uint64_t context = 0;
     uint8_t* readDest = nullptr;   // kRead: where the response lands
-    uint8_t* inlineBuf = nullptr;  // fixed per slot: copy of a small send
+    uint8_t* inlineBuf = nullptr;  // fixed per slot: header + copy of a small send, contiguous
     std::string error;
   };
   struct RqEntry {
@@ -83,6 +83,8 @@ class SocketEndpoint : public Endpoint {
   };
   struct TxItem {
     uint8_t header[kHeaderBytes];
+    const uint8_t* frame = nullptr;  // the header: `header`, or an inline slot with the payload
+    bool contiguous = false;         // payload follows the header at `frame` (one iovec)
     const uint8_t* payload = nullptr;
     uint32_t payloadLen = 0;
     size_t sent = 0;        // header+payload bytes already handed to the kernel

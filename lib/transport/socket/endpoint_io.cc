@@ -28,8 +28,14 @@ void SocketEndpoint::progressTx() {
     for (size_t i = 0; i < wire_.size() && n + 2 <= kMaxIov; ++i) {
       const TxItem& t = wire_[i];
       size_t off = t.sent;
+      if (t.contiguous) {
+        iov[n].iov_base = const_cast<uint8_t*>(t.frame + off);
+        iov[n].iov_len = kHeaderBytes + t.payloadLen - off;
+        total += iov[n++].iov_len;
+        continue;
+      }
       if (off < kHeaderBytes) {
-        iov[n].iov_base = const_cast<uint8_t*>(t.header + off);
+        iov[n].iov_base = const_cast<uint8_t*>(t.frame + off);
         iov[n].iov_len = kHeaderBytes - off;
         total += iov[n++].iov_len;
         off = 0;
@@ -42,10 +48,15 @@ void SocketEndpoint::progressTx() {
         total += iov[n++].iov_len;
       }
     }
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<size_t>(n);
-    ssize_t r = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t r;
+    if (n == 1) {  // the common small-message case: plain send(), no iovec import
+      r = ::send(fd_.get(), iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = static_cast<size_t>(n);
+      r = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     if (r < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -210,6 +221,8 @@ bool SocketEndpoint::startIncoming() {
         WireHeader resp;
         resp.op = WireOp::kReadResp;
         resp.length = h.length;
+        t.frame = t.header;
+        t.contiguous = false;
         encodeHeader(resp, t.header);
         t.payload = region->data + h.offset;
         t.payloadLen = h.length;
