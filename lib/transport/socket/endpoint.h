@@ -128,7 +128,8 @@ class SocketEndpoint : public Endpoint {
   std::vector<uint8_t> inline_;
   std::unique_ptr<uint8_t[]> stage_;
   size_t stageBegin_ = 0, stageEnd_ = 0;
-  bool drained_ = false;  // the last recv returned less than asked: socket empty
+  bool drained_ = false;      // the last recv returned less than asked: socket empty
+  bool expectLarge_ = false;  // the last message had >= kDirectReadBytes: read headers alone
   Incoming cur_;
   RxStall rxStall_ = RxStall::kNeedBytes;
   uint32_t interest_ = 0;  // epoll events currently registered

@@ -154,9 +154,13 @@ void SocketEndpoint::progressRx() {
         stageEnd_ = staged;
       }
       ++reads;
-      ssize_t r = recvSome(stage_.get() + stageEnd_, kStageBytes - stageEnd_);
+      // After a large message, expect another: read just the header so that the payload
+      // goes straight into its buffer instead of through the staging copy.
+      size_t want = expectLarge_ ? kHeaderBytes - staged : kStageBytes - stageEnd_;
+      ssize_t r = recvSome(stage_.get() + stageEnd_, want);
       if (r < 0) return;
       stageEnd_ += static_cast<size_t>(r);
+      if (expectLarge_) drained_ = false;  // a short header read says nothing about the socket
     }
   }
 }
@@ -260,6 +264,7 @@ bool SocketEndpoint::startIncoming() {
 }
 
 void SocketEndpoint::finishIncoming() {
+  expectLarge_ = cur_.length >= kDirectReadBytes;
   if (cur_.rq != nullptr) {
     cur_.rq->done = true;
     cur_.rq->bytes = cur_.length;
