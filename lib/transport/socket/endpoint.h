@@ -129,6 +129,7 @@ class SocketEndpoint : public Endpoint {
   std::unique_ptr<uint8_t[]> stage_;
   size_t stageBegin_ = 0, stageEnd_ = 0;
   bool drained_ = false;      // the last recv returned less than asked: socket empty
+  bool txBlocked_ = false;    // the last send hit a full socket buffer: poll(POLLOUT) first
   bool expectLarge_ = false;  // the last message had >= kDirectReadBytes: read headers alone
   Incoming cur_;
   RxStall rxStall_ = RxStall::kNeedBytes;

@@ -1,5 +1,6 @@
 // SocketEndpoint byte movers: sendmsg() of queued frames, recv() into the staging buffer or
 // straight into posted buffers, and validation of every incoming header.
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -21,6 +22,13 @@ void SocketEndpoint::progress() {
 }
 
 void SocketEndpoint::progressTx() {
+  if (txBlocked_) {
+    // The socket buffer was full. Ask tcp_poll (lockless) before retrying: a failing
+    // sendmsg() takes the socket lock and delays the ACK processing that frees the space.
+    pollfd p{fd_.get(), POLLOUT, 0};
+    if (::poll(&p, 1, 0) <= 0 || (p.revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return;
+    txBlocked_ = false;
+  }
   while (!wire_.empty()) {
     iovec iov[kMaxIov];
     int n = 0;
@@ -59,7 +67,10 @@ void SocketEndpoint::progressTx() {
     }
     if (r < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        txBlocked_ = true;
+        return;
+      }
       int err = errno;
       fail(err, fmt::format("socket: sendmsg to peer {}: {}", peer_, std::strerror(err)), false);
       return;
@@ -77,7 +88,10 @@ void SocketEndpoint::progressTx() {
       if (t.response) --responses_;
       wire_.popFront();
     }
-    if (static_cast<size_t>(r) < total) return;  // socket buffer full
+    if (static_cast<size_t>(r) < total) {  // socket buffer full
+      txBlocked_ = true;
+      return;
+    }
   }
 }
 
