@@ -52,10 +52,13 @@ TEST(SocketFraming, AddressRoundTripIPv4AndIPv6) {
   in4->sin_addr.s_addr = htonl(0x0a000002);
   a.addrLen = sizeof(sockaddr_in);
   a.token = 0x1122334455667788ull;
+  a.deviceId = 0x0102030405060708ull;
   auto bytes = encodeAddress(a);
   ASSERT_EQ(bytes.size(), kAddressBytes);
+  EXPECT_EQ(bytes[2], 0x01);  // device id big-endian right after version and family
   ListenAddress b = decodeAddress(bytes);
   EXPECT_EQ(b.token, a.token);
+  EXPECT_EQ(b.deviceId, a.deviceId);
   EXPECT_EQ(formatSockaddr(reinterpret_cast<const sockaddr*>(&b.addr)), "10.0.0.2:40123");
 
   ListenAddress v6;
@@ -74,9 +77,9 @@ TEST(SocketFraming, AddressRejectsMalformed) {
   std::vector<uint8_t> v(kAddressBytes, 0);
   v[0] = kAddressVersion;
   v[1] = 4;
-  v[3] = 1;
+  v[11] = 1;  // port
   EXPECT_NO_THROW(decodeAddress(v));
-  v[10] = 1;  // IPv4 padding
+  v[20] = 1;  // IPv4 padding
   EXPECT_THROW(decodeAddress(v), TransportError);
 }
 

@@ -76,6 +76,7 @@ SocketConnector::SocketConnector(SocketDevice& device) : device_(device) {
   setPort(adv, port);
   std::memcpy(&local_.addr, &adv.ss, sizeof(adv.ss));
   local_.addrLen = adv.len;
+  local_.deviceId = device.deviceId();
   local_.token = randomToken();
   localBytes_ = encodeAddress(local_);
   localName_ = formatSockaddr(adv.sa());

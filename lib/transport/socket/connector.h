@@ -1,10 +1,14 @@
 #pragma once
 // SocketConnector: a listening TCP socket on the device's bind address (ephemeral port) plus a
-// random 64-bit token. connect() picks the role from the two address byte strings: the side
-// whose bytes compare lexicographically smaller accepts, the other connects. The connecting
-// side never waits for the acceptor (the kernel backlog completes its handshake), so any
-// number of connectors in one process may connect to their peers in any order without
-// deadlock. Not thread-safe.
+// random 64-bit token. connect() picks the role by comparing the two address byte strings
+// (framing.h): the side whose bytes compare lexicographically smaller accepts, the other
+// connects. The bytes start with a random per-Device id, so all connectors of two devices
+// agree on which device accepts. The connecting side never waits for the acceptor (the kernel
+// backlog completes its handshake), and an acceptor only waits for a device with a larger id;
+// so with one thread per Device, any number of connectors may connect to their peers in any
+// order without deadlock (every chain of waits ends at the largest id, which never waits).
+// Connecting two connectors of the SAME device from one thread blocks (the acceptor waits for
+// a connect() that the same thread has not yet made): use two threads. Not thread-safe.
 
 #include <memory>
 #include <vector>

@@ -87,6 +87,7 @@ SocketDevice::SocketDevice(const DeviceOptions& options)
       useEvent_(options.useEvent) {
   std::random_device rd;
   nextKey_ = ((static_cast<uint64_t>(rd()) << 32) ^ rd()) | 1;
+  deviceId_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   std::optional<SockAddr> peer;
   if (!peerHost_.empty()) peer = resolveHost(peerHost_, "peer host");
   if (!localHost_.empty()) {
@@ -132,6 +133,7 @@ nlohmann::json SocketDevice::properties() const {
   j["rx_depth"] = rxDepth_;
   j["inline_bytes"] = inlineBytes_;
   j["max_message_bytes"] = kMaxMessageBytes;
+  j["device_id"] = fmt::format("{:016x}", deviceId_);
   j["progress"] = useEvent_ ? "event (epoll)" : "busy-poll";
   j["rma"] = "emulated (needs target progress)";
   return j;

@@ -50,6 +50,8 @@ class SocketDevice : public Device {
   // --- for the backend's own classes ---
   const SockAddr& bindAddress() const { return bind_; }
   const SockAddr& advertisedAddress() const { return advertised_; }
+  // Random 64-bit id carried in every connector address; orders devices for connect roles.
+  uint64_t deviceId() const { return deviceId_; }
   uint32_t txDepth() const { return txDepth_; }
   uint32_t rxDepth() const { return rxDepth_; }
   uint32_t inlineBytes() const { return inlineBytes_; }
@@ -74,6 +76,7 @@ class SocketDevice : public Device {
   uint32_t txDepth_, rxDepth_, inlineBytes_;
   bool useEvent_;
   uint64_t nextKey_;
+  uint64_t deviceId_;
   std::unordered_map<uint64_t, RegionSlot> regions_;
   std::vector<SocketEndpoint*> endpoints_;
   Fd epoll_;

@@ -24,14 +24,14 @@ SocketEndpoint::SocketEndpoint(SocketDevice& device, Fd fd, std::string peer, st
       rq_(device.rxDepth()),
       wire_(device.txDepth() + kResponseDepth),
       pendingReads_(device.txDepth()),
-      inline_(static_cast<size_t>(device.txDepth()) * device.inlineBytes()),
+      inline_(static_cast<size_t>(device.txDepth()) * (kHeaderBytes + device.inlineBytes())),
       stage_(new uint8_t[kStageBytes]) {
   makeFastSocket(fd_.get(), peer_);
   SockAddr local;
   local.len = sizeof(local.ss);
   if (getsockname(fd_.get(), local.sa(), &local.len) == 0) local_ = formatSockaddr(local.sa());
   for (size_t i = 0; i < sq_.capacity(); ++i)
-    sq_.rawSlot(i).inlineBuf = inline_.data() + i * device.inlineBytes();
+    sq_.rawSlot(i).inlineBuf = inline_.data() + i * (kHeaderBytes + device.inlineBytes());
   interest_ = EPOLLIN;
   device_.watch(fd_.get(), interest_, true);
   device_.attach(this);
@@ -89,8 +89,9 @@ PostResult SocketEndpoint::postOp(OpKind op, const MemoryRegion& mr, uint64_t of
     return PostResult::kOk;
   }
   TxItem& t = wire_.pushBack();
-  encodeHeader(h, t.header);
   t.sent = 0;
+  t.frame = t.header;
+  t.contiguous = false;
   t.response = false;
   if (op == OpKind::kRead) {
     t.payload = nullptr;
@@ -102,12 +103,15 @@ PostResult SocketEndpoint::postOp(OpKind op, const MemoryRegion& mr, uint64_t of
     t.sq = &e;
     t.payloadLen = length;
     if (length <= device_.inlineBytes()) {
-      if (length) std::memcpy(e.inlineBuf, mr.data() + offset, length);
-      t.payload = e.inlineBuf;
+      if (length) std::memcpy(e.inlineBuf + kHeaderBytes, mr.data() + offset, length);
+      t.frame = e.inlineBuf;
+      t.contiguous = true;
+      t.payload = e.inlineBuf + kHeaderBytes;
     } else {
       t.payload = mr.data() + offset;
     }
   }
+  encodeHeader(h, const_cast<uint8_t*>(t.frame));
   return PostResult::kOk;
 }
 

@@ -69,7 +69,7 @@ class SocketEndpoint : public Endpoint {
     uint32_t bytes = 0;
     uint64_t context = 0;
     uint8_t* readDest = nullptr;   // kRead: where the response lands
-    uint8_t* inlineBuf = nullptr;  // fixed per slot: copy of a small send
+    uint8_t* inlineBuf = nullptr;  // fixed per slot: header + copy of a small send, contiguous
     std::string error;
   };
   struct RqEntry {
@@ -83,6 +83,8 @@ class SocketEndpoint : public Endpoint {
   };
   struct TxItem {
     uint8_t header[kHeaderBytes];
+    const uint8_t* frame = nullptr;  // the header: `header`, or an inline slot with the payload
+    bool contiguous = false;         // payload follows the header at `frame` (one iovec)
     const uint8_t* payload = nullptr;
     uint32_t payloadLen = 0;
     size_t sent = 0;        // header+payload bytes already handed to the kernel
@@ -126,7 +128,9 @@ class SocketEndpoint : public Endpoint {
   std::vector<uint8_t> inline_;
   std::unique_ptr<uint8_t[]> stage_;
   size_t stageBegin_ = 0, stageEnd_ = 0;
-  bool drained_ = false;  // the last recv returned less than asked: socket empty
+  bool drained_ = false;      // the last recv returned less than asked: socket empty
+  bool txBlocked_ = false;    // the last send hit a full socket buffer: poll(POLLOUT) first
+  bool expectLarge_ = false;  // the last message had >= kDirectReadBytes: read headers alone
   Incoming cur_;
   RxStall rxStall_ = RxStall::kNeedBytes;
   uint32_t interest_ = 0;  // epoll events currently registered

@@ -1,5 +1,6 @@
 // SocketEndpoint byte movers: sendmsg() of queued frames, recv() into the staging buffer or
 // straight into posted buffers, and validation of every incoming header.
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -21,6 +22,13 @@ void SocketEndpoint::progress() {
 }
 
 void SocketEndpoint::progressTx() {
+  if (txBlocked_) {
+    // The socket buffer was full. Ask tcp_poll (lockless) before retrying: a failing
+    // sendmsg() takes the socket lock and delays the ACK processing that frees the space.
+    pollfd p{fd_.get(), POLLOUT, 0};
+    if (::poll(&p, 1, 0) <= 0 || (p.revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return;
+    txBlocked_ = false;
+  }
   while (!wire_.empty()) {
     iovec iov[kMaxIov];
     int n = 0;
@@ -28,8 +36,14 @@ void SocketEndpoint::progressTx() {
     for (size_t i = 0; i < wire_.size() && n + 2 <= kMaxIov; ++i) {
       const TxItem& t = wire_[i];
       size_t off = t.sent;
+      if (t.contiguous) {
+        iov[n].iov_base = const_cast<uint8_t*>(t.frame + off);
+        iov[n].iov_len = kHeaderBytes + t.payloadLen - off;
+        total += iov[n++].iov_len;
+        continue;
+      }
       if (off < kHeaderBytes) {
-        iov[n].iov_base = const_cast<uint8_t*>(t.header + off);
+        iov[n].iov_base = const_cast<uint8_t*>(t.frame + off);
         iov[n].iov_len = kHeaderBytes - off;
         total += iov[n++].iov_len;
         off = 0;
@@ -42,13 +56,21 @@ void SocketEndpoint::progressTx() {
         total += iov[n++].iov_len;
       }
     }
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<size_t>(n);
-    ssize_t r = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t r;
+    if (n == 1) {  // the common small-message case: plain send(), no iovec import
+      r = ::send(fd_.get(), iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = static_cast<size_t>(n);
+      r = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     if (r < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        txBlocked_ = true;
+        return;
+      }
       int err = errno;
       fail(err, fmt::format("socket: sendmsg to peer {}: {}", peer_, std::strerror(err)), false);
       return;
@@ -66,7 +88,10 @@ void SocketEndpoint::progressTx() {
       if (t.response) --responses_;
       wire_.popFront();
     }
-    if (static_cast<size_t>(r) < total) return;  // socket buffer full
+    if (static_cast<size_t>(r) < total) {  // socket buffer full
+      txBlocked_ = true;
+      return;
+    }
   }
 }
 
@@ -143,9 +168,13 @@ void SocketEndpoint::progressRx() {
         stageEnd_ = staged;
       }
       ++reads;
-      ssize_t r = recvSome(stage_.get() + stageEnd_, kStageBytes - stageEnd_);
+      // After a large message, expect another: read just the header so that the payload
+      // goes straight into its buffer instead of through the staging copy.
+      size_t want = expectLarge_ ? kHeaderBytes - staged : kStageBytes - stageEnd_;
+      ssize_t r = recvSome(stage_.get() + stageEnd_, want);
       if (r < 0) return;
       stageEnd_ += static_cast<size_t>(r);
+      if (expectLarge_) drained_ = false;  // a short header read says nothing about the socket
     }
   }
 }
@@ -210,6 +239,8 @@ bool SocketEndpoint::startIncoming() {
         WireHeader resp;
         resp.op = WireOp::kReadResp;
         resp.length = h.length;
+        t.frame = t.header;
+        t.contiguous = false;
         encodeHeader(resp, t.header);
         t.payload = region->data + h.offset;
         t.payloadLen = h.length;
@@ -247,6 +278,7 @@ bool SocketEndpoint::startIncoming() {
 }
 
 void SocketEndpoint::finishIncoming() {
+  expectLarge_ = cur_.length >= kDirectReadBytes;
   if (cur_.rq != nullptr) {
     cur_.rq->done = true;
     cur_.rq->bytes = cur_.length;

@@ -56,18 +56,20 @@ std::vector<uint8_t> encodeAddress(const ListenAddress& a) {
   if (a.addr.ss_family == AF_INET) {
     const auto* in4 = reinterpret_cast<const sockaddr_in*>(&a.addr);
     out[1] = 4;
-    std::memcpy(&out[2], &in4->sin_port, 2);
-    std::memcpy(&out[4], &in4->sin_addr, 4);
+    std::memcpy(&out[10], &in4->sin_port, 2);
+    std::memcpy(&out[12], &in4->sin_addr, 4);
   } else if (a.addr.ss_family == AF_INET6) {
     const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a.addr);
     out[1] = 6;
-    std::memcpy(&out[2], &in6->sin6_port, 2);
-    std::memcpy(&out[4], &in6->sin6_addr, 16);
+    std::memcpy(&out[10], &in6->sin6_port, 2);
+    std::memcpy(&out[12], &in6->sin6_addr, 16);
   } else {
     throw TransportError(
         fmt::format("socket: cannot encode address family {}", static_cast<int>(a.addr.ss_family)));
   }
-  putLe(&out[20], a.token, 8);
+  for (int i = 0; i < 8; ++i)
+    out[2 + i] = static_cast<uint8_t>(a.deviceId >> (56 - 8 * i));
+  putLe(&out[28], a.token, 8);
   return out;
 }
 
@@ -82,28 +84,30 @@ ListenAddress decodeAddress(const std::vector<uint8_t>& bytes) {
                     kAddressVersion));
   ListenAddress a;
   uint16_t port;
-  std::memcpy(&port, &bytes[2], 2);
+  std::memcpy(&port, &bytes[10], 2);
   if (port == 0) throw TransportError("socket connect: malformed peer address (port 0)");
   if (bytes[1] == 4) {
-    for (int i = 8; i < 20; ++i)
+    for (int i = 16; i < 28; ++i)
       if (bytes[i] != 0)
         throw TransportError("socket connect: malformed peer address (IPv4 with nonzero padding)");
     auto* in4 = reinterpret_cast<sockaddr_in*>(&a.addr);
     in4->sin_family = AF_INET;
     in4->sin_port = port;
-    std::memcpy(&in4->sin_addr, &bytes[4], 4);
+    std::memcpy(&in4->sin_addr, &bytes[12], 4);
     a.addrLen = sizeof(sockaddr_in);
   } else if (bytes[1] == 6) {
     auto* in6 = reinterpret_cast<sockaddr_in6*>(&a.addr);
     in6->sin6_family = AF_INET6;
     in6->sin6_port = port;
-    std::memcpy(&in6->sin6_addr, &bytes[4], 16);
+    std::memcpy(&in6->sin6_addr, &bytes[12], 16);
     a.addrLen = sizeof(sockaddr_in6);
   } else {
     throw TransportError(fmt::format(
         "socket connect: malformed peer address (family {}, expected 4 or 6)", bytes[1]));
   }
-  a.token = getLe(&bytes[20], 8);
+  for (int i = 0; i < 8; ++i)
+    a.deviceId = a.deviceId << 8 | bytes[2 + i];
+  a.token = getLe(&bytes[28], 8);
   return a;
 }
 

@@ -42,15 +42,18 @@ void encodeHeader(const WireHeader& h, uint8_t* out);
 // a length above kMaxMessageBytes (the caller treats that as a protocol violation).
 std::optional<WireHeader> decodeHeader(const uint8_t* in);
 
-// Connector address bytes: version(1)=1, family(1) 4|6, port(2, network order),
-// ip(16, network order; IPv4 uses the first 4 bytes, rest zero), token(8, LE) = 28 bytes.
-inline constexpr size_t kAddressBytes = 28;
+// Connector address bytes: version(1)=1, family(1) 4|6, device id(8, big-endian), port(2,
+// network order), ip(16, network order; IPv4 uses the first 4 bytes, rest zero), token(8, LE)
+// = 36 bytes. The device id comes first so that comparing two address byte strings orders
+// devices consistently (see SocketConnector: deadlock freedom).
+inline constexpr size_t kAddressBytes = 36;
 inline constexpr uint8_t kAddressVersion = 1;
 
 struct ListenAddress {
   sockaddr_storage addr{};  // AF_INET or AF_INET6 with port
   socklen_t addrLen = 0;
-  uint64_t token = 0;  // random secret the connecting side must echo in its hello
+  uint64_t deviceId = 0;  // random per Device; decides the connect role first
+  uint64_t token = 0;     // random secret the connecting side must echo in its hello
 };
 
 std::vector<uint8_t> encodeAddress(const ListenAddress& a);
