@@ -57,10 +57,22 @@ row=$(awk '$1 == 2 && $2 == 100 && NF >= 5' "$tmp/lat")
 tmin=$(echo "$row" | awk '{print $3}')
 awk -v t="$tmin" 'BEGIN { exit !(t > 0) }' || fail "t_min '$tmin' is not a positive number"
 
-# 3. The harness passes exit statuses through.
-echo "== ci/rxe-vm run -- exit 7"
-timeout 400 "$VM" run --timeout 60 -q -- sh -c 'exit 7'
+# 3. The harness passes exit statuses through, and the built binary runs on the emulated CPU
+#    (same exit status of `rdmabench --help` as on the host).
+BIN=${1:-}
+if [ -n "$BIN" ] && [ -x "$BIN" ]; then
+  "$BIN" --help >/dev/null 2>&1
+  host_rc=$?
+else
+  BIN=/bin/true
+  host_rc=0
+fi
+echo "== ci/rxe-vm run -- $BIN --help; exit 7"
+timeout 400 "$VM" run --timeout 60 -q -- sh -c '"$0" --help >/dev/null 2>&1; echo "help-rc=$?"; exit 7' \
+  "$BIN" >"$tmp/rc" 2>&1
 rc=$?
+cat "$tmp/rc"
 [ $rc -eq 7 ] || fail "exit status 7 came back as $rc"
+grep -qx "help-rc=$host_rc" "$tmp/rc" || fail "$BIN --help: exit status in the VM differs from the host's ($host_rc)"
 
 echo "PASSED: rxe0 PORT_ACTIVE, ib_send_lat 2 B t_min ${tmin} us, exit status passed through"
