@@ -116,7 +116,10 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       ("mtu", po::value<std::string>(), "path MTU bytes 256..4096 (default: active MTU)")
       ("use-event,e", po::bool_switch(), "sleep on completion events instead of busy polling")
       ("rdma-cm,R", po::bool_switch(), "connect QPs with librdmacm")
-      ("provider", po::value<std::string>(), "libfabric provider string (default tcp;ofi_rxm)")
+      ("provider", po::value<std::vector<std::string>>()->composing(),
+       "libfabric provider string (default tcp;ofi_rxm); give it twice or more for an A/B "
+       "comparison of providers")
+      ("compare", po::value<std::string>(), "A/B over transports: e.g. verbs,ofi:verbs;ofi_rxm,socket")
       ("domain", po::value<std::string>(), "libfabric domain (default: first)")
       ("ep", po::value<std::string>(), "libfabric endpoint type rdm | msg (default rdm)");
 
@@ -214,7 +217,22 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   }
   d.useEvent = vm["use-event"].as<bool>();
   d.rdmaCm = vm["rdma-cm"].as<bool>();
-  if (vm.count("provider")) d.provider = str("provider");
+  std::vector<std::string> providers;
+  if (vm.count("provider")) providers = vm["provider"].as<std::vector<std::string>>();
+  if (providers.size() == 1) d.provider = providers[0];
+  if (providers.size() > 1) {
+    if (vm.count("compare")) throw UsageError("--compare and several --provider: give one of them");
+    if (cmd.transportGiven && spec.transport != "ofi")
+      throw UsageError(fmt::format("--provider: only for -t ofi, not -t {}", spec.transport));
+    spec.transport = "ofi";
+    cmd.transportGiven = true;
+    for (const auto& p : providers) cmd.variants.push_back({"ofi", p, "ofi:" + p});
+  }
+  if (vm.count("compare")) {
+    cmd.variants = parseCompareList(str("compare"));
+    spec.transport = cmd.variants.front().transport;
+    cmd.transportGiven = true;
+  }
   if (vm.count("ep")) {
     d.endpointType = str("ep");
     if (d.endpointType != "rdm" && d.endpointType != "msg")
@@ -288,6 +306,36 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
   }
   cmd.server.verbose = !vm["quiet"].as<bool>();
   return cmd;
+}
+
+std::vector<Variant> parseCompareList(std::string_view text) {
+  std::vector<Variant> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
+    start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
+    Variant v;
+    size_t colon = item.find(':');
+    v.transport = item.substr(0, colon);
+    if (colon != std::string::npos) v.provider = item.substr(colon + 1);
+    const auto& names = transport::backendNames();
+    if (std::find(names.begin(), names.end(), v.transport) == names.end())
+      throw UsageError(fmt::format("--compare: unknown transport '{}' in '{}' (valid: socket, "
+                                   "verbs, ofi[:provider])",
+                                   v.transport, text));
+    if (!v.provider.empty() && v.transport != "ofi")
+      throw UsageError(
+          fmt::format("--compare: '{}': only ofi takes a provider (ofi:PROVIDER)", item));
+    if (colon != std::string::npos && v.provider.empty())
+      throw UsageError(fmt::format("--compare: '{}': empty provider after ':'", item));
+    v.label = item;
+    out.push_back(v);
+  }
+  if (out.size() < 2)
+    throw UsageError(fmt::format("--compare {}: needs at least two comma-separated variants",
+                                 text));
+  return out;
 }
 
 std::string defaultTransport(std::string& note) {

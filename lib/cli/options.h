@@ -19,8 +19,18 @@ struct OutputOptions {
   bool full = false;             // --full: OSU -f style extra columns
 };
 
+// One transport/provider combination of an A/B comparison.
+struct Variant {
+  std::string transport;  // socket | verbs | ofi
+  std::string provider;   // ofi only
+  std::string label;      // "socket", "ofi:tcp;ofi_rxm"
+};
+
 struct ClientCommand {
   engine::ClientOptions client;
+  // Two or more: run the same test once per variant and print one A/B table
+  // (--provider A --provider B, or --compare verbs,ofi:tcp;ofi_rxm,socket).
+  std::vector<Variant> variants;
   OutputOptions output;
   bool transportGiven = false;  // -t given; else the caller picks the best usable transport
   bool help = false;
@@ -37,6 +47,10 @@ struct ServerCommand {
 };
 
 ServerCommand parseServerCommand(const std::vector<std::string>& args);
+
+// Parses --compare's list: comma-separated `transport` or `ofi:provider` items, at least two.
+// UsageError names the bad item.
+std::vector<Variant> parseCompareList(std::string_view text);
 
 // Unsigned integer option in [min, max]; UsageError "--iters 0: out of range 1..1000000000".
 uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t min,

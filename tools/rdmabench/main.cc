@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "engine/pair.h"
+#include "report/ab_report.h"
 #include "report/report.h"
 #include "tools/rdmabench/commands.h"
 
@@ -28,6 +29,35 @@ constexpr const char* kUsage =
     "\n"
     "Transports: socket (TCP), verbs (libibverbs RC QPs), ofi (libfabric, any provider).\n"
     "Example: rdmabench server   (node A);   rdmabench lat nodeA -t verbs -a   (node B)\n";
+
+// Runs the same test once per variant (each against the same server, size by size) and prints
+// one A/B document. A failing variant is reported in place; the exit status is then 1.
+int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out) {
+  std::vector<report::RunCapture> runs;
+  bool failed = false;
+  for (const auto& v : cmd.variants) {
+    engine::ClientOptions o = cmd.client;
+    o.spec.transport = v.transport;
+    o.localDevice.provider = v.provider;
+    o.spec.serverDevice.provider = v.provider;
+    report::RunCapture capture;
+    capture.label = v.label;
+    report::CaptureReporter reporter(capture);
+    try {
+      engine::runClient(o, reporter);
+    } catch (const InterruptedError&) {
+      throw;
+    } catch (const std::exception& e) {
+      capture.error = e.what();
+      std::cerr << "rdmabench: error: " << v.label << ": " << e.what() << "\n";
+      failed = true;
+    }
+    runs.push_back(std::move(capture));
+  }
+  report::printAb(out, cmd.output.format, runs);
+  out.flush();
+  return failed ? 1 : 0;
+}
 
 int runClientCommand(const std::string& test, const std::vector<std::string>& args,
                      const std::string& commandLine) {
@@ -49,6 +79,7 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
     if (!file) throw UsageError(fmt::format("--output {}: cannot open for writing", cmd.output.path));
     out = &file;
   }
+  if (cmd.variants.size() > 1) return runAbComparison(cmd, *out);
   report::ReportOptions ro;
   ro.gigabits = cmd.output.gigabits;
   ro.full = cmd.output.full;
