@@ -192,7 +192,7 @@ Selection selectInfo(const DeviceOptions& options) {
     if (!seen) domains.push_back(d);
   }
   if (!chosen)
-    throw UsageError(fmt::format("--device: domain '{}' not found for provider '{}' (domains: {})",
+    throw UsageError(fmt::format("--domain: '{}' not found for provider '{}' (domains: {})",
                                  options.device, provider, fmt::join(domains, ", ")));
   Selection s;
   s.info.reset(fi_dupinfo(chosen));

@@ -47,6 +47,15 @@ class SocketMemoryRegion : public MemoryRegion {
   uint64_t key_;
 };
 
+// --inline: -1 = default; above the cap is a usage error naming it.
+uint32_t inlineOption(int64_t requested) {
+  if (requested < 0) return kDefaultInlineBytes;
+  if (requested > static_cast<int64_t>(kMaxInlineBytes))
+    throw UsageError(fmt::format("--inline {}: above the socket transport's inline cap of {} bytes",
+                                 requested, kMaxInlineBytes));
+  return static_cast<uint32_t>(requested);
+}
+
 uint32_t depthOption(uint32_t value, uint32_t dflt, const char* option) {
   if (value == 0) return dflt;
   if (value > kMaxDepth)
@@ -81,9 +90,7 @@ SocketDevice::SocketDevice(const DeviceOptions& options)
       peerHost_(options.peerHost),
       txDepth_(depthOption(options.txDepth, kDefaultTxDepth, "--tx-depth")),
       rxDepth_(depthOption(options.rxDepth, kDefaultRxDepth, "--rx-depth")),
-      inlineBytes_(options.inlineBytes < 0 ? kDefaultInlineBytes
-                                           : static_cast<uint32_t>(std::min<int64_t>(
-                                                 options.inlineBytes, kMaxInlineBytes))),
+      inlineBytes_(inlineOption(options.inlineBytes)),
       useEvent_(options.useEvent) {
   std::random_device rd;
   nextKey_ = ((static_cast<uint64_t>(rd()) << 32) ^ rd()) | 1;

@@ -83,7 +83,8 @@ BackendStatus probe() {
   errno = 0;
   ibv_device** list = ibv_get_device_list(&count);
   if (list == nullptr) {
-    s.reason = fmt::format("ibv_get_device_list: {}", std::strerror(errno));
+    s.reason = fmt::format("no RDMA devices: ibv_get_device_list: {}{}", std::strerror(errno),
+                           errno == ENOSYS ? " (this kernel has no RDMA support)" : "");
     return s;
   }
   if (count == 0) {
