@@ -15,8 +15,7 @@ namespace rdmabench::cli {
 
 namespace po = boost::program_options;
 
-uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t min,
-                       uint64_t max) {
+uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t min, uint64_t max) {
   uint64_t v = 0;
   bool ok = !text.empty();
   for (char c : text) {
@@ -42,11 +41,14 @@ double parseSeconds(std::string_view text, std::string_view option, double min, 
 
 namespace {
 
-std::vector<std::string> formatsList() { return report::formatNames(); }
+std::vector<std::string> formatsList() {
+  return report::formatNames();
+}
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  for (const auto& x : v)
+    s += (s.empty() ? "" : ", ") + x;
   return s;
 }
 
@@ -59,8 +61,8 @@ po::variables_map parse(const std::string& command, const po::options_descriptio
     po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command,
-                                 e.what(), command));
+    throw UsageError(
+        fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command, e.what(), command));
   }
   return vm;
 }
@@ -73,62 +75,63 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   spec.test = test;
   const bool bw = test == "bw";
 
-  po::options_description general(fmt::format(
-      "Usage: rdmabench {} [HOST] [options]\n"
-      "{} against `rdmabench server` on HOST, or on loopback when HOST is omitted.\n\n"
-      "Test",
-      test, bw ? "Windowed bandwidth / message rate (osu_bw, ib_*_bw)"
-               : "Ping-pong latency (osu_latency, ib_*_lat)"));
-  general.add_options()
-      ("help,h", "show this help")
-      ("transport,t", po::value<std::string>(), "socket | verbs | ofi (default: verbs when an "
-       "active RDMA port exists, else socket)")
-      ("op", po::value<std::string>(), bw ? "send | write (default send)"
-                                           : "send | write | read (default send)")
-      ("size,s", po::value<std::string>(), "one message size, bytes (K/M suffixes)")
-      ("all,a", po::bool_switch(), "all powers of two up to 4M (latency from 0 B)")
-      ("msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (powers of two)")
-      ("iters,n", po::value<std::string>(), "measured iterations per size (default: OSU's, "
-       "by size)")
-      ("warmup", po::value<std::string>(), "warmup iterations per size (default: OSU's)")
-      ("duration,D", po::value<std::string>(), "seconds per size instead of --iters")
-      ("check", po::bool_switch(), "verify payload data")
-      ("timeout", po::value<std::string>(), "longest wait without progress, seconds "
-       "(default 10)")
-      ("connect-timeout", po::value<std::string>(), "seconds to reach the server (default 5)")
-      ("port,p", po::value<std::string>(), "server control port (default 18515)");
+  po::options_description general(
+      fmt::format("Usage: rdmabench {} [HOST] [options]\n"
+                  "{} against `rdmabench server` on HOST, or on loopback when HOST is omitted.\n\n"
+                  "Test",
+                  test,
+                  bw ? "Windowed bandwidth / message rate (osu_bw, ib_*_bw)"
+                     : "Ping-pong latency (osu_latency, ib_*_lat)"));
+  general.add_options()("help,h", "show this help")("transport,t", po::value<std::string>(),
+                                                    "socket | verbs | ofi (default: verbs when an "
+                                                    "active RDMA port exists, else socket)")(
+      "op", po::value<std::string>(),
+      bw ? "send | write (default send)" : "send | write | read (default send)")(
+      "size,s", po::value<std::string>(), "one message size, bytes (K/M suffixes)")(
+      "all,a", po::bool_switch(), "all powers of two up to 4M (latency from 0 B)")(
+      "msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (powers of two)")(
+      "iters,n", po::value<std::string>(),
+      "measured iterations per size (default: OSU's, "
+      "by size)")("warmup", po::value<std::string>(),
+                  "warmup iterations per size (default: OSU's)")(
+      "duration,D", po::value<std::string>(), "seconds per size instead of --iters")(
+      "check", po::bool_switch(), "verify payload data")("timeout", po::value<std::string>(),
+                                                         "longest wait without progress, seconds "
+                                                         "(default 10)")(
+      "connect-timeout", po::value<std::string>(), "seconds to reach the server (default 5)")(
+      "port,p", po::value<std::string>(), "server control port (default 18515)");
   if (bw)
-    general.add_options()
-        ("window,w", po::value<std::string>(), "messages in flight per iteration (default 64)")
-        ("bidir,b", po::bool_switch(), "bidirectional (osu_bibw)")
-        ("qp,q", po::value<std::string>(), "connections in parallel (default 1)")
-        ("cq-mod", po::value<std::string>(), "request a completion every N posts (default 1)");
+    general.add_options()("window,w", po::value<std::string>(),
+                          "messages in flight per iteration (default 64)")(
+        "bidir,b", po::bool_switch(), "bidirectional (osu_bibw)")(
+        "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
+        "cq-mod", po::value<std::string>(), "request a completion every N posts (default 1)");
 
   po::options_description device("Device / transport");
-  device.add_options()
-      ("device,d", po::value<std::string>(), "verbs device (default: first with an active port)")
-      ("remote-device", po::value<std::string>(), "the server's verbs device / ofi domain")
-      ("ib-port", po::value<std::string>(), "verbs port number (default 1)")
-      ("gid-index,x", po::value<std::string>(), "GID index or auto (default auto)")
-      ("inline", po::value<std::string>(), "inline bytes or auto (default auto)")
-      ("tx-depth", po::value<std::string>(), "send queue depth")
-      ("rx-depth", po::value<std::string>(), "receive queue depth")
-      ("mtu", po::value<std::string>(), "path MTU bytes 256..4096 (default: active MTU)")
-      ("use-event,e", po::bool_switch(), "sleep on completion events instead of busy polling")
-      ("rdma-cm,R", po::bool_switch(), "connect QPs with librdmacm")
-      ("provider", po::value<std::vector<std::string>>()->composing(),
-       "libfabric provider string (default tcp;ofi_rxm); give it twice or more for an A/B "
-       "comparison of providers")
-      ("compare", po::value<std::string>(), "A/B over transports: e.g. verbs,ofi:verbs;ofi_rxm,socket")
-      ("domain", po::value<std::string>(), "libfabric domain (default: first)")
-      ("ep", po::value<std::string>(), "libfabric endpoint type rdm | msg (default rdm)");
+  device.add_options()("device,d", po::value<std::string>(),
+                       "verbs device (default: first with an active port)")(
+      "remote-device", po::value<std::string>(), "the server's verbs device / ofi domain")(
+      "ib-port", po::value<std::string>(), "verbs port number (default 1)")(
+      "gid-index,x", po::value<std::string>(), "GID index or auto (default auto)")(
+      "inline", po::value<std::string>(), "inline bytes or auto (default auto)")(
+      "tx-depth", po::value<std::string>(), "send queue depth")(
+      "rx-depth", po::value<std::string>(), "receive queue depth")(
+      "mtu", po::value<std::string>(), "path MTU bytes 256..4096 (default: active MTU)")(
+      "use-event,e", po::bool_switch(), "sleep on completion events instead of busy polling")(
+      "rdma-cm,R", po::bool_switch(), "connect QPs with librdmacm")(
+      "provider", po::value<std::vector<std::string>>()->composing(),
+      "libfabric provider string (default tcp;ofi_rxm); give it twice or more for an A/B "
+      "comparison of providers")("compare", po::value<std::string>(),
+                                 "A/B over transports: e.g. verbs,ofi:verbs;ofi_rxm,socket")(
+      "domain", po::value<std::string>(), "libfabric domain (default: first)")(
+      "ep", po::value<std::string>(), "libfabric endpoint type rdm | msg (default rdm)");
 
   po::options_description output("Output");
-  output.add_options()
-      ("format,f", po::value<std::string>(), ("table | " + joined(formatsList())).c_str())
-      ("output,o", po::value<std::string>(), "write the report to FILE")
-      ("gbits", po::bool_switch(), "also show Gb/s (10^9 bit/s)")
-      ("full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu");
+  output.add_options()("format,f", po::value<std::string>(),
+                       ("table | " + joined(formatsList())).c_str())(
+      "output,o", po::value<std::string>(), "write the report to FILE")(
+      "gbits", po::bool_switch(), "also show Gb/s (10^9 bit/s)")(
+      "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu");
 
   po::options_description hidden;
   hidden.add_options()("host", po::value<std::string>());
@@ -171,8 +174,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   if (vm.count("iters"))
     spec.iterations = parseUnsigned(str("iters"), "--iters", 1, engine::kMaxIterations);
   if (vm.count("warmup"))
-    spec.warmup = static_cast<int64_t>(
-        parseUnsigned(str("warmup"), "--warmup", 0, engine::kMaxIterations));
+    spec.warmup =
+        static_cast<int64_t>(parseUnsigned(str("warmup"), "--warmup", 0, engine::kMaxIterations));
   if (vm.count("duration")) {
     if (vm.count("iters")) throw UsageError("--duration and --iters: give only one of them");
     spec.durationSec = parseSeconds(str("duration"), "--duration", 0.01, 3600);
@@ -186,15 +189,15 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
         parseSeconds(str("connect-timeout"), "--connect-timeout", 0.1, 3600) * 1000);
   if (bw) {
     if (vm.count("window"))
-      spec.window = static_cast<uint32_t>(
-          parseUnsigned(str("window"), "--window", 1, engine::kMaxWindow));
+      spec.window =
+          static_cast<uint32_t>(parseUnsigned(str("window"), "--window", 1, engine::kMaxWindow));
     spec.bidirectional = vm["bidir"].as<bool>();
     if (vm.count("qp"))
       spec.queuePairs =
           static_cast<uint32_t>(parseUnsigned(str("qp"), "--qp", 1, engine::kMaxQueuePairs));
     if (vm.count("cq-mod"))
-      spec.cqModeration = static_cast<uint32_t>(
-          parseUnsigned(str("cq-mod"), "--cq-mod", 1, engine::kMaxWindow));
+      spec.cqModeration =
+          static_cast<uint32_t>(parseUnsigned(str("cq-mod"), "--cq-mod", 1, engine::kMaxWindow));
   }
 
   transport::DeviceOptions& d = cmd.client.localDevice;
@@ -226,7 +229,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       throw UsageError(fmt::format("--provider: only for -t ofi, not -t {}", spec.transport));
     spec.transport = "ofi";
     cmd.transportGiven = true;
-    for (const auto& p : providers) cmd.variants.push_back({"ofi", p, "ofi:" + p});
+    for (const auto& p : providers)
+      cmd.variants.push_back({"ofi", p, "ofi:" + p});
   }
   if (vm.count("compare")) {
     cmd.variants = parseCompareList(str("compare"));
@@ -256,8 +260,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
     cmd.output.format = str("format");
     const auto& names = report::formatNames();
     if (std::find(names.begin(), names.end(), cmd.output.format) == names.end())
-      throw UsageError(fmt::format("--format {}: unknown (valid: {})", cmd.output.format,
-                                   joined(names)));
+      throw UsageError(
+          fmt::format("--format {}: unknown (valid: {})", cmd.output.format, joined(names)));
   }
   if (vm.count("output")) cmd.output.path = str("output");
   cmd.output.gigabits = vm["gbits"].as<bool>();
@@ -276,14 +280,13 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
   po::options_description desc(
       "Usage: rdmabench server [options]\n"
       "Serves lat / bw tests one after another; clients choose everything.\n\nOptions");
-  desc.add_options()
-      ("help,h", "show this help")
-      ("port,p", po::value<std::string>(), "control port (default 18515)")
-      ("bind", po::value<std::string>(), "listen address (default: all)")
-      ("once", po::bool_switch(), "exit after one test")
-      ("max-bytes", po::value<std::string>(), "largest buffer memory a client may make the "
-       "server allocate (default 1G)")
-      ("quiet", po::bool_switch(), "no per-session log lines");
+  desc.add_options()("help,h", "show this help")("port,p", po::value<std::string>(),
+                                                 "control port (default 18515)")(
+      "bind", po::value<std::string>(), "listen address (default: all)")("once", po::bool_switch(),
+                                                                         "exit after one test")(
+      "max-bytes", po::value<std::string>(),
+      "largest buffer memory a client may make the "
+      "server allocate (default 1G)")("quiet", po::bool_switch(), "no per-session log lines");
   po::positional_options_description pos;
   po::variables_map vm = parse("server", desc, pos, args);
   if (vm.count("help")) {
@@ -313,7 +316,8 @@ std::vector<Variant> parseCompareList(std::string_view text) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string item(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
+    std::string item(
+        text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
     start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
     Variant v;
     size_t colon = item.find(':');
@@ -321,9 +325,10 @@ std::vector<Variant> parseCompareList(std::string_view text) {
     if (colon != std::string::npos) v.provider = item.substr(colon + 1);
     const auto& names = transport::backendNames();
     if (std::find(names.begin(), names.end(), v.transport) == names.end())
-      throw UsageError(fmt::format("--compare: unknown transport '{}' in '{}' (valid: socket, "
-                                   "verbs, ofi[:provider])",
-                                   v.transport, text));
+      throw UsageError(
+          fmt::format("--compare: unknown transport '{}' in '{}' (valid: socket, "
+                      "verbs, ofi[:provider])",
+                      v.transport, text));
     if (!v.provider.empty() && v.transport != "ofi")
       throw UsageError(
           fmt::format("--compare: '{}': only ofi takes a provider (ofi:PROVIDER)", item));
@@ -333,8 +338,8 @@ std::vector<Variant> parseCompareList(std::string_view text) {
     out.push_back(v);
   }
   if (out.size() < 2)
-    throw UsageError(fmt::format("--compare {}: needs at least two comma-separated variants",
-                                 text));
+    throw UsageError(
+        fmt::format("--compare {}: needs at least two comma-separated variants", text));
   return out;
 }
 

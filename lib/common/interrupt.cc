@@ -28,12 +28,16 @@ void installInterruptHandlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-bool interrupted() { return gSignals.load(std::memory_order_relaxed) != 0; }
+bool interrupted() {
+  return gSignals.load(std::memory_order_relaxed) != 0;
+}
 
 void throwIfInterrupted(const char* phase) {
   if (interrupted()) throw InterruptedError(std::string("interrupted during ") + phase);
 }
 
-void clearInterrupted() { gSignals.store(0, std::memory_order_relaxed); }
+void clearInterrupted() {
+  gSignals.store(0, std::memory_order_relaxed);
+}
 
 }  // namespace rdmabench

@@ -11,9 +11,10 @@ namespace rdmabench {
 
 uint64_t parseSize(std::string_view text, std::string_view option) {
   auto bad = [&](std::string_view why) {
-    return UsageError(fmt::format("{}: invalid size '{}': {} (use an integer with optional "
-                                  "K/M/G suffix, e.g. 4096, 64K, 1M)",
-                                  option, text, why));
+    return UsageError(
+        fmt::format("{}: invalid size '{}': {} (use an integer with optional "
+                    "K/M/G suffix, e.g. 4096, 64K, 1M)",
+                    option, text, why));
   };
   if (text.empty()) throw bad("empty");
   size_t i = 0;
@@ -28,10 +29,17 @@ uint64_t parseSize(std::string_view text, std::string_view option) {
   uint64_t mult = 1;
   if (i < text.size()) {
     switch (std::toupper(static_cast<unsigned char>(text[i]))) {
-      case 'K': mult = 1ull << 10; break;
-      case 'M': mult = 1ull << 20; break;
-      case 'G': mult = 1ull << 30; break;
-      default: throw bad("unknown suffix");
+      case 'K':
+        mult = 1ull << 10;
+        break;
+      case 'M':
+        mult = 1ull << 20;
+        break;
+      case 'G':
+        mult = 1ull << 30;
+        break;
+      default:
+        throw bad("unknown suffix");
     }
     ++i;
     if (i < text.size() && (text[i] == 'B' || text[i] == 'b' || text[i] == 'i')) ++i;

@@ -15,29 +15,33 @@ using transport::Completion;
 using transport::PostResult;
 
 struct LinkState {
-  uint64_t posted = 0;         // data posts
-  uint64_t completed = 0;      // data posts known complete
+  uint64_t posted = 0;     // data posts
+  uint64_t completed = 0;  // data posts known complete
   uint64_t sinceSignal = 0;
-  uint64_t recvPosted = 0;     // data receives posted
-  uint64_t recvDone = 0;       // data receives completed
-  uint64_t ctrlRecvs = 0;      // acks / fins received
-  uint64_t ctrlSendsOut = 0;   // acks / fins in flight
+  uint64_t recvPosted = 0;    // data receives posted
+  uint64_t recvDone = 0;      // data receives completed
+  uint64_t ctrlRecvs = 0;     // acks / fins received
+  uint64_t ctrlSendsOut = 0;  // acks / fins in flight
 };
 
 class Bandwidth {
  public:
   Bandwidth(transport::Device& device, std::vector<Link>& links, Progress& progress,
             const BandwidthParams& p)
-      : links_(links), progress_(progress), p_(p), len_(static_cast<uint32_t>(p.bytes)),
+      : links_(links),
+        progress_(progress),
+        p_(p),
+        len_(static_cast<uint32_t>(p.bytes)),
         state_(links.size()) {
     transport::Caps caps = device.caps();
     uint32_t sq = caps.maxSendQueue ? caps.maxSendQueue : 128;
     cqMod_ = std::max<uint32_t>(1, std::min<uint32_t>(p.cqModeration, std::max(1u, sq / 2)));
     uint32_t rq = caps.maxRecvQueue ? caps.maxRecvQueue : 512;
     if (p.op == "send" && (p.bidirectional || !p.sender) && p.window + 1 > rq)
-      throw UsageError(fmt::format("--window {}: exceeds the receive queue depth {} of {} "
-                                   "(raise --rx-depth or lower --window)",
-                                   p.window, rq, device.name()));
+      throw UsageError(
+          fmt::format("--window {}: exceeds the receive queue depth {} of {} "
+                      "(raise --rx-depth or lower --window)",
+                      p.window, rq, device.name()));
     prepost_ = std::min<uint64_t>(2ull * p.window, rq - 1);
     total_ = p.warmup + p.iterations;
   }
@@ -60,7 +64,8 @@ class Bandwidth {
       for (uint64_t it = 0; it < total_; ++it) {
         if (it == p_.warmup) t0 = nowNs();
         if (sends)
-          for (size_t l = 0; l < links_.size(); ++l) postWindow(l);
+          for (size_t l = 0; l < links_.size(); ++l)
+            postWindow(l);
         for (size_t l = 0; l < links_.size(); ++l) {
           LinkState& s = state_[l];
           for (;;) {
@@ -82,16 +87,19 @@ class Bandwidth {
     if (!isSend) {
       // Fins: the writer tells the target it is done; the target progresses until then.
       if (sends)
-        for (size_t l = 0; l < links_.size(); ++l) postCtrlSend(l);
+        for (size_t l = 0; l < links_.size(); ++l)
+          postCtrlSend(l);
       if (receives) {
         progress_.setPassive(!sends);
         for (size_t l = 0; l < links_.size(); ++l)
-          while (state_[l].ctrlRecvs < 1) poll();
+          while (state_[l].ctrlRecvs < 1)
+            poll();
         progress_.setPassive(false);
       }
     }
     for (size_t l = 0; l < links_.size(); ++l)
-      while (state_[l].ctrlSendsOut > 0) poll();
+      while (state_[l].ctrlSendsOut > 0)
+        poll();
 
     BandwidthResult r;
     r.seconds = static_cast<double>(t1 - t0) / 1e9;
@@ -135,10 +143,10 @@ class Bandwidth {
       bool signaled = ++s.sinceSignal >= cqMod_ || k + 1 == p_.window;
       uint64_t ctx = makeCtx(Ctx::kData, static_cast<uint32_t>(l), s.posted);
       for (;;) {
-        PostResult r = p_.op == "send"
-                           ? link.endpoint->postSend(*link.region, so, len_, ctx, signaled)
-                           : link.endpoint->postWrite(*link.region, so, len_, link.remote, ro,
-                                                      ctx, signaled);
+        PostResult r =
+            p_.op == "send"
+                ? link.endpoint->postSend(*link.region, so, len_, ctx, signaled)
+                : link.endpoint->postWrite(*link.region, so, len_, link.remote, ro, ctx, signaled);
         if (r == PostResult::kOk) break;
         poll();
       }
@@ -194,8 +202,8 @@ BandwidthResult runBandwidth(transport::Device& device, std::vector<Link>& links
                              Progress& progress, const BandwidthParams& params) {
   if (params.bytes == 0) throw UsageError("--size 0: bandwidth needs at least 1 byte");
   if (params.op != "send" && params.op != "write")
-    throw UsageError(fmt::format("--op {}: the bandwidth engine supports send and write",
-                                 params.op));
+    throw UsageError(
+        fmt::format("--op {}: the bandwidth engine supports send and write", params.op));
   Bandwidth engine(device, links, progress, params);
   return engine.run();
 }

@@ -34,10 +34,10 @@ struct BandwidthParams {
 };
 
 struct BandwidthResult {
-  double seconds = 0;           // measured interval on this side
-  uint64_t messages = 0;        // messages this side sent in the measured interval
+  double seconds = 0;             // measured interval on this side
+  uint64_t messages = 0;          // messages this side sent in the measured interval
   uint64_t messagesBothWays = 0;  // bidirectional: sent + received
-  double megabytesPerSec = 0;   // this side's figure (bidirectional: both directions)
+  double megabytesPerSec = 0;     // this side's figure (bidirectional: both directions)
   double messagesPerSec = 0;
 };
 

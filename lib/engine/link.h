@@ -21,8 +21,14 @@ inline uint64_t makeCtx(Ctx kind, uint32_t link, uint64_t seq) {
   return static_cast<uint64_t>(kind) << 56 | static_cast<uint64_t>(link & 0xffff) << 40 |
          (seq & ((1ull << 40) - 1));
 }
-inline Ctx ctxKind(uint64_t ctx) { return static_cast<Ctx>(ctx >> 56); }
-inline uint32_t ctxLink(uint64_t ctx) { return static_cast<uint32_t>(ctx >> 40) & 0xffff; }
-inline uint64_t ctxSeq(uint64_t ctx) { return ctx & ((1ull << 40) - 1); }
+inline Ctx ctxKind(uint64_t ctx) {
+  return static_cast<Ctx>(ctx >> 56);
+}
+inline uint32_t ctxLink(uint64_t ctx) {
+  return static_cast<uint32_t>(ctx >> 40) & 0xffff;
+}
+inline uint64_t ctxSeq(uint64_t ctx) {
+  return ctx & ((1ull << 40) - 1);
+}
 
 }  // namespace rdmabench::engine

@@ -58,12 +58,9 @@ std::string isoDateUtc() {
 }
 
 json capsJson(const transport::Caps& c) {
-  return json{{"rma_write", c.rmaWrite},
-              {"rma_read", c.rmaRead},
-              {"rma_emulated", c.rmaEmulated},
-              {"max_message_bytes", c.maxMessageBytes},
-              {"max_send_queue", c.maxSendQueue},
-              {"max_recv_queue", c.maxRecvQueue},
+  return json{{"rma_write", c.rmaWrite},          {"rma_read", c.rmaRead},
+              {"rma_emulated", c.rmaEmulated},    {"max_message_bytes", c.maxMessageBytes},
+              {"max_send_queue", c.maxSendQueue}, {"max_recv_queue", c.maxRecvQueue},
               {"inline_bytes", c.inlineBytes}};
 }
 
@@ -72,8 +69,8 @@ void checkCaps(const TestSpec& spec, const transport::Device& device, const char
   transport::Caps caps = device.caps();
   for (uint64_t b : spec.sizes)
     if (caps.maxMessageBytes && b > caps.maxMessageBytes)
-      throw UsageError(fmt::format("--size {}: above the {} {} device {} limit of {} bytes", b,
-                                   who, device.backend(), device.name(), caps.maxMessageBytes));
+      throw UsageError(fmt::format("--size {}: above the {} {} device {} limit of {} bytes", b, who,
+                                   device.backend(), device.name(), caps.maxMessageBytes));
   if (spec.op == "write" && !caps.rmaWrite)
     throw UsageError(fmt::format("--op write: the {} transport on {} does not support RDMA write",
                                  device.backend(), device.name()));
@@ -96,8 +93,10 @@ void openSide(Side& s, const TestSpec& spec, const transport::DeviceOptions& opt
 
 json addressesJson(const Side& s) {
   json conns = json::array(), regions = json::array();
-  for (const auto& c : s.connectors) conns.push_back(rendezvous::toHex(c->localAddress()));
-  for (const auto& r : s.regions) regions.push_back(rendezvous::toHex(r->exportRegion().encode()));
+  for (const auto& c : s.connectors)
+    conns.push_back(rendezvous::toHex(c->localAddress()));
+  for (const auto& r : s.regions)
+    regions.push_back(rendezvous::toHex(r->exportRegion().encode()));
   return json{{"connectors", conns}, {"regions", regions}};
 }
 
@@ -122,8 +121,7 @@ void connectSide(Side& s, const json& remote, const Deadline& deadline, const st
 
 void zeroReceiveAreas(Side& s) {
   for (auto& link : s.links)
-    std::memset(link.region->data() + link.layout.recvOffset(), 0,
-                link.layout.area + kCtrlBytes);
+    std::memset(link.region->data() + link.layout.recvOffset(), 0, link.layout.area + kCtrlBytes);
 }
 
 // Watchdog for engine loops: a frame on the control channel mid-run means the peer failed
@@ -172,8 +170,8 @@ json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun
   p.bidirectional = spec.bidirectional;
   BandwidthResult r = runBandwidth(*side.device, side.links, progress, p);
   if (bwOut) *bwOut = r;
-  return json{{"seconds", r.seconds}, {"mb_per_s", r.megabytesPerSec},
-              {"msg_per_s", r.messagesPerSec}};
+  return json{
+      {"seconds", r.seconds}, {"mb_per_s", r.megabytesPerSec}, {"msg_per_s", r.messagesPerSec}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -194,8 +192,8 @@ void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOpt
 
 void serveSession(Channel& ch, const ServerOptions& so) {
   rendezvous::serverHandshake(ch, Deadline(so.helloTimeoutMs));
-  json req = expectJson(ch, rendezvous::kTestRequest, Deadline(so.helloTimeoutMs),
-                        "test description");
+  json req =
+      expectJson(ch, rendezvous::kTestRequest, Deadline(so.helloTimeoutMs), "test description");
   TestSpec spec = TestSpec::fromJson(req);
   uint64_t need = spec.bytesPerConnection() * spec.queuePairs;
   if (need > so.maxBytes)
@@ -251,9 +249,10 @@ void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOpt
                 j.value("warmup", uint64_t{0})};
     if (std::find(spec.sizes.begin(), spec.sizes.end(), run.bytes) == spec.sizes.end() ||
         run.iterations > kMaxIterations || run.warmup > kMaxIterations || run.iterations == 0)
-      throw ProtocolError(fmt::format("client asked for size {} / {} iterations outside the test "
-                                      "description",
-                                      run.bytes, run.iterations));
+      throw ProtocolError(
+          fmt::format("client asked for size {} / {} iterations outside the test "
+                      "description",
+                      run.bytes, run.iterations));
     zeroReceiveAreas(side);
     ch.sendJson(rendezvous::kSizeReady, json::object(), dl());
     json result = runSize(spec, side, progress, run, false, nullptr, nullptr);
@@ -339,7 +338,8 @@ class Client {
     try {
       session(ch);
     } catch (const std::exception& e) {
-      if (!dynamic_cast<const ProtocolError*>(&e)) tellPeer(ch, fmt::format("client failed: {}", e.what()));
+      if (!dynamic_cast<const ProtocolError*>(&e))
+        tellPeer(ch, fmt::format("client failed: {}", e.what()));
       if (begun_) reporter_.abort(e.what());
       throw;
     }
@@ -422,8 +422,8 @@ class Client {
         double per = spec.test == "lat" ? pp.seconds / static_cast<double>(cal.iterations)
                                         : bw.seconds / static_cast<double>(cal.iterations);
         double n = per > 0 ? spec.durationSec / per : static_cast<double>(kMaxIterations);
-        run.iterations = static_cast<uint64_t>(
-            std::clamp(n, 1.0, static_cast<double>(kMaxIterations)));
+        run.iterations =
+            static_cast<uint64_t>(std::clamp(n, 1.0, static_cast<double>(kMaxIterations)));
         run.warmup = 0;
       }
       PingPongResult pp;
@@ -437,9 +437,10 @@ class Client {
         row.latency = pp.samples.summarize();
         row.seconds = pp.seconds;
         if (pp.checkErrors > 0)
-          throw Error(fmt::format("data check failed at size {}: {} of {} iterations returned a "
-                                  "wrong payload",
-                                  bytes, pp.checkErrors, run.iterations + run.warmup));
+          throw Error(
+              fmt::format("data check failed at size {}: {} of {} iterations returned a "
+                          "wrong payload",
+                          bytes, pp.checkErrors, run.iterations + run.warmup));
       } else {
         row.seconds = bw.seconds;
         row.megabytesPerSec = bw.megabytesPerSec;
@@ -481,11 +482,10 @@ void runClient(const ClientOptions& options, report::Reporter& reporter) {
 void runServer(const ServerOptions& options) {
   rendezvous::Listener listener(options.bind, options.port);
   if (options.verbose)
-    std::cerr << fmt::format("rdmabench server {} listening on {} (protocol v{}, --max-bytes {})\n",
-                             RDMABENCH_VERSION,
-                             rendezvous::formatHostPort(
-                                 options.bind.empty() ? "*" : options.bind, listener.port()),
-                             rendezvous::kProtocolVersion, options.maxBytes);
+    std::cerr << fmt::format(
+        "rdmabench server {} listening on {} (protocol v{}, --max-bytes {})\n", RDMABENCH_VERSION,
+        rendezvous::formatHostPort(options.bind.empty() ? "*" : options.bind, listener.port()),
+        rendezvous::kProtocolVersion, options.maxBytes);
   serveListener(listener, options);
 }
 

@@ -39,10 +39,10 @@ void runClient(const ClientOptions& options, report::Reporter& reporter);
 struct ServerOptions {
   std::string bind;  // empty = all addresses
   uint16_t port = kDefaultControlPort;
-  bool once = false;              // exit after one test
+  bool once = false;               // exit after one test
   uint64_t maxBytes = 1ull << 30;  // cap on buffer memory a client may make us allocate
   int64_t helloTimeoutMs = 10'000;
-  bool verbose = true;            // one log line per session on stderr
+  bool verbose = true;  // one log line per session on stderr
 };
 
 class Listener;

@@ -15,13 +15,18 @@ using transport::PostResult;
 
 // Fills `n` bytes with a pattern unique to iteration `i` (check mode only, outside the timing).
 void stamp(uint8_t* p, uint64_t n, uint64_t i) {
-  for (uint64_t k = 0; k < n; ++k) p[k] = static_cast<uint8_t>(i * 131 + k * 7 + 1);
+  for (uint64_t k = 0; k < n; ++k)
+    p[k] = static_cast<uint8_t>(i * 131 + k * 7 + 1);
 }
 
 class PingPong {
  public:
   PingPong(transport::Device& device, Link& link, Progress& progress, const PingPongParams& p)
-      : ep_(*link.endpoint), mr_(*link.region), link_(link), progress_(progress), p_(p),
+      : ep_(*link.endpoint),
+        mr_(*link.region),
+        link_(link),
+        progress_(progress),
+        p_(p),
         len_(static_cast<uint32_t>(p.bytes)) {
     (void)device;
   }
@@ -55,7 +60,8 @@ class PingPong {
     else
       throw UsageError(fmt::format("--op {}: not supported by the latency engine", p_.op));
     r.seconds = static_cast<double>(nowNs() - start) / 1e9;
-    while (outstanding_ > 0) progress_.pollOnce(handler());
+    while (outstanding_ > 0)
+      progress_.pollOnce(handler());
     return r;
   }
 
@@ -70,7 +76,8 @@ class PingPong {
     ++outstanding_;
   }
   void waitRecv() {
-    while (!gotRecv_) progress_.pollOnce(handler());
+    while (!gotRecv_)
+      progress_.pollOnce(handler());
     gotRecv_ = false;
   }
 
@@ -136,7 +143,8 @@ class PingPong {
 
   void spinFor(volatile uint8_t* where, uint8_t v) {
     auto h = handler();
-    while (*where != v) progress_.pollOnce(h);
+    while (*where != v)
+      progress_.pollOnce(h);
     progress_.progressed();
   }
 
@@ -149,7 +157,8 @@ class PingPong {
              PostResult::kRetry)
         progress_.pollOnce(handler());
       ++outstanding_;
-      while (outstanding_ > 0) progress_.pollOnce(handler());
+      while (outstanding_ > 0)
+        progress_.pollOnce(handler());
       int64_t t1 = nowNs();
       if (i >= p_.warmup) r.samples.add(t1 - t0);
     }

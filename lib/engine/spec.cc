@@ -14,11 +14,16 @@ namespace rdmabench::engine {
 using nlohmann::json;
 
 json deviceOptionsToJson(const transport::DeviceOptions& o) {
-  return json{{"device", o.device},        {"provider", o.provider},
-              {"endpoint_type", o.endpointType}, {"inline", o.inlineBytes},
-              {"tx_depth", o.txDepth},     {"rx_depth", o.rxDepth},
-              {"mtu", o.mtu},              {"use_event", o.useEvent},
-              {"rdma_cm", o.rdmaCm},       {"ib_port", o.ibPort},
+  return json{{"device", o.device},
+              {"provider", o.provider},
+              {"endpoint_type", o.endpointType},
+              {"inline", o.inlineBytes},
+              {"tx_depth", o.txDepth},
+              {"rx_depth", o.rxDepth},
+              {"mtu", o.mtu},
+              {"use_event", o.useEvent},
+              {"rdma_cm", o.rdmaCm},
+              {"ib_port", o.ibPort},
               {"gid_index", o.gidIndex}};
 }
 
@@ -145,7 +150,8 @@ uint64_t TestSpec::warmupFor(uint64_t bytes) const {
 
 uint64_t TestSpec::maxSize() const {
   uint64_t m = 0;
-  for (uint64_t b : sizes) m = b > m ? b : m;
+  for (uint64_t b : sizes)
+    m = b > m ? b : m;
   return m;
 }
 
@@ -163,6 +169,8 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   data_.reset(static_cast<uint8_t*>(p));
 }
 
-void AlignedBuffer::Free::operator()(uint8_t* p) const { std::free(p); }
+void AlignedBuffer::Free::operator()(uint8_t* p) const {
+  std::free(p);
+}
 
 }  // namespace rdmabench::engine

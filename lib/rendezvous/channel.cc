@@ -62,7 +62,8 @@ std::string formatHostPort(const std::string& host, uint16_t port) {
 }
 
 void encodeHeader(uint32_t length, uint16_t type, uint8_t out[kFrameHeaderBytes]) {
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(length >> (8 * i));
+  for (int i = 0; i < 4; ++i)
+    out[i] = static_cast<uint8_t>(length >> (8 * i));
   out[4] = static_cast<uint8_t>(type);
   out[5] = static_cast<uint8_t>(type >> 8);
   out[6] = out[7] = 0;
@@ -71,7 +72,8 @@ void encodeHeader(uint32_t length, uint16_t type, uint8_t out[kFrameHeaderBytes]
 void decodeHeader(const uint8_t in[kFrameHeaderBytes], uint32_t maxFrameBytes, uint32_t& length,
                   uint16_t& type) {
   length = 0;
-  for (int i = 0; i < 4; ++i) length |= static_cast<uint32_t>(in[i]) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    length |= static_cast<uint32_t>(in[i]) << (8 * i);
   type = static_cast<uint16_t>(in[4] | (in[5] << 8));
   if (in[6] != 0 || in[7] != 0)
     throw ProtocolError("malformed frame header (reserved bytes not zero): not an rdmabench peer?");
@@ -101,7 +103,9 @@ Channel& Channel::operator=(Channel&& other) noexcept {
   return *this;
 }
 
-Channel::~Channel() { close(); }
+Channel::~Channel() {
+  close();
+}
 
 void Channel::close() {
   if (fd_ >= 0) ::close(fd_);
@@ -171,8 +175,8 @@ void Channel::writeAll(const uint8_t* data, size_t bytes, const Deadline& deadli
   }
 }
 
-void Channel::readAll(uint8_t* data, size_t bytes, const Deadline& deadline,
-                      std::string_view phase, bool atFrameStart) {
+void Channel::readAll(uint8_t* data, size_t bytes, const Deadline& deadline, std::string_view phase,
+                      bool atFrameStart) {
   size_t got = 0;
   while (got < bytes) {
     ssize_t n = ::recv(fd_, data + got, bytes - got, 0);
@@ -181,9 +185,9 @@ void Channel::readAll(uint8_t* data, size_t bytes, const Deadline& deadline,
       continue;
     }
     if (n == 0 || (n < 0 && errno == ECONNRESET))
-      throw ProtocolError(fmt::format("peer {} closed the control connection{} while waiting for {}",
-                                      peerName_, (atFrameStart && got == 0) ? "" : " mid-frame",
-                                      phase));
+      throw ProtocolError(
+          fmt::format("peer {} closed the control connection{} while waiting for {}", peerName_,
+                      (atFrameStart && got == 0) ? "" : " mid-frame", phase));
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       if (!waitFd(fd_, POLLIN, deadline, std::string(phase).c_str()))
@@ -196,8 +200,8 @@ void Channel::readAll(uint8_t* data, size_t bytes, const Deadline& deadline,
 
 void Channel::send(uint16_t type, const void* data, size_t bytes, const Deadline& deadline) {
   if (bytes > maxFrameBytes_)
-    throw ProtocolError(fmt::format("refusing to send a {}-byte frame (limit {} bytes)", bytes,
-                                    maxFrameBytes_));
+    throw ProtocolError(
+        fmt::format("refusing to send a {}-byte frame (limit {} bytes)", bytes, maxFrameBytes_));
   uint8_t header[kFrameHeaderBytes];
   encodeHeader(static_cast<uint32_t>(bytes), type, header);
   writeAll(header, sizeof header, deadline);
@@ -266,9 +270,8 @@ Listener::Listener(const std::string& bindAddress, uint16_t port, int backlog) {
   if (::bind(fd_, pick->ai_addr, pick->ai_addrlen) != 0) {
     int err = errno;
     ::close(fd_);
-    throw SystemError(fmt::format("bind {}", formatHostPort(bindAddress.empty() ? "*" : bindAddress,
-                                                            port)),
-                      err);
+    throw SystemError(
+        fmt::format("bind {}", formatHostPort(bindAddress.empty() ? "*" : bindAddress, port)), err);
   }
   if (::listen(fd_, backlog) != 0) {
     int err = errno;

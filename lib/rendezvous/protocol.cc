@@ -21,9 +21,8 @@ std::string encodeHello(const Hello& hello) {
 Hello decodeHello(const Frame& frame, const std::string& peer) {
   const auto& p = frame.payload;
   if (p.size() < 8 || p.size() > 72 || std::memcmp(p.data(), kMagic, 4) != 0)
-    throw ProtocolError(
-        fmt::format("peer {} is not an rdmabench peer (bad hello: {} bytes, wrong magic)", peer,
-                    p.size()));
+    throw ProtocolError(fmt::format(
+        "peer {} is not an rdmabench peer (bad hello: {} bytes, wrong magic)", peer, p.size()));
   Hello h;
   h.protocolVersion = static_cast<uint16_t>(p[4] | (p[5] << 8));
   h.toolVersion.assign(p.begin() + 8, p.end());
@@ -44,8 +43,7 @@ Hello clientHandshake(Channel& channel, const Deadline& deadline) {
   if (h.protocolVersion != kProtocolVersion)
     throw ProtocolError(fmt::format(
         "server {} speaks protocol version {} (rdmabench {}), this client speaks {} (rdmabench {})",
-        channel.peerName(), h.protocolVersion, h.toolVersion, kProtocolVersion,
-        RDMABENCH_VERSION));
+        channel.peerName(), h.protocolVersion, h.toolVersion, kProtocolVersion, RDMABENCH_VERSION));
   return h;
 }
 
@@ -92,8 +90,8 @@ std::string toHex(const std::vector<uint8_t>& bytes) {
 
 std::vector<uint8_t> fromHex(const std::string& hex, size_t maxBytes) {
   if (hex.size() % 2 != 0 || hex.size() / 2 > maxBytes)
-    throw ProtocolError(fmt::format("malformed hex field ({} characters, limit {} bytes)",
-                                    hex.size(), maxBytes));
+    throw ProtocolError(
+        fmt::format("malformed hex field ({} characters, limit {} bytes)", hex.size(), maxBytes));
   auto nibble = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;

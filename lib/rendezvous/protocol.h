@@ -16,16 +16,16 @@ inline constexpr uint16_t kProtocolVersion = 1;
 inline constexpr uint8_t kMagic[4] = {'R', 'D', 'M', 'B'};
 
 enum MessageType : uint16_t {
-  kHello = 1,          // client -> server: magic, version, tool version
-  kHelloAck = 2,       // server -> client: same layout
-  kError = 3,          // either way: one-line message, then the sender closes
-  kTestRequest = 10,   // client -> server: engine::TestSpec as JSON
-  kTestAccept = 11,    // server -> client: {"host", "device": properties, "caps"}
-  kAddresses = 12,     // both ways: {"connectors": [hex...], "region": hex}
-  kSizeStart = 20,     // client -> server: {"index", "bytes", "iterations", "warmup"}
-  kSizeReady = 21,     // server -> client: {} (receives posted)
-  kSizeResult = 22,    // server -> client: the server's own measurement of that size
-  kDone = 30,          // client -> server: test complete, session ends
+  kHello = 1,         // client -> server: magic, version, tool version
+  kHelloAck = 2,      // server -> client: same layout
+  kError = 3,         // either way: one-line message, then the sender closes
+  kTestRequest = 10,  // client -> server: engine::TestSpec as JSON
+  kTestAccept = 11,   // server -> client: {"host", "device": properties, "caps"}
+  kAddresses = 12,    // both ways: {"connectors": [hex...], "region": hex}
+  kSizeStart = 20,    // client -> server: {"index", "bytes", "iterations", "warmup"}
+  kSizeReady = 21,    // server -> client: {} (receives posted)
+  kSizeResult = 22,   // server -> client: the server's own measurement of that size
+  kDone = 30,         // client -> server: test complete, session ends
 };
 
 // Hello payload: 4 magic bytes, u16 protocol version (LE), u16 reserved = 0, then the tool

@@ -28,7 +28,8 @@ double headline(const Row& r, bool bandwidth) {
 std::map<uint64_t, std::vector<double>> table(const std::vector<RunCapture>& runs, bool bw) {
   std::set<uint64_t> sizes;
   for (const auto& run : runs)
-    for (const auto& r : run.rows) sizes.insert(r.bytes);
+    for (const auto& r : run.rows)
+      sizes.insert(r.bytes);
   std::map<uint64_t, std::vector<double>> t;
   for (uint64_t s : sizes) {
     std::vector<double> v(runs.size(), std::numeric_limits<double>::quiet_NaN());
@@ -56,7 +57,9 @@ std::string summary(const nlohmann::json& local) {
   return s;
 }
 
-std::string cell(double v) { return std::isnan(v) ? "-" : fmt::format("{:.2f}", v); }
+std::string cell(double v) {
+  return std::isnan(v) ? "-" : fmt::format("{:.2f}", v);
+}
 std::string ratio(double v, double base) {
   return (std::isnan(v) || std::isnan(base) || base == 0) ? "-" : fmt::format("{:.3f}", v / base);
 }
@@ -78,7 +81,8 @@ void printAb(std::ostream& out, const std::string& format, const std::vector<Run
       v["label"] = run.label;
       v["run"] = detail::runJson(run.info);
       nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-      for (const auto& r : run.rows) rows.push_back(detail::rowJson(r));
+      for (const auto& r : run.rows)
+        rows.push_back(detail::rowJson(r));
       v["rows"] = rows;
       if (!run.error.empty()) v["error"] = run.error;
       variants.push_back(v);
@@ -105,13 +109,15 @@ void printAb(std::ostream& out, const std::string& format, const std::vector<Run
   }
   if (format == "csv") {
     out << "bytes";
-    for (const auto& run : runs) out << ",\"" << run.label << " " << metric << "\"";
+    for (const auto& run : runs)
+      out << ",\"" << run.label << " " << metric << "\"";
     for (size_t i = 1; i < runs.size(); ++i)
       out << ",\"ratio " << runs[i].label << "/" << runs[0].label << "\"";
     out << "\n";
     for (const auto& [size, vals] : t) {
       out << size;
-      for (double v : vals) out << "," << (std::isnan(v) ? "" : fmt::format("{:.4f}", v));
+      for (double v : vals)
+        out << "," << (std::isnan(v) ? "" : fmt::format("{:.4f}", v));
       for (size_t i = 1; i < vals.size(); ++i) {
         std::string r = ratio(vals[i], vals[0]);
         out << "," << (r == "-" ? "" : r);
@@ -121,8 +127,7 @@ void printAb(std::ostream& out, const std::string& format, const std::vector<Run
     return;
   }
   if (format != "table")
-    throw UsageError(
-        fmt::format("--format {}: A/B comparisons print table, json or csv", format));
+    throw UsageError(fmt::format("--format {}: A/B comparisons print table, json or csv", format));
   const RunInfo& info = runs.front().info;
   out << fmt::format("# rdmabench {} A/B: {} {}, {} per size; ratio = variant / {}\n",
                      detail::toolVersion(info), info.test, info.op,
@@ -130,19 +135,21 @@ void printAb(std::ostream& out, const std::string& format, const std::vector<Run
                      runs.front().label);
   for (const auto& run : runs) {
     out << fmt::format("# {}: {}\n", run.label,
-                       run.error.empty() ? summary(run.info.local)
-                                         : "FAILED: " + run.error);
+                       run.error.empty() ? summary(run.info.local) : "FAILED: " + run.error);
   }
   size_t w = 14;
-  for (const auto& run : runs) w = std::max(w, run.label.size() + 2);
+  for (const auto& run : runs)
+    w = std::max(w, run.label.size() + 2);
   out << fmt::format("{:>11}", "#bytes");
-  for (const auto& run : runs) out << fmt::format("{:>{}}", run.label, w);
+  for (const auto& run : runs)
+    out << fmt::format("{:>{}}", run.label, w);
   for (size_t i = 1; i < runs.size(); ++i)
     out << fmt::format("{:>{}}", "ratio " + std::to_string(i + 1) + "/1", 12);
   out << "\n";
   for (const auto& [size, vals] : t) {
     out << fmt::format("{:>11}", size);
-    for (double v : vals) out << fmt::format("{:>{}}", cell(v), w);
+    for (double v : vals)
+      out << fmt::format("{:>{}}", cell(v), w);
     for (size_t i = 1; i < vals.size(); ++i)
       out << fmt::format("{:>12}", ratio(vals[i], vals[0]));
     out << "\n";

@@ -8,10 +8,14 @@ namespace rdmabench::transport {
 
 const char* toString(OpKind op) {
   switch (op) {
-    case OpKind::kSend: return "send";
-    case OpKind::kRecv: return "recv";
-    case OpKind::kWrite: return "write";
-    case OpKind::kRead: return "read";
+    case OpKind::kSend:
+      return "send";
+    case OpKind::kRecv:
+      return "recv";
+    case OpKind::kWrite:
+      return "write";
+    case OpKind::kRead:
+      return "read";
   }
   return "?";
 }
@@ -50,8 +54,10 @@ BackendStatus probeBackend(std::string_view backend) {
 std::vector<uint8_t> RemoteRegion::encode() const {
   if (key.size() > kMaxKeyBytes) throw TransportError("RemoteRegion: key longer than 32 bytes");
   std::vector<uint8_t> out(17 + key.size());
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(addr >> (8 * i));
-  for (int i = 0; i < 8; ++i) out[8 + i] = static_cast<uint8_t>(length >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    out[i] = static_cast<uint8_t>(addr >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    out[8 + i] = static_cast<uint8_t>(length >> (8 * i));
   out[16] = static_cast<uint8_t>(key.size());
   std::copy(key.begin(), key.end(), out.begin() + 17);
   return out;
@@ -61,8 +67,10 @@ RemoteRegion RemoteRegion::decode(const std::vector<uint8_t>& bytes) {
   if (bytes.size() < 17 || bytes[16] > kMaxKeyBytes || bytes.size() != 17u + bytes[16])
     throw ProtocolError(fmt::format("malformed remote region descriptor ({} bytes)", bytes.size()));
   RemoteRegion r;
-  for (int i = 0; i < 8; ++i) r.addr |= static_cast<uint64_t>(bytes[i]) << (8 * i);
-  for (int i = 0; i < 8; ++i) r.length |= static_cast<uint64_t>(bytes[8 + i]) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    r.addr |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    r.length |= static_cast<uint64_t>(bytes[8 + i]) << (8 * i);
   r.key.assign(bytes.begin() + 17, bytes.end());
   return r;
 }

@@ -40,7 +40,7 @@ inline constexpr size_t kMaxAddressBytes = 256;
 inline constexpr size_t kMaxKeyBytes = 32;
 
 // Result of a post. kRetry: the queue is full; poll() for completions, then post again.
-enum class [[nodiscard]] PostResult { kOk, kRetry };
+enum class [[nodiscard]] PostResult{kOk, kRetry};
 
 // Work request kinds, as they appear in completions.
 enum class OpKind : uint8_t { kSend, kRecv, kWrite, kRead };
@@ -110,8 +110,8 @@ class Endpoint {
   // One-sided write of local [offset, offset+length) to remote.addr + remoteOffset.
   // Throws TransportError if !Caps::rmaWrite.
   virtual PostResult postWrite(const MemoryRegion& mr, uint64_t offset, uint32_t length,
-                               const RemoteRegion& remote, uint64_t remoteOffset,
-                               uint64_t context, bool signaled = true) = 0;
+                               const RemoteRegion& remote, uint64_t remoteOffset, uint64_t context,
+                               bool signaled = true) = 0;
   // One-sided read of remote.addr + remoteOffset into local [offset, offset+length).
   // Throws TransportError if !Caps::rmaRead.
   virtual PostResult postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
@@ -140,19 +140,19 @@ class Connector {
 // Options for opening a device; each backend reads the fields that concern it and ignores the
 // rest. Zero / empty / -1 mean "backend default".
 struct DeviceOptions {
-  std::string device;             // verbs: device name (mlx5_0); ofi: domain; socket: unused
-  int ibPort = 1;                 // verbs: port number
-  int gidIndex = -1;              // verbs: -1 = auto
-  std::string provider;           // ofi: provider string, e.g. "tcp;ofi_rxm"
-  std::string endpointType;       // ofi: "rdm" (default) or "msg"
-  int64_t inlineBytes = -1;       // verbs/ofi: -1 = auto
-  uint32_t txDepth = 0;           // send queue depth
-  uint32_t rxDepth = 0;           // receive queue depth
-  uint32_t mtu = 0;               // verbs: requested path MTU in bytes (256..4096), 0 = active
-  bool useEvent = false;          // sleep on completion events instead of busy polling
-  bool rdmaCm = false;            // verbs: connect QPs with librdmacm
-  std::string localHost;          // our address as the peer reaches it (listen/bind address)
-  std::string peerHost;           // the peer's address (GID/interface selection)
+  std::string device;        // verbs: device name (mlx5_0); ofi: domain; socket: unused
+  int ibPort = 1;            // verbs: port number
+  int gidIndex = -1;         // verbs: -1 = auto
+  std::string provider;      // ofi: provider string, e.g. "tcp;ofi_rxm"
+  std::string endpointType;  // ofi: "rdm" (default) or "msg"
+  int64_t inlineBytes = -1;  // verbs/ofi: -1 = auto
+  uint32_t txDepth = 0;      // send queue depth
+  uint32_t rxDepth = 0;      // receive queue depth
+  uint32_t mtu = 0;          // verbs: requested path MTU in bytes (256..4096), 0 = active
+  bool useEvent = false;     // sleep on completion events instead of busy polling
+  bool rdmaCm = false;       // verbs: connect QPs with librdmacm
+  std::string localHost;     // our address as the peer reaches it (listen/bind address)
+  std::string peerHost;      // the peer's address (GID/interface selection)
 };
 
 // An opened device / domain / socket context. Owns the protection domain and one completion

@@ -70,8 +70,7 @@ int runInfoCommand(const std::vector<std::string>& args) {
       continue;
     }
     std::cout << fmt::format("{:<7} {:<10} {}\n", s.name,
-                             !s.built ? "not built" : (s.usable ? "usable" : "unusable"),
-                             s.reason);
+                             !s.built ? "not built" : (s.usable ? "usable" : "unusable"), s.reason);
     if (!s.details.is_null() && !s.details.empty()) printDetails(s.details, 2);
   }
   if (json) std::cout << all.dump(2) << "\n";

@@ -76,7 +76,8 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   std::ostream* out = &std::cout;
   if (!cmd.output.path.empty()) {
     file.open(cmd.output.path);
-    if (!file) throw UsageError(fmt::format("--output {}: cannot open for writing", cmd.output.path));
+    if (!file)
+      throw UsageError(fmt::format("--output {}: cannot open for writing", cmd.output.path));
     out = &file;
   }
   if (cmd.variants.size() > 1) return runAbComparison(cmd, *out);
@@ -107,7 +108,8 @@ int main(int argc, char** argv) {
   installInterruptHandlers();
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string commandLine;
-  for (int i = 0; i < argc; ++i) commandLine += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i)
+    commandLine += (i ? " " : "") + std::string(argv[i]);
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::cout << kUsage;
     return args.empty() ? 2 : 0;
@@ -122,8 +124,8 @@ int main(int argc, char** argv) {
       std::cout << "rdmabench " << RDMABENCH_VERSION << "\n";
       return 0;
     }
-    throw UsageError(fmt::format("unknown command '{}' (valid: lat, bw, server, info, version)",
-                                 command));
+    throw UsageError(
+        fmt::format("unknown command '{}' (valid: lat, bw, server, info, version)", command));
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "rdmabench: error: " << e.what() << "\n";
