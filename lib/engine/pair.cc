@@ -124,16 +124,17 @@ void zeroReceiveAreas(Side& s) {
     std::memset(link.region->data() + link.layout.recvOffset(), 0, link.layout.area + kCtrlBytes);
 }
 
-// Watchdog for engine loops: a frame on the control channel mid-run means the peer failed
-// (kError) or broke protocol; EOF means it died.
+// Watchdog for engine loops: an Error frame from the peer aborts the run with its message; EOF
+// means the peer died (ProtocolError from peekType).
+
 std::function<void()> controlWatchdog(Channel& ch) {
+  // Peeks, so a frame that legitimately arrives early (the server's SizeResult while this side
+  // still drains its last completions) stays queued for the code that expects it.
   return [&ch]() {
-    if (!ch.readable()) return;
-    Frame f = ch.receive(Deadline(2000), "the run to finish");
-    if (f.type == rendezvous::kError)
-      throw PeerError(fmt::format("peer {} reported: {}", ch.peerName(), f.text()));
-    throw ProtocolError(fmt::format("peer {} sent unexpected message type {} during the run",
-                                    ch.peerName(), f.type));
+    int type = ch.peekType();
+    if (type != rendezvous::kError) return;
+    Frame f = ch.receive(Deadline(2000), "the peer's error message");
+    throw PeerError(fmt::format("peer {} reported: {}", ch.peerName(), f.text()));
   };
 }
 

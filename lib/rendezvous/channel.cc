@@ -232,6 +232,15 @@ bool Channel::readable() {
   return ::poll(&p, 1, 0) > 0;
 }
 
+int Channel::peekType() {
+  uint8_t header[kFrameHeaderBytes];
+  ssize_t n = ::recv(fd_, header, sizeof header, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno == ECONNRESET))
+    throw ProtocolError(fmt::format("peer {} closed the control connection", peerName_));
+  if (n < static_cast<ssize_t>(sizeof header)) return -1;
+  return header[4] | (header[5] << 8);
+}
+
 std::string Channel::localAddress() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;

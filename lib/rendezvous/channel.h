@@ -60,6 +60,9 @@ class Channel {
   Frame receive(const Deadline& deadline, std::string_view phase);
   // True when a frame (or EOF) is ready to read without blocking.
   bool readable();
+  // The type of the next frame without consuming it, or -1 when no complete header is buffered
+  // yet. Never blocks. Throws ProtocolError when the peer closed the connection.
+  int peekType();
 
   int fd() const { return fd_; }
   const std::string& peerName() const { return peerName_; }

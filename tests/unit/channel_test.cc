@@ -131,3 +131,22 @@ TEST(Hex, RoundTripAndRejects) {
 
 }  // namespace
 }  // namespace rdmabench::rendezvous
+
+namespace rdmabench::rendezvous {
+namespace {
+
+TEST(Channel, PeekTypeLeavesTheFrameQueued) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  Channel a(fds[0], "left"), b(fds[1], "right");
+  EXPECT_EQ(b.peekType(), -1);
+  a.send(kSizeResult, std::string_view("{}"), Deadline(1000));
+  EXPECT_EQ(b.peekType(), kSizeResult);
+  EXPECT_EQ(b.peekType(), kSizeResult);
+  EXPECT_EQ(b.receive(Deadline(1000), "result").type, kSizeResult);
+  a.close();
+  EXPECT_THROW(b.peekType(), ProtocolError);
+}
+
+}  // namespace
+}  // namespace rdmabench::rendezvous
