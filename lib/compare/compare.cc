@@ -185,13 +185,16 @@ Comparison compareSeries(const std::vector<std::vector<Series>>& files,
       what += fmt::format("{}{} has {}", what.empty() ? "" : "; ", f.front().path,
                           describeTests(f));
     }
-    std::set<Metric> metrics;
+    std::vector<std::string> metrics;
     for (const auto& f : files)
-      for (const Series& s : f) metrics.insert(s.metric);
-    throw UsageError(fmt::format("compare: no test in common with the baseline ({}){}", what,
-                                 metrics.size() > 1 ? ": latency, bandwidth and collective "
-                                                      "results cannot be compared with each other"
-                                                    : ""));
+      for (const Series& s : f)
+        if (std::find(metrics.begin(), metrics.end(), metricName(s.metric)) == metrics.end())
+          metrics.push_back(metricName(s.metric));
+    std::string why;
+    for (size_t i = 1; i < metrics.size(); ++i)
+      why += fmt::format("{}{} cannot be compared with {}", why.empty() ? ": " : ", ", metrics[0],
+                         metrics[i]);
+    throw UsageError(fmt::format("compare: no test in common with the baseline ({}){}", what, why));
   }
 
   for (size_t f = 0; f < files.size(); ++f)

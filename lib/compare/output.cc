@@ -32,8 +32,11 @@ void writeTable(const Comparison& c, std::ostream& out) {
     if (!firstGroup) out << '\n';
     firstGroup = false;
     const char* unit = metricUnit(g.metric);
-    out << fmt::format("# rdmabench compare: {} ({}, {}, {} is better)\n", g.test,
-                       metricName(g.metric), unit, lowerIsBetter(g.metric) ? "lower" : "higher");
+    std::string kind = g.test == metricName(g.metric)
+                           ? std::string()
+                           : fmt::format("{}, ", metricName(g.metric));
+    out << fmt::format("# rdmabench compare: {} ({}{}, {} is better)\n", g.test, kind, unit,
+                       lowerIsBetter(g.metric) ? "lower" : "higher");
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       const Series& s = g.inputs[i];
       out << fmt::format("# [{}] {}: {} \"{}\"{} ({}){}\n", i + 1, s.label, sourceName(s.source),

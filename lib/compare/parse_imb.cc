@@ -7,7 +7,8 @@
 // t_avg[usec]", Barrier without "#bytes", PingPong "t[usec] Mbytes/sec", Uniband/Biband
 // "Mbytes/sec Msg/sec") and one row per size. PingPong/PingPing -> latency (t[usec]);
 // Uniband -> bandwidth, Biband -> bibw (Mbytes/sec, 10^6 B/s in current IMB); tables with
-// t_avg -> collective time (t_avg, with t_min/t_max). A preamble mentioning rdmabench marks
+// t_avg -> collective time (t_avg, with t_min/t_max). rdmabench's preamble line ("rdmabench
+// X, IMB-MPI1 layout (no MPI)") marks
 // `rdmabench --format imb` output, which did not run under MPI.
 
 #include "compare/parse.h"
@@ -62,7 +63,9 @@ std::vector<Series> parseImb(std::string_view text, const std::string& path) {
       continue;
     }
     if (line[0] == '#' && tok[0] != "#bytes" && tok[0] != "#repetitions") {
-      if (!open && containsNoCase(line, "rdmabench")) rdmabench = true;
+      // rdmabench's preamble: "#    rdmabench 0.1.0, IMB-MPI1 layout (no MPI)".
+      if (!open && containsNoCase(line, "rdmabench") && containsNoCase(line, "layout (no MPI)"))
+        rdmabench = true;
       if (open && line.rfind("# #processes = ", 0) == 0) {
         if (auto n = parseCount(trim(line.substr(15)))) cur.series.processes = static_cast<int>(*n);
       }

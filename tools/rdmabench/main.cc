@@ -1,4 +1,5 @@
 // rdmabench: one binary, one server, every transport. See docs/cli.md.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -10,6 +11,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "engine/pair.h"
+#include "report/progress.h"
 #include "report/report.h"
 #include "tools/rdmabench/commands.h"
 
@@ -23,17 +25,23 @@ constexpr const char* kUsage =
     "  lat [HOST]     ping-pong latency against `rdmabench server` on HOST (loopback if none)\n"
     "  bw [HOST]      windowed bandwidth / message rate (uni- or bidirectional)\n"
     "  server         serve tests on control port 18515; clients choose everything\n"
+    "  compare FILE...  line up rdmabench / OSU / IMB / perftest results: MPI overhead per size\n"
+    "  plot FILE... -o OUT.png|OUT.svg   latency or bandwidth vs size through gnuplot\n"
     "  info           transports, devices, ports, GID tables and providers usable here\n"
     "  version        print the version\n"
     "\n"
     "Transports: socket (TCP), verbs (libibverbs RC QPs), ofi (libfabric, any provider).\n"
     "Example: rdmabench server   (node A);   rdmabench lat nodeA -t verbs -a   (node B)\n";
 
-int runClientCommand(const std::string& test, const std::vector<std::string>& args,
+int runClientCommand(const std::string& test, std::vector<std::string> args,
                      const std::string& commandLine) {
+  // --quiet: no progress line on stderr (handled here, not by the option parser).
+  const auto quietArg = std::find(args.begin(), args.end(), std::string("--quiet"));
+  const bool quiet = quietArg != args.end();
+  if (quiet) args.erase(quietArg);
   cli::ClientCommand cmd = cli::parseClientCommand(test, args);
   if (cmd.help) {
-    std::cout << cmd.helpText;
+    std::cout << cmd.helpText << "  --quiet               no progress line on stderr\n";
     return 0;
   }
   cmd.client.commandLine = commandLine;
@@ -53,7 +61,14 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   ro.gigabits = cmd.output.gigabits;
   ro.full = cmd.output.full;
   auto reporter = report::makeReporter(cmd.output.format, *out, ro);
-  engine::runClient(cmd.client, *reporter);
+  // Progress line: only on a terminal, and not when JSON/CSV goes to stdout.
+  const bool machine = cmd.output.format == "json" || cmd.output.format == "csv";
+  report::ProgressLine progress(
+      std::cerr, !quiet && report::stderrIsTerminal() && !(machine && out == &std::cout),
+      cmd.client.spec.sizes);
+  cmd.client.onSizeStart = [&](size_t i, size_t n, uint64_t b) { progress.sizeStart(i, n, b); };
+  auto shown = report::withProgress(*reporter, progress);
+  engine::runClient(cmd.client, *shown);
   out->flush();
   return 0;
 }
@@ -87,11 +102,13 @@ int main(int argc, char** argv) {
     if (command == "lat" || command == "bw") return runClientCommand(command, args, commandLine);
     if (command == "server") return runServerCommand(args);
     if (command == "info") return runInfoCommand(args);
+    if (command == "compare") return runCompareCommand(args);
+    if (command == "plot") return runPlotCommand(args);
     if (command == "version" || command == "--version") {
       std::cout << "rdmabench " << RDMABENCH_VERSION << "\n";
       return 0;
     }
-    throw UsageError(fmt::format("unknown command '{}' (valid: lat, bw, server, info, version)",
+    throw UsageError(fmt::format("unknown command '{}' (valid: lat, bw, server, compare, plot, info, version)",
                                  command));
   } catch (const std::exception& e) {
     std::cout.flush();
