@@ -14,8 +14,7 @@ bool ComparedRow::complete() const {
   return std::all_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); });
 }
 
-Cell difference(Metric metric, bool mpiOverhead, bool valueIsMpi, double value,
-                double reference) {
+Cell difference(Metric metric, bool mpiOverhead, bool valueIsMpi, double value, double reference) {
   Cell c;
   if (mpiOverhead) {
     double mpi = valueIsMpi ? value : reference;
@@ -46,8 +45,9 @@ std::string describeTests(const std::vector<Series>& series) {
 
 std::string sizeRange(const Series& s) {
   if (!s.sized || s.points.empty()) return "no sizes";
-  auto [lo, hi] = std::minmax_element(s.points.begin(), s.points.end(),
-                                      [](const Point& a, const Point& b) { return a.bytes < b.bytes; });
+  auto [lo, hi] =
+      std::minmax_element(s.points.begin(), s.points.end(),
+                          [](const Point& a, const Point& b) { return a.bytes < b.bytes; });
   return lo->bytes == hi->bytes ? fmt::format("{} B", lo->bytes)
                                 : fmt::format("{}..{} B", lo->bytes, hi->bytes);
 }
@@ -89,9 +89,10 @@ Group buildGroup(std::vector<Series> inputs, size_t baseline, std::vector<std::s
       r.values[i] = p.value;
     }
     if (!dup.empty())
-      notes.push_back(fmt::format("{} ({}): {} size(s) appear more than once; the first row of "
-                                  "each was used",
-                                  s.label, g.test, dup.size()));
+      notes.push_back(
+          fmt::format("{} ({}): {} size(s) appear more than once; the first row of "
+                      "each was used",
+                      s.label, g.test, dup.size()));
   }
   bool common = false;
   for (auto& [bytes, r] : rows) {
@@ -135,13 +136,16 @@ Comparison compareSeries(const std::vector<std::vector<Series>>& files,
   if (!options.test.empty()) {
     bool anywhere = false;
     for (const auto& f : files)
-      for (const Series& s : f) anywhere = anywhere || s.test == options.test;
+      for (const Series& s : f)
+        anywhere = anywhere || s.test == options.test;
     if (!anywhere) {
       std::set<std::string> all;
       for (const auto& f : files)
-        for (const Series& s : f) all.insert(s.test);
+        for (const Series& s : f)
+          all.insert(s.test);
       std::string list;
-      for (const auto& t : all) list += (list.empty() ? "" : ", ") + t;
+      for (const auto& t : all)
+        list += (list.empty() ? "" : ", ") + t;
       throw UsageError(fmt::format("--test {}: no input has it (found: {})", options.test, list));
     }
     kinds.erase(std::remove_if(kinds.begin(), kinds.end(),
@@ -182,8 +186,8 @@ Comparison compareSeries(const std::vector<std::vector<Series>>& files,
     std::string what;
     for (const auto& f : files) {
       if (f.empty()) continue;
-      what += fmt::format("{}{} has {}", what.empty() ? "" : "; ", f.front().path,
-                          describeTests(f));
+      what +=
+          fmt::format("{}{} has {}", what.empty() ? "" : "; ", f.front().path, describeTests(f));
     }
     std::vector<std::string> metrics;
     for (const auto& f : files)
@@ -200,9 +204,10 @@ Comparison compareSeries(const std::vector<std::vector<Series>>& files,
   for (size_t f = 0; f < files.size(); ++f)
     for (const Series& s : files[f])
       if (!compared.count(s.test) && (options.test.empty() || s.test == options.test))
-        out.notes.push_back(fmt::format("{}: {} has no counterpart in the other inputs; not "
-                                        "compared",
-                                        s.label, s.test));
+        out.notes.push_back(
+            fmt::format("{}: {} has no counterpart in the other inputs; not "
+                        "compared",
+                        s.label, s.test));
   for (const Group& g : out.groups)
     for (const Series& s : g.inputs)
       if (!s.note.empty()) out.notes.push_back(fmt::format("{}: {}", s.label, s.note));

@@ -22,11 +22,11 @@ namespace rdmabench::compare {
 
 // One difference column pair (absolute, percent): input `of` against input `to`.
 struct Difference {
-  size_t of = 0;            // index into Group::inputs
-  size_t to = 0;            // index into Group::inputs (the baseline)
+  size_t of = 0;             // index into Group::inputs
+  size_t to = 0;             // index into Group::inputs (the baseline)
   bool mpiOverhead = false;  // MPI input vs a non-MPI input: see the header comment
-  std::string label;        // "MPI overhead" or "diff vs baseline"
-  std::string unit;         // "us", "MB/s" or "MB/s lost"
+  std::string label;         // "MPI overhead" or "diff vs baseline"
+  std::string unit;          // "us", "MB/s" or "MB/s lost"
 };
 
 struct Cell {
@@ -35,10 +35,10 @@ struct Cell {
 };
 
 struct ComparedRow {
-  uint64_t bytes = 0;                          // meaningless when !Group::sized
-  std::vector<std::optional<double>> values;   // one per input, empty when the size is missing
-  std::vector<Cell> cells;                     // one per Group::differences
-  bool complete() const;                       // every input has this size
+  uint64_t bytes = 0;                         // meaningless when !Group::sized
+  std::vector<std::optional<double>> values;  // one per input, empty when the size is missing
+  std::vector<Cell> cells;                    // one per Group::differences
+  bool complete() const;                      // every input has this size
 };
 
 // All inputs of one test kind.

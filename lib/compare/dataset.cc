@@ -16,7 +16,9 @@ const char* sourceName(Source source) {
   return "?";
 }
 
-bool isMpi(Source source) { return source == Source::kOsu || source == Source::kImb; }
+bool isMpi(Source source) {
+  return source == Source::kOsu || source == Source::kImb;
+}
 
 const char* metricName(Metric metric) {
   switch (metric) {
@@ -30,8 +32,12 @@ const char* metricName(Metric metric) {
   return "?";
 }
 
-const char* metricUnit(Metric metric) { return metric == Metric::kBandwidth ? "MB/s" : "us"; }
+const char* metricUnit(Metric metric) {
+  return metric == Metric::kBandwidth ? "MB/s" : "us";
+}
 
-bool lowerIsBetter(Metric metric) { return metric != Metric::kBandwidth; }
+bool lowerIsBetter(Metric metric) {
+  return metric != Metric::kBandwidth;
+}
 
 }  // namespace rdmabench::compare

@@ -25,8 +25,8 @@ enum class Source { kRdmabench, kOsu, kImb, kPerftest };
 
 // One message size of one series.
 struct Point {
-  uint64_t bytes = 0;        // 0 as well for size-less tests (barrier): see Series::sized
-  double value = 0;          // the compared figure: mean latency/time (us) or bandwidth (MB/s)
+  uint64_t bytes = 0;         // 0 as well for size-less tests (barrier): see Series::sized
+  double value = 0;           // the compared figure: mean latency/time (us) or bandwidth (MB/s)
   std::optional<double> min;  // latency/collective: smallest (per-rank mean) time, us
   std::optional<double> max;  // latency/collective: largest, us
   std::optional<uint64_t> iterations;  // iterations / repetitions, when printed
@@ -34,17 +34,17 @@ struct Point {
 
 // One benchmark table.
 struct Series {
-  std::string path;     // the file it came from ("-" for stdin)
-  std::string label;    // short name for column headers and plot keys (file name [+ suffix])
+  std::string path;   // the file it came from ("-" for stdin)
+  std::string label;  // short name for column headers and plot keys (file name [+ suffix])
   Source source = Source::kRdmabench;
   // Canonical test kind, used to align inputs: "latency", "bandwidth", "bibw", "allreduce",
   // "barrier", or another tool test name in lower case ("bcast", "sendrecv", "mbw_mr", ...).
   std::string test;
   Metric metric = Metric::kLatency;
-  bool sized = true;    // false for tests without a message size (barrier)
-  std::string title;    // the tool's own title/banner, e.g. "OSU MPI Latency Test v7.5"
-  std::string column;   // the tool's column the value came from, e.g. "Avg Latency(us)"
-  std::string note;     // conversions applied, e.g. "perftest MiB/sec converted to MB/s"
+  bool sized = true;             // false for tests without a message size (barrier)
+  std::string title;             // the tool's own title/banner, e.g. "OSU MPI Latency Test v7.5"
+  std::string column;            // the tool's column the value came from, e.g. "Avg Latency(us)"
+  std::string note;              // conversions applied, e.g. "perftest MiB/sec converted to MB/s"
   std::optional<int> processes;  // IMB "#processes = N"
   std::vector<Point> points;     // in file order
 };

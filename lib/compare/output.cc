@@ -32,17 +32,15 @@ void writeTable(const Comparison& c, std::ostream& out) {
     if (!firstGroup) out << '\n';
     firstGroup = false;
     const char* unit = metricUnit(g.metric);
-    std::string kind = g.test == metricName(g.metric)
-                           ? std::string()
-                           : fmt::format("{}, ", metricName(g.metric));
+    std::string kind =
+        g.test == metricName(g.metric) ? std::string() : fmt::format("{}, ", metricName(g.metric));
     out << fmt::format("# rdmabench compare: {} ({}{}, {} is better)\n", g.test, kind, unit,
                        lowerIsBetter(g.metric) ? "lower" : "higher");
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       const Series& s = g.inputs[i];
       out << fmt::format("# [{}] {}: {} \"{}\"{} ({}){}\n", i + 1, s.label, sourceName(s.source),
                          s.title, s.column.empty() ? "" : ", column " + s.column,
-                         isMpi(s.source) ? "MPI" : "no MPI",
-                         i == g.baseline ? ", baseline" : "");
+                         isMpi(s.source) ? "MPI" : "no MPI", i == g.baseline ? ", baseline" : "");
     }
     for (const Difference& d : g.differences) {
       size_t mpi = isMpi(g.inputs[d.of].source) ? d.of : d.to;
@@ -51,24 +49,27 @@ void writeTable(const Comparison& c, std::ostream& out) {
         out << fmt::format("# MPI overhead [{}]: [{}] - [{}] in MB/s lost, % of [{}]\n", d.of + 1,
                            fab + 1, mpi + 1, fab + 1);
       else if (d.mpiOverhead)
-        out << fmt::format("# MPI overhead [{}]: [{}] - [{}] in us, % of [{}]\n", d.of + 1,
-                           mpi + 1, fab + 1, fab + 1);
+        out << fmt::format("# MPI overhead [{}]: [{}] - [{}] in us, % of [{}]\n", d.of + 1, mpi + 1,
+                           fab + 1, fab + 1);
       else
         out << fmt::format("# diff [{}]: [{}] - [{}] in {}, % of [{}]\n", d.of + 1, d.of + 1,
                            d.to + 1, d.unit, d.to + 1);
     }
     // Columns.
     std::vector<std::string> head{"#bytes"};
-    for (size_t i = 0; i < g.inputs.size(); ++i) head.push_back(fmt::format("[{}]{}", i + 1, unit));
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      head.push_back(fmt::format("[{}]{}", i + 1, unit));
     for (const Difference& d : g.differences) {
       std::string name = d.mpiOverhead ? "MPI_overhead" : "diff";
-      head.push_back(fmt::format("{}[{}]{}", name, d.of + 1, d.unit == "MB/s lost" ? "MB/s" : d.unit));
+      head.push_back(
+          fmt::format("{}[{}]{}", name, d.of + 1, d.unit == "MB/s lost" ? "MB/s" : d.unit));
       head.push_back(fmt::format("{}[{}]%", name, d.of + 1));
     }
     std::vector<std::vector<std::string>> cells;
     for (const ComparedRow& r : g.rows) {
       std::vector<std::string> line{g.sized ? fmt::format("{}", r.bytes) : std::string("-")};
-      for (const auto& v : r.values) line.push_back(fixed(v));
+      for (const auto& v : r.values)
+        line.push_back(fixed(v));
       for (const Cell& cell : r.cells) {
         line.push_back(fixed(cell.absolute));
         line.push_back(fixed(cell.percent));
@@ -78,20 +79,25 @@ void writeTable(const Comparison& c, std::ostream& out) {
     std::vector<size_t> width(head.size());
     for (size_t i = 0; i < head.size(); ++i) {
       width[i] = std::max<size_t>(head[i].size(), 8);
-      for (const auto& line : cells) width[i] = std::max(width[i], line[i].size());
+      for (const auto& line : cells)
+        width[i] = std::max(width[i], line[i].size());
     }
     std::string h;
-    for (size_t i = 0; i < head.size(); ++i) h += fmt::format("{:>{}}  ", head[i], width[i]);
+    for (size_t i = 0; i < head.size(); ++i)
+      h += fmt::format("{:>{}}  ", head[i], width[i]);
     out << h << "note\n";
     for (size_t row = 0; row < cells.size(); ++row) {
       std::string l;
-      for (size_t i = 0; i < head.size(); ++i) l += fmt::format("{:>{}}  ", cells[row][i], width[i]);
+      for (size_t i = 0; i < head.size(); ++i)
+        l += fmt::format("{:>{}}  ", cells[row][i], width[i]);
       l += onlyIn(g, g.rows[row]);
-      while (!l.empty() && l.back() == ' ') l.pop_back();
+      while (!l.empty() && l.back() == ' ')
+        l.pop_back();
       out << l << '\n';
     }
   }
-  for (const std::string& n : c.notes) out << "# note: " << n << '\n';
+  for (const std::string& n : c.notes)
+    out << "# note: " << n << '\n';
 }
 
 nlohmann::ordered_json optionalJson(const std::optional<double>& v) {
@@ -127,15 +133,18 @@ void writeJson(const Comparison& c, std::ostream& out) {
     }
     jg["differences"] = ordered_json::array();
     for (const Difference& d : g.differences)
-      jg["differences"].push_back(
-          {{"of", d.of}, {"to", d.to}, {"label", d.label}, {"mpi_overhead", d.mpiOverhead},
-           {"unit", d.unit}});
+      jg["differences"].push_back({{"of", d.of},
+                                   {"to", d.to},
+                                   {"label", d.label},
+                                   {"mpi_overhead", d.mpiOverhead},
+                                   {"unit", d.unit}});
     jg["rows"] = ordered_json::array();
     for (const ComparedRow& r : g.rows) {
       ordered_json jr;
       jr["bytes"] = g.sized ? ordered_json(r.bytes) : ordered_json(nullptr);
       jr["values"] = ordered_json::array();
-      for (const auto& v : r.values) jr["values"].push_back(optionalJson(v));
+      for (const auto& v : r.values)
+        jr["values"].push_back(optionalJson(v));
       jr["differences"] = ordered_json::array();
       for (const Cell& cell : r.cells)
         jr["differences"].push_back(
@@ -156,7 +165,8 @@ void writeJson(const Comparison& c, std::ostream& out) {
 std::string csvCell(const std::string& s) {
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string q = "\"";
-  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  for (char ch : s)
+    q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
   return q + "\"";
 }
 
@@ -198,8 +208,8 @@ void writeComparison(const Comparison& comparison, std::string_view format, std:
   else if (format == "csv")
     writeCsv(comparison, out);
   else
-    throw UsageError(fmt::format("--format {}: unknown for compare (valid: table, json, csv)",
-                                 format));
+    throw UsageError(
+        fmt::format("--format {}: unknown for compare (valid: table, json, csv)", format));
   out.flush();
 }
 

@@ -44,15 +44,16 @@ Format detectFormat(std::string_view text) {
     std::string line = trim(raw);
     std::vector<std::string> tok = splitWhitespace(line);
     if (tok.empty()) continue;
-    if (line.rfind("# Benchmarking ", 0) == 0 || line.find("Intel(R) MPI Benchmarks") != line.npos ||
+    if (line.rfind("# Benchmarking ", 0) == 0 ||
+        line.find("Intel(R) MPI Benchmarks") != line.npos ||
         (tok[0] == "#bytes" && tok.size() > 1 && tok[1] == "#repetitions") ||
         (tok[0] == "#repetitions" && tok.size() > 1 && tok[1].rfind("t_", 0) == 0))
       return Format::kImb;  // IMB is the most specific
     if (line.rfind("# OSU", 0) == 0 || line.rfind("# Size", 0) == 0 ||
         line.rfind("# Avg Latency(us)", 0) == 0)
       osu = true;
-    if (tok[0] == "#bytes" && (line.find("[usec]") != line.npos ||
-                               line.find("BW average[") != line.npos))
+    if (tok[0] == "#bytes" &&
+        (line.find("[usec]") != line.npos || line.find("BW average[") != line.npos))
       perftest = true;
   }
   if (osu) return Format::kOsu;
@@ -70,13 +71,16 @@ std::string baseName(const std::string& path) {
 
 void assignLabels(std::vector<Series>& series, const std::string& path) {
   const std::string base = baseName(path);
-  for (Series& s : series) s.label = series.size() > 1 ? base + ":" + s.test : base;
+  for (Series& s : series)
+    s.label = series.size() > 1 ? base + ":" + s.test : base;
   std::map<std::string, int> seen;
-  for (const Series& s : series) ++seen[s.label];
+  for (const Series& s : series)
+    ++seen[s.label];
   for (Series& s : series)
     if (seen[s.label] > 1 && s.processes) s.label += fmt::format("/np{}", *s.processes);
   std::map<std::string, int> count, index;
-  for (const Series& s : series) ++count[s.label];
+  for (const Series& s : series)
+    ++count[s.label];
   for (Series& s : series)
     if (count[s.label] > 1) s.label += fmt::format("#{}", ++index[s.label]);
 }
@@ -107,8 +111,10 @@ std::vector<Series> parseText(std::string_view text, const std::string& path) {
   }
   std::erase_if(series, [](const Series& s) { return s.points.empty(); });
   if (series.empty())
-    throw UsageError(fmt::format("{}: no result rows found in {} output", path, formatName(format)));
-  for (Series& s : series) s.path = path;
+    throw UsageError(
+        fmt::format("{}: no result rows found in {} output", path, formatName(format)));
+  for (Series& s : series)
+    s.path = path;
   assignLabels(series, path);
   return series;
 }

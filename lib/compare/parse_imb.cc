@@ -94,7 +94,7 @@ std::vector<Series> parseImb(std::string_view text, const std::string& path) {
         valueCol = bw;
         s.column = "Mbytes/sec";
         s.metric = Metric::kBandwidth;
-        s.test = lname == "biband" ? "bibw"
+        s.test = lname == "biband"                       ? "bibw"
                  : (lname.empty() || lname == "uniband") ? "bandwidth"
                                                          : lname;
       }

@@ -19,9 +19,9 @@ namespace {
 
 using nlohmann::json;
 
-const std::set<std::string> kCollectives = {
-    "allreduce", "allgather", "alltoall", "barrier", "bcast", "broadcast", "gather",
-    "reduce",    "scatter",   "reduce_scatter", "ring"};
+const std::set<std::string> kCollectives = {"allreduce", "allgather",      "alltoall", "barrier",
+                                            "bcast",     "broadcast",      "gather",   "reduce",
+                                            "scatter",   "reduce_scatter", "ring"};
 
 std::optional<double> number(const json& obj, std::initializer_list<const char*> keys) {
   if (!obj.is_object()) return std::nullopt;
@@ -94,11 +94,13 @@ std::vector<Series> parseRdmabenchJson(std::string_view text, const std::string&
   std::string how = run.value("transport", std::string());
   if (std::string op = run.value("op", std::string()); !op.empty()) how += " " + op;
   s.title = fmt::format("rdmabench {} {}", test.empty() ? s.test : test, how);
-  while (!s.title.empty() && s.title.back() == ' ') s.title.pop_back();
+  while (!s.title.empty() && s.title.back() == ' ')
+    s.title.pop_back();
   s.column = s.metric == Metric::kBandwidth ? "mb_per_s" : "mean (us)";
   if (run.value("round_trip", false)) s.note = "latency is the full round trip";
   if (doc.contains("error") && doc["error"].is_string())
-    s.note += (s.note.empty() ? "" : "; ") + ("run ended with error: " + doc["error"].get<std::string>());
+    s.note +=
+        (s.note.empty() ? "" : "; ") + ("run ended with error: " + doc["error"].get<std::string>());
   bool anyBytes = false;
   for (const json& row : doc["rows"]) {
     if (!row.is_object()) continue;

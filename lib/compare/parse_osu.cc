@@ -19,8 +19,8 @@ using namespace detail;
 namespace {
 
 const std::set<std::string> kCollectives = {
-    "allreduce", "allgather", "allgatherv", "alltoall",      "alltoallv",
-    "alltoallw", "barrier",   "bcast",      "gather",        "gatherv",
+    "allreduce", "allgather", "allgatherv", "alltoall",       "alltoallv",
+    "alltoallw", "barrier",   "bcast",      "gather",         "gatherv",
     "reduce",    "scatter",   "scatterv",   "reduce_scatter", "reduce_scatter_block",
     "scan",      "exscan"};
 
@@ -108,8 +108,8 @@ std::vector<Series> parseOsu(std::string_view text, const std::string& path) {
         cur.series.source = Source::kOsu;
         bool bw = line.find("MB/s") != line.npos || containsNoCase(line, "Bandwidth");
         cur.series.test = bw ? "bandwidth" : (sized ? "latency" : "barrier");
-        cur.series.metric = bw ? Metric::kBandwidth
-                               : (sized ? Metric::kLatency : Metric::kCollective);
+        cur.series.metric =
+            bw ? Metric::kBandwidth : (sized ? Metric::kLatency : Metric::kCollective);
       }
       cur.series.sized = sized;
       cur.headerSeen = true;

@@ -75,7 +75,8 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
   std::vector<std::string> keys;
   for (const Series& x : series) {
     if (!x.sized) {
-      out.skipped.push_back(fmt::format("{}: {} has no message sizes; not plotted", x.label, x.test));
+      out.skipped.push_back(
+          fmt::format("{}: {} has no message sizes; not plotted", x.label, x.test));
       continue;
     }
     std::string data;
@@ -88,14 +89,15 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
       data += fmt::format("{} {:.9g}\n", p.bytes, p.value);
     }
     if (zero)
-      out.skipped.push_back(fmt::format("{}: {} point(s) at 0 bytes or 0 left out (log axis)",
-                                        x.label, zero));
+      out.skipped.push_back(
+          fmt::format("{}: {} point(s) at 0 bytes or 0 left out (log axis)", x.label, zero));
     if (data.empty()) continue;
     size_t block = keys.size();
     s << fmt::format("$d{} << EOD\n{}EOD\n", block, data);
     keys.push_back(x.label);
     size_t panel = 0;
-    while (panel < tests.size() && tests[panel] != x.test) ++panel;
+    while (panel < tests.size() && tests[panel] != x.test)
+      ++panel;
     if (panel == tests.size()) {
       tests.push_back(x.test);
       members.emplace_back();
@@ -107,7 +109,7 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
   out.panels = static_cast<int>(tests.size());
 
   s << "set grid\nset key top left\nset xlabel 'Message size (bytes)'\n"
-       "set logscale x 2\nset format x '%.0b%B'\n";
+       "set logscale x 2\nset format x '%.0b%BB'\n";
   if (out.panels > 1) {
     int cols = out.panels > 2 ? 2 : 1;
     int rows = (out.panels + cols - 1) / cols;
@@ -165,14 +167,13 @@ void renderPlot(const PlotScript& script, const PlotOptions& options) {
   const std::string gnuplot = findGnuplot();
   if (gnuplot.empty()) {
     const char* env = std::getenv("RDMABENCH_GNUPLOT");
-    throw Error(fmt::format(
-        "plot: gnuplot not found ({}); install Debian's gnuplot-nox package",
-        env && *env ? fmt::format("RDMABENCH_GNUPLOT={} is not executable", env)
-                    : std::string("not on $PATH")));
+    throw Error(fmt::format("plot: gnuplot not found ({}); install Debian's gnuplot-nox package",
+                            env && *env ? fmt::format("RDMABENCH_GNUPLOT={} is not executable", env)
+                                        : std::string("not on $PATH")));
   }
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string dirTemplate = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") +
-                            "/rdmabench-plot.XXXXXX";
+  std::string dirTemplate =
+      std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/rdmabench-plot.XXXXXX";
   if (!mkdtemp(dirTemplate.data())) throw SystemError("plot: mkdtemp " + dirTemplate, errno);
   const std::string dir = dirTemplate;
   const std::string scriptPath = dir + "/plot.gp", errPath = dir + "/gnuplot.err";
@@ -209,8 +210,8 @@ void renderPlot(const PlotScript& script, const PlotOptions& options) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       throwIfInterrupted("plot: waiting for gnuplot");
-      throw TimeoutError(fmt::format("plot: {} did not finish within {} s", gnuplot,
-                                     kGnuplotTimeoutMs / 1000));
+      throw TimeoutError(
+          fmt::format("plot: {} did not finish within {} s", gnuplot, kGnuplotTimeoutMs / 1000));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -232,7 +233,7 @@ void renderPlot(const PlotScript& script, const PlotOptions& options) {
     throw Error(fmt::format("plot: {} failed (exit {}){}", gnuplot, code,
                             firstError.empty() ? "" : ": " + firstError));
   }
-  struct stat st{};
+  struct stat st {};
   if (stat(options.output.c_str(), &st) != 0 || st.st_size == 0)
     throw Error(fmt::format("plot: {} wrote no {}{}", gnuplot, options.output,
                             firstError.empty() ? "" : ": " + firstError));

@@ -7,7 +7,9 @@
 
 namespace rdmabench::compare::detail {
 namespace {
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'; }
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
+}
 }  // namespace
 
 std::vector<std::string> splitLines(std::string_view text) {
@@ -17,7 +19,8 @@ std::vector<std::string> splitLines(std::string_view text) {
     bool end = i == text.size();
     if (!end && text[i] != '\n' && text[i] != '\r') continue;
     std::string_view line = text.substr(start, i - start);
-    while (!line.empty() && isSpace(line.back())) line.remove_suffix(1);
+    while (!line.empty() && isSpace(line.back()))
+      line.remove_suffix(1);
     if (!end || !line.empty()) lines.emplace_back(line);
     if (!end && text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
     start = i + 1;
@@ -26,8 +29,10 @@ std::vector<std::string> splitLines(std::string_view text) {
 }
 
 std::string trim(std::string_view s) {
-  while (!s.empty() && isSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && isSpace(s.back())) s.remove_suffix(1);
+  while (!s.empty() && isSpace(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && isSpace(s.back()))
+    s.remove_suffix(1);
   return std::string(s);
 }
 
@@ -35,9 +40,11 @@ std::vector<std::string> splitWhitespace(std::string_view s) {
   std::vector<std::string> out;
   size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && isSpace(s[i])) ++i;
+    while (i < s.size() && isSpace(s[i]))
+      ++i;
     size_t j = i;
-    while (j < s.size() && !isSpace(s[j])) ++j;
+    while (j < s.size() && !isSpace(s[j]))
+      ++j;
     if (j > i) out.emplace_back(s.substr(i, j - i));
     i = j;
   }
@@ -56,7 +63,8 @@ std::vector<std::string> splitColumns(std::string_view s) {
   while (i < s.size()) {
     if (s[i] == '\t' || (s[i] == ' ' && i + 1 < s.size() && isSpace(s[i + 1]))) {
       flush();
-      while (i < s.size() && isSpace(s[i])) ++i;
+      while (i < s.size() && isSpace(s[i]))
+        ++i;
       continue;
     }
     cur += s[i++];
@@ -90,7 +98,8 @@ std::optional<uint64_t> parseCount(std::string_view token) {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

@@ -48,7 +48,9 @@ class ProgressReporter : public Reporter {
 
 }  // namespace
 
-bool stderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
+bool stderrIsTerminal() {
+  return isatty(STDERR_FILENO) == 1;
+}
 
 ProgressLine::ProgressLine(std::ostream& out, bool enabled, std::vector<uint64_t> sizes,
                            std::function<double()> now)
@@ -61,7 +63,9 @@ ProgressLine::ProgressLine(std::ostream& out, bool enabled, std::vector<uint64_t
   }
 }
 
-ProgressLine::~ProgressLine() { clear(); }
+ProgressLine::~ProgressLine() {
+  clear();
+}
 
 double ProgressLine::weight(size_t index, size_t count) const {
   if (sizes_.size() != count || index >= sizes_.size()) return 1.0;
@@ -73,7 +77,8 @@ std::string ProgressLine::text(size_t index, size_t count, uint64_t bytes, doubl
   std::string eta = "?";
   if (index > 0) {
     double done = 0, remaining = 0;
-    for (size_t i = 0; i < count; ++i) (i < index ? done : remaining) += weight(i, count);
+    for (size_t i = 0; i < count; ++i)
+      (i < index ? done : remaining) += weight(i, count);
     if (done > 0) eta = clockText(elapsed * remaining / done);
   }
   return fmt::format("rdmabench: size {} ({}/{}), {} left, ETA {}", formatSize(bytes), index + 1,

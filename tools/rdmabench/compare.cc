@@ -2,8 +2,8 @@
 // and perftest outputs, line them up by test and message size, print the differences (MPI
 // overhead when one side ran under MPI), and plot them through gnuplot.
 
-#include <boost/program_options.hpp>
 #include <sys/stat.h>
+#include <boost/program_options.hpp>
 
 #include <fstream>
 #include <iostream>
@@ -31,8 +31,8 @@ po::variables_map parseArgs(const std::string& command, const po::options_descri
     po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command,
-                                 e.what(), command));
+    throw UsageError(
+        fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command, e.what(), command));
   }
   return vm;
 }
@@ -49,13 +49,15 @@ void parsePixels(const std::string& text, compare::PlotOptions& plot) {
 
 bool sameFile(const std::string& a, const std::string& b) {
   if (a == b) return true;
-  struct stat sa{}, sb{};
+  struct stat sa {
+  }, sb{};
   return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
 }
 
 void printNotes(const std::vector<std::string>& notes) {
-  for (const std::string& n : notes) std::cerr << "rdmabench: note: " << n << "\n";
+  for (const std::string& n : notes)
+    std::cerr << "rdmabench: note: " << n << "\n";
 }
 
 void render(const std::vector<compare::Series>& series, const compare::PlotOptions& plot,
@@ -71,14 +73,13 @@ void render(const std::vector<compare::Series>& series, const compare::PlotOptio
 }
 
 void plotOptions(po::options_description& desc) {
-  desc.add_options()
-      ("size", po::value<std::string>(), "plot size WIDTHxHEIGHT in pixels (default 800x600)")
-      ("title", po::value<std::string>(), "plot title")
-      ("script", po::value<std::string>(), "also write the gnuplot script to FILE");
+  desc.add_options()("size", po::value<std::string>(),
+                     "plot size WIDTHxHEIGHT in pixels (default 800x600)")(
+      "title", po::value<std::string>(), "plot title")("script", po::value<std::string>(),
+                                                       "also write the gnuplot script to FILE");
 }
 
-void readPlotOptions(const po::variables_map& vm, compare::PlotOptions& plot,
-                     std::string& script) {
+void readPlotOptions(const po::variables_map& vm, compare::PlotOptions& plot, std::string& script) {
   if (vm.count("size")) parsePixels(vm["size"].as<std::string>(), plot);
   if (vm.count("title")) plot.title = vm["title"].as<std::string>();
   if (vm.count("script")) script = vm["script"].as<std::string>();
@@ -93,14 +94,14 @@ int runCompareCommand(const std::vector<std::string>& args) {
       "IMB-MPI1\nand perftest output (detected). One column per input, then the difference to "
       "the baseline;\n\"MPI overhead\" when one input ran under MPI (OSU, IMB) and the other did "
       "not.\n\nOptions");
-  desc.add_options()
-      ("help,h", "show this help")
-      ("baseline,b", po::value<std::string>(), "the reference input (default: the first FILE)")
-      ("format,f", po::value<std::string>(), "table | json | csv (default table)")
-      ("output,o", po::value<std::string>(), "write the comparison to FILE")
-      ("test", po::value<std::string>(), "compare only this test (latency, bandwidth, bibw, "
-       "allreduce, barrier, ...)")
-      ("plot", po::value<std::string>(), "also plot the compared inputs to FILE.png|FILE.svg");
+  desc.add_options()("help,h", "show this help")("baseline,b", po::value<std::string>(),
+                                                 "the reference input (default: the first FILE)")(
+      "format,f", po::value<std::string>(), "table | json | csv (default table)")(
+      "output,o", po::value<std::string>(), "write the comparison to FILE")(
+      "test", po::value<std::string>(),
+      "compare only this test (latency, bandwidth, bibw, "
+      "allreduce, barrier, ...)")("plot", po::value<std::string>(),
+                                  "also plot the compared inputs to FILE.png|FILE.svg");
   plotOptions(desc);
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>());
@@ -119,17 +120,18 @@ int runCompareCommand(const std::vector<std::string>& args) {
   if (vm.count("baseline")) {
     std::string base = vm["baseline"].as<std::string>();
     size_t i = 0;
-    while (i < paths.size() && !sameFile(paths[i], base)) ++i;
+    while (i < paths.size() && !sameFile(paths[i], base))
+      ++i;
     if (i == paths.size()) paths.insert(paths.begin(), base), i = 0;
     options.baselineFile = i;
   }
   if (paths.size() < 2)
-    throw UsageError(fmt::format("rdmabench compare: needs at least two inputs (got {})",
-                                 paths.size()));
+    throw UsageError(
+        fmt::format("rdmabench compare: needs at least two inputs (got {})", paths.size()));
   std::string format = vm.count("format") ? vm["format"].as<std::string>() : "table";
   if (format != "table" && format != "json" && format != "csv")
-    throw UsageError(fmt::format("--format {}: unknown for compare (valid: table, json, csv)",
-                                 format));
+    throw UsageError(
+        fmt::format("--format {}: unknown for compare (valid: table, json, csv)", format));
   if (vm.count("test")) options.test = vm["test"].as<std::string>();
   compare::PlotOptions plot;
   std::string script;
@@ -140,7 +142,8 @@ int runCompareCommand(const std::vector<std::string>& args) {
   }
 
   std::vector<std::vector<compare::Series>> files;
-  for (const std::string& p : paths) files.push_back(compare::parseFile(p));
+  for (const std::string& p : paths)
+    files.push_back(compare::parseFile(p));
   compare::Comparison comparison = compare::compareSeries(files, options);
 
   std::ofstream file;
@@ -167,10 +170,9 @@ int runPlotCommand(const std::vector<std::string>& args) {
       "Usage: rdmabench plot FILE... -o OUT.png|OUT.svg [options]\n"
       "Latency (log-log) or bandwidth vs message size through gnuplot, one line per input "
       "(inputs\nas for `rdmabench compare`; one panel per test kind).\n\nOptions");
-  desc.add_options()
-      ("help,h", "show this help")
-      ("output,o", po::value<std::string>(), "the image: FILE.png or FILE.svg (required)")
-      ("test", po::value<std::string>(), "plot only this test (latency, bandwidth, ...)");
+  desc.add_options()("help,h", "show this help")("output,o", po::value<std::string>(),
+                                                 "the image: FILE.png or FILE.svg (required)")(
+      "test", po::value<std::string>(), "plot only this test (latency, bandwidth, ...)");
   plotOptions(desc);
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>());
