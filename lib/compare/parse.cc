@@ -104,6 +104,11 @@ std::vector<Series> parseText(std::string_view text, const std::string& path) {
       series = parsePerftest(text, path);
       break;
     case Format::kUnknown:
+      if (text.find("# rdmabench ") != std::string_view::npos)
+        throw UsageError(fmt::format(
+            "{}: rdmabench table output is not read back; rerun with --format json (or osu, "
+            "imb, perftest)",
+            path));
       throw UsageError(fmt::format(
           "{}: unknown format (expected rdmabench --format json, OSU, IMB-MPI1 or perftest "
           "output)",

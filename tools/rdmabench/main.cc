@@ -25,8 +25,8 @@ constexpr const char* kUsage =
     "  lat [HOST]     ping-pong latency against `rdmabench server` on HOST (loopback if none)\n"
     "  bw [HOST]      windowed bandwidth / message rate (uni- or bidirectional)\n"
     "  server         serve tests on control port 18515; clients choose everything\n"
-    "  compare FILE...  line up rdmabench / OSU / IMB / perftest results: MPI overhead per size\n"
-    "  plot FILE... -o OUT.png|OUT.svg   latency or bandwidth vs size through gnuplot\n"
+    "  compare FILE.. line up rdmabench / OSU / IMB / perftest results: MPI overhead per size\n"
+    "  plot FILE..    latency or bandwidth vs size, PNG or SVG through gnuplot (-o OUT)\n"
     "  info           transports, devices, ports, GID tables and providers usable here\n"
     "  version        print the version\n"
     "\n"
@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
       std::cout << "rdmabench " << RDMABENCH_VERSION << "\n";
       return 0;
     }
-    throw UsageError(fmt::format("unknown command '{}' (valid: lat, bw, server, compare, plot, info, version)",
-                                 command));
+    throw UsageError(fmt::format(
+        "unknown command '{}' (valid: lat, bw, server, compare, plot, info, version)", command));
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "rdmabench: error: " << e.what() << "\n";
