@@ -12,7 +12,7 @@ PKGS=(
   # transports
   libibverbs-dev librdmacm-dev rdma-core ibverbs-utils libfabric-dev libfabric-bin
   # tests: netns hosts, soft-RoCE VM, JSON checks, plots
-  iproute2 procps psmisc python3 qemu-system-x86 busybox-static kmod cpio
+  iproute2 procps psmisc python3 qemu-system-x86 busybox-static kmod cpio gnuplot-nox
   # anchors measured side by side in bench/
   perftest sockperf qperf
 )

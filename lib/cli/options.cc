@@ -131,7 +131,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
                        ("table | " + joined(formatsList())).c_str())(
       "output,o", po::value<std::string>(), "write the report to FILE")(
       "gbits", po::bool_switch(), "also show Gb/s (10^9 bit/s)")(
-      "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu");
+      "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu")(
+      "quiet", po::bool_switch(), "no progress line on stderr (shown only on a terminal)");
 
   po::options_description hidden;
   hidden.add_options()("host", po::value<std::string>());
@@ -266,6 +267,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   if (vm.count("output")) cmd.output.path = str("output");
   cmd.output.gigabits = vm["gbits"].as<bool>();
   cmd.output.full = vm["full"].as<bool>();
+  cmd.output.quiet = vm["quiet"].as<bool>();
 
   const auto& backends = transport::backendNames();
   if (std::find(backends.begin(), backends.end(), spec.transport) == backends.end())

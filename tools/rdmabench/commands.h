@@ -9,4 +9,10 @@ namespace rdmabench {
 // `rdmabench info [--format json]`: every backend, built or not, usable or not and why.
 int runInfoCommand(const std::vector<std::string>& args);
 
+// `rdmabench compare FILE... [--baseline FILE]` (compare.cc, docs/compare.md).
+int runCompareCommand(const std::vector<std::string>& args);
+
+// `rdmabench plot FILE... -o OUT.png|OUT.svg` (compare.cc, docs/compare.md).
+int runPlotCommand(const std::vector<std::string>& args);
+
 }  // namespace rdmabench

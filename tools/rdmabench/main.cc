@@ -1,4 +1,5 @@
 // rdmabench: one binary, one server, every transport. See docs/cli.md.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -11,6 +12,7 @@
 #include "common/interrupt.h"
 #include "engine/pair.h"
 #include "report/ab_report.h"
+#include "report/progress.h"
 #include "report/report.h"
 #include "tools/rdmabench/commands.h"
 
@@ -24,6 +26,8 @@ constexpr const char* kUsage =
     "  lat [HOST]     ping-pong latency against `rdmabench server` on HOST (loopback if none)\n"
     "  bw [HOST]      windowed bandwidth / message rate (uni- or bidirectional)\n"
     "  server         serve tests on control port 18515; clients choose everything\n"
+    "  compare FILE.. line up rdmabench / OSU / IMB / perftest results: MPI overhead per size\n"
+    "  plot FILE..    latency or bandwidth vs size, PNG or SVG through gnuplot (-o OUT)\n"
     "  info           transports, devices, ports, GID tables and providers usable here\n"
     "  version        print the version\n"
     "\n"
@@ -66,6 +70,7 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
     std::cout << cmd.helpText;
     return 0;
   }
+  const bool quiet = cmd.output.quiet;
   cmd.client.commandLine = commandLine;
   if (!cmd.transportGiven) {
     std::string note;
@@ -85,7 +90,14 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   ro.gigabits = cmd.output.gigabits;
   ro.full = cmd.output.full;
   auto reporter = report::makeReporter(cmd.output.format, *out, ro);
-  engine::runClient(cmd.client, *reporter);
+  // Progress line: only on a terminal, and not when JSON/CSV goes to stdout.
+  const bool machine = cmd.output.format == "json" || cmd.output.format == "csv";
+  report::ProgressLine progress(
+      std::cerr, !quiet && report::stderrIsTerminal() && !(machine && out == &std::cout),
+      cmd.client.spec.sizes);
+  cmd.client.onSizeStart = [&](size_t i, size_t n, uint64_t b) { progress.sizeStart(i, n, b); };
+  auto shown = report::withProgress(*reporter, progress);
+  engine::runClient(cmd.client, *shown);
   out->flush();
   return 0;
 }
@@ -120,12 +132,14 @@ int main(int argc, char** argv) {
     if (command == "lat" || command == "bw") return runClientCommand(command, args, commandLine);
     if (command == "server") return runServerCommand(args);
     if (command == "info") return runInfoCommand(args);
+    if (command == "compare") return runCompareCommand(args);
+    if (command == "plot") return runPlotCommand(args);
     if (command == "version" || command == "--version") {
       std::cout << "rdmabench " << RDMABENCH_VERSION << "\n";
       return 0;
     }
-    throw UsageError(
-        fmt::format("unknown command '{}' (valid: lat, bw, server, info, version)", command));
+    throw UsageError(fmt::format(
+        "unknown command '{}' (valid: lat, bw, server, compare, plot, info, version)", command));
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "rdmabench: error: " << e.what() << "\n";

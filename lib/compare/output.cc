@@ -1,0 +1,216 @@
+// Output of `rdmabench compare`: table, json and csv (docs/compare.md).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "common/error.h"
+#include "compare/compare.h"
+
+namespace rdmabench::compare {
+
+namespace {
+
+std::string fixed(const std::optional<double>& v) {
+  return v ? fmt::format("{:.2f}", *v) : std::string("-");
+}
+
+std::string onlyIn(const Group& g, const ComparedRow& r) {
+  if (r.complete()) return "";
+  std::string s;
+  for (size_t i = 0; i < r.values.size(); ++i)
+    if (r.values[i]) s += fmt::format("{}[{}]", s.empty() ? "only in " : ",", i + 1);
+  (void)g;
+  return s;
+}
+
+void writeTable(const Comparison& c, std::ostream& out) {
+  bool firstGroup = true;
+  for (const Group& g : c.groups) {
+    if (!firstGroup) out << '\n';
+    firstGroup = false;
+    const char* unit = metricUnit(g.metric);
+    std::string kind =
+        g.test == metricName(g.metric) ? std::string() : fmt::format("{}, ", metricName(g.metric));
+    out << fmt::format("# rdmabench compare: {} ({}{}, {} is better)\n", g.test, kind, unit,
+                       lowerIsBetter(g.metric) ? "lower" : "higher");
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      const Series& s = g.inputs[i];
+      out << fmt::format("# [{}] {}: {} \"{}\"{} ({}){}\n", i + 1, s.label, sourceName(s.source),
+                         s.title, s.column.empty() ? "" : ", column " + s.column,
+                         isMpi(s.source) ? "MPI" : "no MPI", i == g.baseline ? ", baseline" : "");
+    }
+    for (const Difference& d : g.differences) {
+      size_t mpi = isMpi(g.inputs[d.of].source) ? d.of : d.to;
+      size_t fab = mpi == d.of ? d.to : d.of;
+      if (d.mpiOverhead && g.metric == Metric::kBandwidth)
+        out << fmt::format("# MPI overhead [{}]: [{}] - [{}] in MB/s lost, % of [{}]\n", d.of + 1,
+                           fab + 1, mpi + 1, fab + 1);
+      else if (d.mpiOverhead)
+        out << fmt::format("# MPI overhead [{}]: [{}] - [{}] in us, % of [{}]\n", d.of + 1, mpi + 1,
+                           fab + 1, fab + 1);
+      else
+        out << fmt::format("# diff [{}]: [{}] - [{}] in {}, % of [{}]\n", d.of + 1, d.of + 1,
+                           d.to + 1, d.unit, d.to + 1);
+    }
+    // Columns.
+    std::vector<std::string> head{"#bytes"};
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      head.push_back(fmt::format("[{}]{}", i + 1, unit));
+    for (const Difference& d : g.differences) {
+      std::string name = d.mpiOverhead ? "MPI_overhead" : "diff";
+      head.push_back(
+          fmt::format("{}[{}]{}", name, d.of + 1, d.unit == "MB/s lost" ? "MB/s" : d.unit));
+      head.push_back(fmt::format("{}[{}]%", name, d.of + 1));
+    }
+    std::vector<std::vector<std::string>> cells;
+    for (const ComparedRow& r : g.rows) {
+      std::vector<std::string> line{g.sized ? fmt::format("{}", r.bytes) : std::string("-")};
+      for (const auto& v : r.values)
+        line.push_back(fixed(v));
+      for (const Cell& cell : r.cells) {
+        line.push_back(fixed(cell.absolute));
+        line.push_back(fixed(cell.percent));
+      }
+      cells.push_back(std::move(line));
+    }
+    std::vector<size_t> width(head.size());
+    for (size_t i = 0; i < head.size(); ++i) {
+      width[i] = std::max<size_t>(head[i].size(), 8);
+      for (const auto& line : cells)
+        width[i] = std::max(width[i], line[i].size());
+    }
+    std::string h;
+    for (size_t i = 0; i < head.size(); ++i)
+      h += fmt::format("{:>{}}  ", head[i], width[i]);
+    out << h << "note\n";
+    for (size_t row = 0; row < cells.size(); ++row) {
+      std::string l;
+      for (size_t i = 0; i < head.size(); ++i)
+        l += fmt::format("{:>{}}  ", cells[row][i], width[i]);
+      l += onlyIn(g, g.rows[row]);
+      while (!l.empty() && l.back() == ' ')
+        l.pop_back();
+      out << l << '\n';
+    }
+  }
+  for (const std::string& n : c.notes)
+    out << "# note: " << n << '\n';
+}
+
+nlohmann::ordered_json optionalJson(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+void writeJson(const Comparison& c, std::ostream& out) {
+  using nlohmann::ordered_json;
+  ordered_json doc;
+  doc["tool"] = "rdmabench";
+  doc["command"] = "compare";
+  doc["groups"] = ordered_json::array();
+  for (const Group& g : c.groups) {
+    ordered_json jg;
+    jg["test"] = g.test;
+    jg["metric"] = metricName(g.metric);
+    jg["unit"] = metricUnit(g.metric);
+    jg["lower_is_better"] = lowerIsBetter(g.metric);
+    jg["sized"] = g.sized;
+    jg["baseline"] = g.baseline;
+    jg["inputs"] = ordered_json::array();
+    for (const Series& s : g.inputs) {
+      ordered_json ji;
+      ji["label"] = s.label;
+      ji["path"] = s.path;
+      ji["source"] = sourceName(s.source);
+      ji["mpi"] = isMpi(s.source);
+      ji["title"] = s.title;
+      ji["column"] = s.column;
+      if (s.processes) ji["processes"] = *s.processes;
+      if (!s.note.empty()) ji["note"] = s.note;
+      jg["inputs"].push_back(ji);
+    }
+    jg["differences"] = ordered_json::array();
+    for (const Difference& d : g.differences)
+      jg["differences"].push_back({{"of", d.of},
+                                   {"to", d.to},
+                                   {"label", d.label},
+                                   {"mpi_overhead", d.mpiOverhead},
+                                   {"unit", d.unit}});
+    jg["rows"] = ordered_json::array();
+    for (const ComparedRow& r : g.rows) {
+      ordered_json jr;
+      jr["bytes"] = g.sized ? ordered_json(r.bytes) : ordered_json(nullptr);
+      jr["values"] = ordered_json::array();
+      for (const auto& v : r.values)
+        jr["values"].push_back(optionalJson(v));
+      jr["differences"] = ordered_json::array();
+      for (const Cell& cell : r.cells)
+        jr["differences"].push_back(
+            {{"absolute", optionalJson(cell.absolute)}, {"percent", optionalJson(cell.percent)}});
+      if (!r.complete()) {
+        jr["only_in"] = ordered_json::array();
+        for (size_t i = 0; i < r.values.size(); ++i)
+          if (r.values[i]) jr["only_in"].push_back(i);
+      }
+      jg["rows"].push_back(jr);
+    }
+    doc["groups"].push_back(jg);
+  }
+  doc["notes"] = c.notes;
+  out << doc.dump(1, ' ', false, ordered_json::error_handler_t::replace) << '\n';
+}
+
+std::string csvCell(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s)
+    q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+std::string csvNumber(const std::optional<double>& v) {
+  return v ? fmt::format("{}", *v) : std::string();
+}
+
+void writeCsv(const Comparison& c, std::ostream& out) {
+  out << "test,metric,bytes,input,path,source,mpi,baseline,value,unit,diff_label,diff_absolute,"
+         "diff_unit,diff_percent\n";
+  for (const Group& g : c.groups) {
+    for (const ComparedRow& r : g.rows) {
+      for (size_t i = 0; i < g.inputs.size(); ++i) {
+        const Series& s = g.inputs[i];
+        std::string diff = ",,,";
+        for (size_t k = 0; k < g.differences.size(); ++k) {
+          const Difference& d = g.differences[k];
+          if (d.of != i) continue;
+          diff = fmt::format("{},{},{},{}", csvCell(d.label), csvNumber(r.cells[k].absolute),
+                             csvCell(d.unit), csvNumber(r.cells[k].percent));
+        }
+        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csvCell(g.test),
+                           metricName(g.metric), g.sized ? fmt::format("{}", r.bytes) : "",
+                           csvCell(s.label), csvCell(s.path), sourceName(s.source),
+                           isMpi(s.source) ? "true" : "false", i == g.baseline ? "true" : "false",
+                           csvNumber(r.values[i]), metricUnit(g.metric), diff);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void writeComparison(const Comparison& comparison, std::string_view format, std::ostream& out) {
+  if (format == "table")
+    writeTable(comparison, out);
+  else if (format == "json")
+    writeJson(comparison, out);
+  else if (format == "csv")
+    writeCsv(comparison, out);
+  else
+    throw UsageError(
+        fmt::format("--format {}: unknown for compare (valid: table, json, csv)", format));
+  out.flush();
+}
+
+}  // namespace rdmabench::compare

@@ -1,0 +1,205 @@
+// `rdmabench compare` and `rdmabench plot` (docs/compare.md): read rdmabench JSON, OSU, IMB-MPI1
+// and perftest outputs, line them up by test and message size, print the differences (MPI
+// overhead when one side ran under MPI), and plot them through gnuplot.
+
+#include <sys/stat.h>
+#include <boost/program_options.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/options.h"
+#include "common/error.h"
+#include "compare/compare.h"
+#include "compare/parse.h"
+#include "compare/plot.h"
+#include "tools/rdmabench/commands.h"
+
+namespace rdmabench {
+namespace {
+
+namespace po = boost::program_options;
+
+po::variables_map parseArgs(const std::string& command, const po::options_description& desc,
+                            const po::positional_options_description& pos,
+                            const std::vector<std::string>& args) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(
+        fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command, e.what(), command));
+  }
+  return vm;
+}
+
+// "800x600" -> width, height (16..10000 pixels each).
+void parsePixels(const std::string& text, compare::PlotOptions& plot) {
+  size_t x = text.find_first_of("xX");
+  if (x == std::string::npos)
+    throw UsageError(fmt::format("--size {}: expected WIDTHxHEIGHT in pixels, e.g. 800x600", text));
+  plot.width = static_cast<int>(cli::parseUnsigned(text.substr(0, x), "--size width", 16, 10000));
+  plot.height =
+      static_cast<int>(cli::parseUnsigned(text.substr(x + 1), "--size height", 16, 10000));
+}
+
+bool sameFile(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  struct stat sa {
+  }, sb{};
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+void printNotes(const std::vector<std::string>& notes) {
+  for (const std::string& n : notes)
+    std::cerr << "rdmabench: note: " << n << "\n";
+}
+
+void render(const std::vector<compare::Series>& series, const compare::PlotOptions& plot,
+            const std::string& scriptPath) {
+  compare::PlotScript script = compare::gnuplotScript(series, plot);
+  if (!scriptPath.empty()) {
+    std::ofstream f(scriptPath);
+    f << script.text;
+    if (!f) throw UsageError(fmt::format("--script {}: cannot write", scriptPath));
+  }
+  printNotes(script.skipped);
+  compare::renderPlot(script, plot);
+}
+
+void plotOptions(po::options_description& desc) {
+  desc.add_options()("size", po::value<std::string>(),
+                     "plot size WIDTHxHEIGHT in pixels (default 800x600)")(
+      "title", po::value<std::string>(), "plot title")("script", po::value<std::string>(),
+                                                       "also write the gnuplot script to FILE");
+}
+
+void readPlotOptions(const po::variables_map& vm, compare::PlotOptions& plot, std::string& script) {
+  if (vm.count("size")) parsePixels(vm["size"].as<std::string>(), plot);
+  if (vm.count("title")) plot.title = vm["title"].as<std::string>();
+  if (vm.count("script")) script = vm["script"].as<std::string>();
+}
+
+}  // namespace
+
+int runCompareCommand(const std::vector<std::string>& args) {
+  po::options_description desc(
+      "Usage: rdmabench compare FILE... [--baseline FILE] [options]\n"
+      "Lines up results by test and message size: rdmabench --format json, OSU 5.x-7.x, "
+      "IMB-MPI1\nand perftest output (detected). One column per input, then the difference to "
+      "the baseline;\n\"MPI overhead\" when one input ran under MPI (OSU, IMB) and the other did "
+      "not.\n\nOptions");
+  desc.add_options()("help,h", "show this help")("baseline,b", po::value<std::string>(),
+                                                 "the reference input (default: the first FILE)")(
+      "format,f", po::value<std::string>(), "table | json | csv (default table)")(
+      "output,o", po::value<std::string>(), "write the comparison to FILE")(
+      "test", po::value<std::string>(),
+      "compare only this test (latency, bandwidth, bibw, "
+      "allreduce, barrier, ...)")("plot", po::value<std::string>(),
+                                  "also plot the compared inputs to FILE.png|FILE.svg");
+  plotOptions(desc);
+  po::options_description hidden;
+  hidden.add_options()("files", po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("files", -1);
+  po::variables_map vm = parseArgs("compare", all, pos, args);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  std::vector<std::string> paths;
+  if (vm.count("files")) paths = vm["files"].as<std::vector<std::string>>();
+  compare::CompareOptions options;
+  if (vm.count("baseline")) {
+    std::string base = vm["baseline"].as<std::string>();
+    size_t i = 0;
+    while (i < paths.size() && !sameFile(paths[i], base))
+      ++i;
+    if (i == paths.size()) paths.insert(paths.begin(), base), i = 0;
+    options.baselineFile = i;
+  }
+  if (paths.size() < 2)
+    throw UsageError(
+        fmt::format("rdmabench compare: needs at least two inputs (got {})", paths.size()));
+  std::string format = vm.count("format") ? vm["format"].as<std::string>() : "table";
+  if (format != "table" && format != "json" && format != "csv")
+    throw UsageError(
+        fmt::format("--format {}: unknown for compare (valid: table, json, csv)", format));
+  if (vm.count("test")) options.test = vm["test"].as<std::string>();
+  compare::PlotOptions plot;
+  std::string script;
+  readPlotOptions(vm, plot, script);
+  if (vm.count("plot")) {
+    plot.output = vm["plot"].as<std::string>();
+    compare::terminalFor(plot.output);  // check the ending before any work
+  }
+
+  std::vector<std::vector<compare::Series>> files;
+  for (const std::string& p : paths)
+    files.push_back(compare::parseFile(p));
+  compare::Comparison comparison = compare::compareSeries(files, options);
+
+  std::ofstream file;
+  std::ostream* out = &std::cout;
+  if (vm.count("output")) {
+    file.open(vm["output"].as<std::string>());
+    if (!file)
+      throw UsageError(
+          fmt::format("--output {}: cannot open for writing", vm["output"].as<std::string>()));
+    out = &file;
+  }
+  compare::writeComparison(comparison, format, *out);
+  if (!plot.output.empty()) {
+    std::vector<compare::Series> series;
+    for (const compare::Group& g : comparison.groups)
+      series.insert(series.end(), g.inputs.begin(), g.inputs.end());
+    render(series, plot, script);
+  }
+  return 0;
+}
+
+int runPlotCommand(const std::vector<std::string>& args) {
+  po::options_description desc(
+      "Usage: rdmabench plot FILE... -o OUT.png|OUT.svg [options]\n"
+      "Latency (log-log) or bandwidth vs message size through gnuplot, one line per input "
+      "(inputs\nas for `rdmabench compare`; one panel per test kind).\n\nOptions");
+  desc.add_options()("help,h", "show this help")("output,o", po::value<std::string>(),
+                                                 "the image: FILE.png or FILE.svg (required)")(
+      "test", po::value<std::string>(), "plot only this test (latency, bandwidth, ...)");
+  plotOptions(desc);
+  po::options_description hidden;
+  hidden.add_options()("files", po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("files", -1);
+  po::variables_map vm = parseArgs("plot", all, pos, args);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  if (!vm.count("files")) throw UsageError("rdmabench plot: give at least one input FILE");
+  if (!vm.count("output")) throw UsageError("rdmabench plot: -o FILE.png|FILE.svg is required");
+  compare::PlotOptions plot;
+  plot.output = vm["output"].as<std::string>();
+  compare::terminalFor(plot.output);
+  std::string script;
+  readPlotOptions(vm, plot, script);
+  std::string test = vm.count("test") ? vm["test"].as<std::string>() : "";
+  std::vector<compare::Series> series;
+  for (const std::string& p : vm["files"].as<std::vector<std::string>>())
+    for (compare::Series& s : compare::parseFile(p))
+      if (test.empty() || s.test == test) series.push_back(std::move(s));
+  if (series.empty()) throw UsageError(fmt::format("--test {}: no input has it", test));
+  render(series, plot, script);
+  return 0;
+}
+
+}  // namespace rdmabench
