@@ -39,6 +39,20 @@ double parseSeconds(std::string_view text, std::string_view option, double min, 
   return v;
 }
 
+po::variables_map parseOptions(const std::string& command, const po::options_description& desc,
+                               const po::positional_options_description& pos,
+                               const std::vector<std::string>& args) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(
+        fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command, e.what(), command));
+  }
+  return vm;
+}
+
 namespace {
 
 std::vector<std::string> formatsList() {
@@ -50,21 +64,6 @@ std::string joined(const std::vector<std::string>& v) {
   for (const auto& x : v)
     s += (s.empty() ? "" : ", ") + x;
   return s;
-}
-
-// Runs Boost.Program_options and turns its exceptions into one-line UsageErrors.
-po::variables_map parse(const std::string& command, const po::options_description& desc,
-                        const po::positional_options_description& pos,
-                        const std::vector<std::string>& args) {
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(
-        fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command, e.what(), command));
-  }
-  return vm;
 }
 
 }  // namespace
@@ -141,7 +140,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   po::positional_options_description pos;
   pos.add("host", 1);
 
-  po::variables_map vm = parse(test, all, pos, args);
+  po::variables_map vm = parseOptions(test, all, pos, args);
   if (vm.count("help")) {
     std::ostringstream os;
     os << general << "\n" << device << "\n" << output;
@@ -290,7 +289,7 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
       "largest buffer memory a client may make the "
       "server allocate (default 1G)")("quiet", po::bool_switch(), "no per-session log lines");
   po::positional_options_description pos;
-  po::variables_map vm = parse("server", desc, pos, args);
+  po::variables_map vm = parseOptions("server", desc, pos, args);
   if (vm.count("help")) {
     std::ostringstream os;
     os << desc;

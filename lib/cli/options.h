@@ -3,6 +3,8 @@
 // library so it is unit-tested. Every bad value becomes a one-line UsageError naming the
 // option, the value and the accepted range. docs/cli.md documents every option.
 
+#include <boost/program_options.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -37,6 +39,13 @@ struct ClientCommand {
   bool help = false;
   std::string helpText;
 };
+
+// Runs Boost.Program_options for subcommand `command` and turns its exceptions into one-line
+// UsageErrors ("rdmabench lat: unrecognised option '--x' (see `rdmabench lat --help`)").
+boost::program_options::variables_map parseOptions(
+    const std::string& command, const boost::program_options::options_description& desc,
+    const boost::program_options::positional_options_description& positional,
+    const std::vector<std::string>& args);
 
 // `test` is "lat" or "bw"; `args` excludes the program and subcommand names.
 ClientCommand parseClientCommand(const std::string& test, const std::vector<std::string>& args);

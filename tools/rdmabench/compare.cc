@@ -23,20 +23,6 @@ namespace {
 
 namespace po = boost::program_options;
 
-po::variables_map parseArgs(const std::string& command, const po::options_description& desc,
-                            const po::positional_options_description& pos,
-                            const std::vector<std::string>& args) {
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(
-        fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command, e.what(), command));
-  }
-  return vm;
-}
-
 // "800x600" -> width, height (16..10000 pixels each).
 void parsePixels(const std::string& text, compare::PlotOptions& plot) {
   size_t x = text.find_first_of("xX");
@@ -109,7 +95,7 @@ int runCompareCommand(const std::vector<std::string>& args) {
   all.add(desc).add(hidden);
   po::positional_options_description pos;
   pos.add("files", -1);
-  po::variables_map vm = parseArgs("compare", all, pos, args);
+  po::variables_map vm = cli::parseOptions("compare", all, pos, args);
   if (vm.count("help")) {
     std::cout << desc;
     return 0;
@@ -180,7 +166,7 @@ int runPlotCommand(const std::vector<std::string>& args) {
   all.add(desc).add(hidden);
   po::positional_options_description pos;
   pos.add("files", -1);
-  po::variables_map vm = parseArgs("plot", all, pos, args);
+  po::variables_map vm = cli::parseOptions("plot", all, pos, args);
   if (vm.count("help")) {
     std::cout << desc;
     return 0;
