@@ -9,4 +9,11 @@ namespace rdmabench {
 // `rdmabench info [--format json]`: every backend, built or not, usable or not and why.
 int runInfoCommand(const std::vector<std::string>& args);
 
+// `rdmabench barrier | allreduce | ring` (collectives.cc): N ranks, launched by --np, Slurm,
+// mpirun or explicit flags; rank 0 reports.
+int runCollectiveCommand(const std::string& test, const std::vector<std::string>& args,
+                         const std::string& commandLine);
+// `rdmabench rendezvous`: the standalone rendezvous store server.
+int runRendezvousCommand(const std::vector<std::string>& args);
+
 }  // namespace rdmabench

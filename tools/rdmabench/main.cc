@@ -23,6 +23,10 @@ constexpr const char* kUsage =
     "  lat [HOST]     ping-pong latency against `rdmabench server` on HOST (loopback if none)\n"
     "  bw [HOST]      windowed bandwidth / message rate (uni- or bidirectional)\n"
     "  server         serve tests on control port 18515; clients choose everything\n"
+    "  barrier        dissemination barrier across N ranks (--np, Slurm, mpirun, --rank)\n"
+    "  allreduce      allreduce: tree, ring, recursive doubling, Rabenseifner or auto\n"
+    "  ring           every rank ping-pongs with its neighbours; flags slow links and hosts\n"
+    "  rendezvous     standalone rendezvous server for N-rank runs\n"
     "  info           transports, devices, ports, GID tables and providers usable here\n"
     "  version        print the version\n"
     "\n"
@@ -46,7 +50,8 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   std::ostream* out = &std::cout;
   if (!cmd.output.path.empty()) {
     file.open(cmd.output.path);
-    if (!file) throw UsageError(fmt::format("--output {}: cannot open for writing", cmd.output.path));
+    if (!file)
+      throw UsageError(fmt::format("--output {}: cannot open for writing", cmd.output.path));
     out = &file;
   }
   report::ReportOptions ro;
@@ -76,7 +81,8 @@ int main(int argc, char** argv) {
   installInterruptHandlers();
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string commandLine;
-  for (int i = 0; i < argc; ++i) commandLine += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i)
+    commandLine += (i ? " " : "") + std::string(argv[i]);
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::cout << kUsage;
     return args.empty() ? 2 : 0;
@@ -87,12 +93,17 @@ int main(int argc, char** argv) {
     if (command == "lat" || command == "bw") return runClientCommand(command, args, commandLine);
     if (command == "server") return runServerCommand(args);
     if (command == "info") return runInfoCommand(args);
+    if (command == "barrier" || command == "allreduce" || command == "ring")
+      return runCollectiveCommand(command, args, commandLine);
+    if (command == "rendezvous") return runRendezvousCommand(args);
     if (command == "version" || command == "--version") {
       std::cout << "rdmabench " << RDMABENCH_VERSION << "\n";
       return 0;
     }
-    throw UsageError(fmt::format("unknown command '{}' (valid: lat, bw, server, info, version)",
-                                 command));
+    throw UsageError(
+        fmt::format("unknown command '{}' (valid: lat, bw, server, barrier, allreduce, ring, "
+                    "rendezvous, info, version)",
+                    command));
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "rdmabench: error: " << e.what() << "\n";
