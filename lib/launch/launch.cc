@@ -183,12 +183,19 @@ RankInfo detect(const LaunchOptions& o, const Env& env) {
     info.source = "explicit";
   } else if (o.np > 0) {
     info.worldSize = o.np;
+    info.localRanks = o.np;
     info.source = "np";
   } else if (auto procid = env("SLURM_PROCID"); procid && env("SLURM_NTASKS")) {
     info.rank = envInt(env, "SLURM_PROCID", 0, 1 << 24);
     info.worldSize = envInt(env, "SLURM_NTASKS", 1, 1 << 24);
     info.localRank = std::max(0, envInt(env, "SLURM_LOCALID", 0, 1 << 24));
     info.source = "slurm";
+    // "2(x2),1": the first count is this step's largest per-node share (good enough to decide
+    // whether ranks outnumber cores).
+    if (auto tpn =
+            env("SLURM_STEP_TASKS_PER_NODE").value_or(env("SLURM_TASKS_PER_NODE").value_or(""));
+        !tpn.empty())
+      info.localRanks = std::max(1, std::atoi(tpn.c_str()));
     int job = envInt(env, "SLURM_JOB_ID", 0, INT32_MAX);
     if (job < 0) job = envInt(env, "SLURM_JOBID", 0, INT32_MAX);
     int step = envInt(env, "SLURM_STEP_ID", 0, INT32_MAX);

@@ -40,6 +40,7 @@ struct RankInfo {
   int rank = 0;
   int worldSize = 1;
   int localRank = 0;
+  int localRanks = 1;          // ranks on this host (SLURM_STEP_TASKS_PER_NODE, --np)
   std::string host;            // this rank's node name (SLURMD_NODENAME, else gethostname)
   std::string rendezvousHost;  // address of the TCP store server
   uint16_t rendezvousPort = 0;

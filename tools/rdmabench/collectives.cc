@@ -237,7 +237,7 @@ int runRank(const CollCommand& cmd, launch::RankInfo info) {
     collective::CollectiveParams p = cmd.params;
     // Busy polling with more ranks than cores on one host starves the rank that has work.
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int localRanks = cmd.launch.np > 0 ? cmd.launch.np : info.localRank + 1;
+    const int localRanks = std::max(info.localRanks, info.localRank + 1);
     p.device.useEvent = cmd.useEvent >= 0 ? cmd.useEvent == 1 : localRanks > cores;
     if (!cmd.bind.empty()) {
       p.device.localHost = cmd.bind;
