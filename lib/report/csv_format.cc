@@ -18,11 +18,21 @@ namespace rdmabench::report::detail {
 namespace {
 
 constexpr const char* kColumns[] = {
-    "test",          "transport",     "op",          "bidirectional", "round_trip", "window",
-    "bytes",         "iterations",    "warmup",      "lat_count",     "lat_exact",  "lat_min_us",
-    "lat_max_us",    "lat_median_us", "lat_mean_us", "lat_stdev_us",  "lat_p50_us", "lat_p90_us",
-    "lat_p99_us",    "lat_p999_us",   "seconds",     "mb_per_s",      "msg_per_s",  "gbit_per_s",
-    "peer_mb_per_s", "error",
+    "test",           "transport",      "op",
+    "bidirectional",  "round_trip",     "window",
+    "bytes",          "iterations",     "warmup",
+    "lat_count",      "lat_exact",      "lat_min_us",
+    "lat_max_us",     "lat_median_us",  "lat_mean_us",
+    "lat_stdev_us",   "lat_p50_us",     "lat_p90_us",
+    "lat_p99_us",     "lat_p999_us",    "seconds",
+    "mb_per_s",       "msg_per_s",      "gbit_per_s",
+    "peer_mb_per_s",  "ranks",          "algorithm",
+    "t_min_us",       "t_max_us",       "t_avg_us",
+    "slowest_p50_us", "slowest_p99_us", "slowest_max_us",
+    "algbw_gb_per_s", "busbw_gb_per_s", "wrong",
+    "src_rank",       "src_host",       "dst_rank",
+    "dst_host",       "direction",      "link_median_us",
+    "outlier",        "error",
 };
 constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
 
@@ -76,7 +86,7 @@ class CsvReporter : public Reporter {
     } else {
       f.resize(f.size() + 11);
     }
-    if (!row.latency || row.seconds > 0) {
+    if ((!row.latency || row.seconds > 0) && !row.collective && !row.link) {
       f.push_back(num(row.seconds));
       f.push_back(num(row.megabytesPerSec));
       f.push_back(num(row.messagesPerSec));
@@ -84,6 +94,29 @@ class CsvReporter : public Reporter {
       f.push_back(row.peerMegabytesPerSec ? num(*row.peerMegabytesPerSec) : "");
     } else {
       f.resize(f.size() + 5);
+    }
+    if (row.collective) {
+      const CollectiveRow& c = *row.collective;
+      f.push_back(num(static_cast<uint64_t>(c.ranks)));
+      f.push_back(c.algorithm);
+      for (double v : {c.tMinUs, c.tMaxUs, c.tAvgUs, c.slowestP50Us, c.slowestP99Us, c.slowestMaxUs,
+                       c.algbwGBs, c.busbwGBs})
+        f.push_back(num(v));
+      f.push_back(c.wrong ? num(*c.wrong) : "");
+    } else {
+      f.resize(f.size() + 11);
+    }
+    if (row.link) {
+      const RingLinkRow& l = *row.link;
+      f.push_back(num(static_cast<uint64_t>(l.srcRank)));
+      f.push_back(l.srcHost);
+      f.push_back(num(static_cast<uint64_t>(l.dstRank)));
+      f.push_back(l.dstHost);
+      f.push_back(l.direction);
+      f.push_back(num(l.medianUs));
+      f.push_back(boolean(l.outlier));
+    } else {
+      f.resize(f.size() + 7);
     }
     f.emplace_back();  // error
     writeLine(f);

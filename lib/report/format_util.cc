@@ -10,6 +10,9 @@ namespace rdmabench::report::detail {
 
 TestKind testKind(const RunInfo& info) {
   const std::string& t = info.test;
+  if (t == "barrier") return TestKind::kBarrier;
+  if (t == "allreduce") return TestKind::kAllreduce;
+  if (t == "ring") return TestKind::kRing;
   if (t == "bw" || t == "bibw" || t == "bandwidth" ||
       (t.size() > 3 && t.compare(t.size() - 3, 3, "_bw") == 0)) {
     return TestKind::kBandwidth;
@@ -89,6 +92,42 @@ nlohmann::ordered_json rowJson(const Row& row) {
     lat["count"] = s.count;
     lat["exact"] = s.exact;
     j["latency_us"] = std::move(lat);
+  }
+  if (row.collective) {
+    const CollectiveRow& c = *row.collective;
+    nlohmann::ordered_json k;
+    k["ranks"] = c.ranks;
+    k["algorithm"] = c.algorithm;
+    k["count"] = c.count;
+    k["t_min_us"] = c.tMinUs;
+    k["t_max_us"] = c.tMaxUs;
+    k["t_avg_us"] = c.tAvgUs;
+    k["slowest_p50_us"] = c.slowestP50Us;
+    k["slowest_p99_us"] = c.slowestP99Us;
+    k["slowest_max_us"] = c.slowestMaxUs;
+    k["algbw_gb_per_s"] = c.algbwGBs;
+    k["busbw_gb_per_s"] = c.busbwGBs;
+    k["wrong"] = c.wrong ? nlohmann::ordered_json(*c.wrong) : nlohmann::ordered_json(nullptr);
+    j["collective"] = std::move(k);
+    return j;
+  }
+  if (row.link) {
+    const RingLinkRow& l = *row.link;
+    nlohmann::ordered_json k;
+    k["src_rank"] = l.srcRank;
+    k["src_host"] = l.srcHost;
+    k["src_address"] = l.srcAddress;
+    k["dst_rank"] = l.dstRank;
+    k["dst_host"] = l.dstHost;
+    k["dst_address"] = l.dstAddress;
+    k["direction"] = l.direction;
+    k["median_us"] = l.medianUs;
+    k["min_us"] = l.minUs;
+    k["mean_us"] = l.meanUs;
+    k["p99_us"] = l.p99Us;
+    k["outlier"] = l.outlier;
+    j["link"] = std::move(k);
+    return j;
   }
   if (!row.latency || row.seconds > 0) {
     j["seconds"] = row.seconds;

@@ -21,10 +21,14 @@ namespace rdmabench::report::detail {
 enum class TestKind {
   kLatency,    // Row::latency: per-iteration latency summary
   kBandwidth,  // Row::megabytesPerSec/messagesPerSec over a timed window stream
+  kBarrier,    // Row::collective, no size column (osu_barrier, IMB Barrier)
+  kAllreduce,  // Row::collective per size (osu_allreduce, IMB Allreduce, nccl-tests)
+  kRing,       // Row::link: one row per directed link of `rdmabench ring`
 };
 
 // "bw", "bibw", "bandwidth" and anything ending in "_bw" -> kBandwidth; everything else
-// (including "lat", "latency", "" and future tests not yet known here) -> kLatency.
+// (including "lat", "latency", "" and future tests not yet known here) -> kLatency;
+// "barrier", "allreduce", "ring" -> their own kinds.
 TestKind testKind(const RunInfo& info);
 
 // RunInfo::toolVersion, or the version this library was built as when it is empty.

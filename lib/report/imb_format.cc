@@ -13,7 +13,10 @@
 // old IMB 4.x logs show 2^20). Bandwidth runs map to IMB's Uniband (Biband when bidirectional):
 // "#bytes #repetitions Mbytes/sec Msg/sec", Msg/sec as an integer; #repetitions is the number of
 // windows (IMB's Uniband also counts iterations of a window of messages). The banner lines end
-// with a space as IMB prints them. A short preamble in IMB's "# Key : value" style replaces
+// with a space as IMB prints them. Collectives: Allreduce "#bytes #repetitions t_min[usec]
+// t_max[usec] t_avg[usec]" and Barrier "#repetitions t_min[usec] t_max[usec] t_avg[usec]", where
+// t_min/t_max/t_avg are taken across ranks of each rank's mean time per call (as IMB), and
+// "#processes" is the world size. A short preamble in IMB's "# Key : value" style replaces
 // IMB's MPI description.
 
 #include <fmt/format.h>
@@ -60,10 +63,20 @@ class ImbReporter : public TextReporter {
       case TestKind::kBandwidth:
         name = info().bidirectional ? "Biband" : "Uniband";
         break;
+      case TestKind::kBarrier:
+        name = "Barrier";
+        break;
+      case TestKind::kAllreduce:
+        name = "Allreduce";
+        break;
+      case TestKind::kRing:
+        name = "PingPong (ring: every rank with its neighbours)";
+        break;
     }
+    int procs = info().extra.value("ranks", 2);
     out() << kBannerLine << '\n'
           << "# Benchmarking " << name << " \n"
-          << "# #processes = 2 \n"
+          << "# #processes = " << procs << " \n"
           << kBannerLine << '\n';
     switch (kind()) {
       case TestKind::kLatency:
@@ -71,6 +84,19 @@ class ImbReporter : public TextReporter {
         break;
       case TestKind::kBandwidth:
         cells("#bytes", "#repetitions", "Mbytes/sec", "Msg/sec");
+        break;
+      case TestKind::kBarrier:
+        out() << fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}\n", "#repetitions", kWidth, "t_min[usec]",
+                             kWidth, "t_max[usec]", kWidth, "t_avg[usec]", kWidth);
+        break;
+      case TestKind::kAllreduce:
+        out() << fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}{:>{}}\n", "#bytes", kWidth, "#repetitions",
+                             kWidth, "t_min[usec]", kWidth, "t_max[usec]", kWidth, "t_avg[usec]",
+                             kWidth);
+        break;
+      case TestKind::kRing:
+        out() << fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}\n", "src", kWidth, "dst", kWidth, "#bytes",
+                             kWidth, "t[usec]", kWidth);
         break;
     }
   }
@@ -88,6 +114,26 @@ class ImbReporter : public TextReporter {
         out() << fmt::format("{:>{}}{:>{}}{:>{}.2f}{:>{}.0f}\n", row.bytes, kWidth, row.iterations,
                              kWidth, row.megabytesPerSec, kWidth, row.messagesPerSec, kWidth);
         break;
+      case TestKind::kBarrier: {
+        CollectiveRow c = row.collective.value_or(CollectiveRow{});
+        out() << fmt::format("{:>{}}{:>{}.2f}{:>{}.2f}{:>{}.2f}\n", row.iterations, kWidth,
+                             c.tMinUs, kWidth, c.tMaxUs, kWidth, c.tAvgUs, kWidth);
+        break;
+      }
+      case TestKind::kAllreduce: {
+        CollectiveRow c = row.collective.value_or(CollectiveRow{});
+        out() << fmt::format("{:>{}}{:>{}}{:>{}.2f}{:>{}.2f}{:>{}.2f}\n", row.bytes, kWidth,
+                             row.iterations, kWidth, c.tMinUs, kWidth, c.tMaxUs, kWidth, c.tAvgUs,
+                             kWidth);
+        break;
+      }
+      case TestKind::kRing: {
+        RingLinkRow l = row.link.value_or(RingLinkRow{});
+        out() << fmt::format("{:>{}}{:>{}}{:>{}}{:>{}.2f}{}\n", l.srcRank, kWidth, l.dstRank,
+                             kWidth, row.bytes, kWidth, l.medianUs, kWidth,
+                             l.outlier ? "  (outlier)" : "");
+        break;
+      }
     }
   }
 

@@ -10,7 +10,10 @@
 // Widths: OSU's point-to-point tests (osu_latency, osu_bw, osu_bibw) print 28-character lines,
 // i.e. a 10-wide size column and 18-wide value columns (their extra "Validation" column is 18
 // wide too), as every published OSU 7.x pt2pt log shows; OSU's collectives use 20-wide fields
-// ("%-10s%20s"), which a collective TestKind will use when it is added here.
+// ("%-10s%20s"): osu_allreduce prints "# Size       Avg Latency(us)" and "%-10d%20.2f" rows,
+// osu_barrier "# Avg Latency(us)" and "%20.2f" rows (no size column); with -f (full) both add
+// Min/Max Latency(us) (%20.2f) and Iterations (%12d). Avg/Min/Max are the mean/min/max over
+// ranks of each rank's mean (as OSU). Ring runs (no OSU equivalent) print one line per link.
 // The title starts with "# OSU" and keeps OSU's "<kind> Test" wording; the parenthesis says which
 // rdmabench, transport and op produced it (and "full round trip" for RunInfo::roundTrip, where
 // the latency column is the RTT instead of OSU's RTT/2). Bandwidth: "# Size      Bandwidth
@@ -32,10 +35,17 @@ namespace {
 constexpr int kSizeWidth = 10;   // OSU: "%-10s" / "%-10d"
 constexpr int kFieldWidth = 18;  // OSU pt2pt value columns (collectives: 20)
 constexpr int kIterWidth = 12;   // OSU: "%12d" Iterations
+constexpr int kCollWidth = 20;   // OSU collectives: "%-10s%20s" / "%20.2f"
 
 class OsuReporter : public TextReporter {
  public:
   using TextReporter::TextReporter;
+
+ private:
+  bool isCollective() const {
+    return kind() == TestKind::kBarrier || kind() == TestKind::kAllreduce ||
+           kind() == TestKind::kRing;
+  }
 
  protected:
   void writePreamble() override {
@@ -48,14 +58,28 @@ class OsuReporter : public TextReporter {
       case TestKind::kBandwidth:
         title = i.bidirectional ? "Bi-Directional Bandwidth Test" : "Bandwidth Test";
         break;
+      case TestKind::kBarrier:
+        title = "Barrier Latency Test";
+        break;
+      case TestKind::kAllreduce:
+        title = "Allreduce Latency Test";
+        break;
+      case TestKind::kRing:
+        title = "Ring Ping-Pong Latency Test";
+        break;
     }
     std::string who = fmt::format("rdmabench {}", toolVersion(i));
     std::string how = i.transport;
     if (!i.op.empty()) how += (how.empty() ? "" : " ") + i.op;
     if (!how.empty()) who += ", " + how;
     if (kind() == TestKind::kLatency && i.roundTrip) who += ", full round trip";
+    if (!i.remoteHost.empty() && isCollective()) who += ", " + i.remoteHost;
     out() << "\n# OSU MPI-free " << title << " (" << who << ")\n";
-    out() << "# Datatype: MPI_CHAR.\n";
+    if (kind() == TestKind::kAllreduce) {
+      out() << "# Datatype: " << i.extra.value("mpi_datatype", std::string("MPI_FLOAT")) << ".\n";
+    } else if (kind() != TestKind::kBarrier) {
+      out() << "# Datatype: MPI_CHAR.\n";
+    }
   }
 
   void writeColumns(const Row* /*first*/) override {
@@ -70,6 +94,21 @@ class OsuReporter : public TextReporter {
         break;
       case TestKind::kBandwidth:
         header += fmt::format("{:>{}}", "Bandwidth (MB/s)", kFieldWidth);
+        break;
+      case TestKind::kBarrier:
+      case TestKind::kAllreduce:
+        // osu_barrier has no size column: "# Avg Latency(us)".
+        header = kind() == TestKind::kBarrier ? std::string("# Avg Latency(us)")
+                                              : fmt::format("{:<{}}{:>{}}", "# Size", kSizeWidth,
+                                                            "Avg Latency(us)", kCollWidth);
+        if (options().full) {
+          header += fmt::format("{:>{}}{:>{}}{:>{}}", "Min Latency(us)", kCollWidth,
+                                "Max Latency(us)", kCollWidth, "Iterations", kIterWidth);
+        }
+        break;
+      case TestKind::kRing:
+        header =
+            fmt::format("# {:<8}{:<8}{:>{}}  {}", "Src", "Dst", "Latency(us)", kCollWidth, "Hosts");
         break;
     }
     out() << header << '\n';
@@ -90,6 +129,25 @@ class OsuReporter : public TextReporter {
       case TestKind::kBandwidth:
         line += fmt::format("{:>{}.2f}", row.megabytesPerSec, kFieldWidth);
         break;
+      case TestKind::kBarrier:
+      case TestKind::kAllreduce: {
+        CollectiveRow c = row.collective.value_or(CollectiveRow{});
+        // osu_barrier: "%20.2f" alone (avg); osu_allreduce: "%-10d%20.2f".
+        line = kind() == TestKind::kBarrier
+                   ? fmt::format("{:>{}.2f}", c.tAvgUs, kCollWidth)
+                   : fmt::format("{:<{}}{:>{}.2f}", row.bytes, kSizeWidth, c.tAvgUs, kCollWidth);
+        if (options().full) {
+          line += fmt::format("{:>{}.2f}{:>{}.2f}{:>{}}", c.tMinUs, kCollWidth, c.tMaxUs,
+                              kCollWidth, row.iterations, kIterWidth);
+        }
+        break;
+      }
+      case TestKind::kRing: {
+        RingLinkRow l = row.link.value_or(RingLinkRow{});
+        line = fmt::format("  {:<8}{:<8}{:>{}.2f}  {} -> {}{}", l.srcRank, l.dstRank, l.medianUs,
+                           kCollWidth, l.srcHost, l.dstHost, l.outlier ? "  OUTLIER" : "");
+        break;
+      }
     }
     out() << line << '\n';
   }

@@ -67,6 +67,11 @@ class PerftestReporter : public TextReporter {
         field("BW units", options().gigabits ? "Gb/sec = 10^9 bit/s (BW peak = BW average)"
                                              : "MB/sec = 10^6 B/s (BW peak = BW average)");
         break;
+      case TestKind::kBarrier:
+      case TestKind::kAllreduce:
+      case TestKind::kRing:
+        field("Note", "perftest has no collective layout (use table, osu, imb, json or csv)");
+        break;
     }
     if (!i.date.empty()) field("Date", i.date);
     out() << kResultLine << '\n';
@@ -84,6 +89,10 @@ class PerftestReporter : public TextReporter {
             " #bytes     #iterations    BW peak[{0}]    BW average[{0}]   MsgRate[Mpps]\n", unit);
         break;
       }
+      case TestKind::kBarrier:
+      case TestKind::kAllreduce:
+      case TestKind::kRing:
+        break;
     }
   }
 
@@ -105,6 +114,10 @@ class PerftestReporter : public TextReporter {
             row.iterations, bw, bw, row.messagesPerSec / 1e6);
         break;
       }
+      case TestKind::kBarrier:
+      case TestKind::kAllreduce:
+      case TestKind::kRing:
+        break;
     }
   }
 

@@ -30,7 +30,7 @@ namespace rdmabench::report {
 
 // What was run, printed once as the header block / JSON "run" object.
 struct RunInfo {
-  std::string test;       // "lat", "bw" (later: "barrier", "allreduce", "ring")
+  std::string test;       // "lat", "bw", "barrier", "allreduce", "ring"
   std::string transport;  // "socket", "verbs", "ofi"
   std::string op;         // "send", "write", "read", ...
   bool bidirectional = false;
@@ -45,6 +45,31 @@ struct RunInfo {
   nlohmann::json extra = nlohmann::json::object();  // anything else (iteration policy, ...)
 };
 
+// Collective measurements of one size (barrier: bytes = 0), computed by rank 0 from every
+// rank's per-iteration times. Definitions (docs/metrics.md): each rank averages its own
+// iterations; tMin/tMax/tAvg are the min/max/mean of those per-rank means (IMB's t_min, t_max,
+// t_avg; OSU's Min/Max/Avg Latency). slowest* describe, over iterations, the time of the slowest
+// rank in that iteration (jitter). algbw = bytes / tAvg, busbw = algbw * 2(n-1)/n (nccl-tests'
+// allreduce factor), both in GB/s = 10^9 B/s.
+struct CollectiveRow {
+  int ranks = 0;
+  std::string algorithm;  // "tree", "ring", "rd", "rabenseifner", "dissemination"
+  uint64_t count = 0;     // elements
+  double tMinUs = 0, tMaxUs = 0, tAvgUs = 0;
+  double slowestP50Us = 0, slowestP99Us = 0, slowestMaxUs = 0;
+  double algbwGBs = 0, busbwGBs = 0;
+  std::optional<uint64_t> wrong;  // mismatched elements summed over ranks; empty = not checked
+};
+
+// One directed link of `rdmabench ring`: rank src ping-pongs with dst; latency = RTT/2 in us.
+struct RingLinkRow {
+  int srcRank = 0, dstRank = 0;
+  std::string srcHost, dstHost, srcAddress, dstAddress;
+  std::string direction;  // "right" or "left"
+  double medianUs = 0, minUs = 0, meanUs = 0, p99Us = 0;
+  bool outlier = false;
+};
+
 // One measured message size.
 struct Row {
   uint64_t bytes = 0;
@@ -57,6 +82,8 @@ struct Row {
   double megabytesPerSec = 0;                 // MB/s, 10^6 B/s
   double messagesPerSec = 0;                  // messages/s
   std::optional<double> peerMegabytesPerSec;  // what the receiving side measured, if known
+  std::optional<CollectiveRow> collective;    // barrier / allreduce runs
+  std::optional<RingLinkRow> link;            // ring runs: one row per directed link
 };
 
 struct ReportOptions {

@@ -50,11 +50,23 @@ class TableReporter : public TextReporter {
                            i.bidirectional ? "bidirectional (both directions summed)"
                                            : "unidirectional (measured by the sender)");
         break;
+      case TestKind::kBarrier:
+      case TestKind::kAllreduce:
+        what = "time per call; t_min/t_max/t_avg = min/max/mean over ranks of each rank's mean";
+        break;
+      case TestKind::kRing:
+        what = "every rank ping-pongs with its right, then its left neighbour; latency = RTT/2";
+        break;
     }
     line("rdmabench {}: {}, {}", toolVersion(i), i.test.empty() ? "?" : i.test, what);
     line("transport: {}   op: {}", i.transport, i.op);
-    hostLine("local ", i.localHost, i.local);
-    hostLine("remote", i.remoteHost, i.remote);
+    if (isCollective()) {
+      line("ranks: {}", i.remoteHost);
+      hostLine("rank 0", i.localHost, i.local);
+    } else {
+      hostLine("local ", i.localHost, i.local);
+      hostLine("remote", i.remoteHost, i.remote);
+    }
     if (!i.extra.is_null() && !i.extra.empty()) line("extra: {}", describeProperties(i.extra));
     if (!i.date.empty()) line("date: {}", i.date);
     if (!i.commandLine.empty()) line("command: {}", i.commandLine);
@@ -64,6 +76,15 @@ class TableReporter : public TextReporter {
         break;
       case TestKind::kBandwidth:
         line("units: MB/s = 10^6 B/s, Gb/s = 10^9 bit/s, Mmsg/s = 10^6 messages/s");
+        break;
+      case TestKind::kBarrier:
+      case TestKind::kAllreduce:
+        line(
+            "units: microseconds; slowest_* = distribution over iterations of the slowest "
+            "rank's time; GB/s = 10^9 B/s, busbw = algbw * 2(n-1)/n");
+        break;
+      case TestKind::kRing:
+        line("units: microseconds (median / min / mean / p99 of RTT/2 per link)");
         break;
     }
   }
@@ -88,6 +109,28 @@ class TableReporter : public TextReporter {
         columns_.push_back(column("MsgRate[Mmsg/s]"));
         peer_ = first && first->peerMegabytesPerSec.has_value();
         if (peer_) columns_.push_back(column("peer_BW[MB/s]", 12));
+        break;
+      case TestKind::kBarrier:
+      case TestKind::kAllreduce:
+        if (kind() == TestKind::kBarrier) columns_.erase(columns_.begin());
+        for (const char* name : {"ranks", "algo"})
+          columns_.push_back(column(name, 6));
+        for (const char* name : {"t_min[us]", "t_max[us]", "t_avg[us]", "slowest_p50[us]",
+                                 "slowest_p99[us]", "slowest_max[us]"})
+          columns_.push_back(column(name));
+        if (kind() == TestKind::kAllreduce) {
+          columns_.push_back(column("algbw[GB/s]"));
+          columns_.push_back(column("busbw[GB/s]"));
+          columns_.push_back(column("#wrong", 6));
+        }
+        break;
+      case TestKind::kRing:
+        columns_.clear();
+        for (const char* name : {"src", "src_host", "dst", "dst_host", "dir"})
+          columns_.push_back(column(name, 5));
+        for (const char* name : {"lat[us]", "min[us]", "mean[us]", "p99[us]"})
+          columns_.push_back(column(name));
+        columns_.push_back(column("outlier", 7));
         break;
     }
     std::vector<std::string> labels;
@@ -118,6 +161,31 @@ class TableReporter : public TextReporter {
                                                   : std::string("-"));
         }
         break;
+      case TestKind::kBarrier:
+      case TestKind::kAllreduce: {
+        CollectiveRow c = row.collective.value_or(CollectiveRow{});
+        if (kind() == TestKind::kBarrier) cells.erase(cells.begin());
+        cells.push_back(fmt::format("{}", c.ranks));
+        cells.push_back(c.algorithm);
+        for (double v :
+             {c.tMinUs, c.tMaxUs, c.tAvgUs, c.slowestP50Us, c.slowestP99Us, c.slowestMaxUs})
+          cells.push_back(fmt::format("{:.2f}", v));
+        if (kind() == TestKind::kAllreduce) {
+          cells.push_back(fmt::format("{:.3f}", c.algbwGBs));
+          cells.push_back(fmt::format("{:.3f}", c.busbwGBs));
+          cells.push_back(c.wrong ? fmt::format("{}", *c.wrong) : std::string("N/A"));
+        }
+        break;
+      }
+      case TestKind::kRing: {
+        RingLinkRow l = row.link.value_or(RingLinkRow{});
+        cells = {fmt::format("{}", l.srcRank), l.srcHost, fmt::format("{}", l.dstRank), l.dstHost,
+                 l.direction};
+        for (double v : {l.medianUs, l.minUs, l.meanUs, l.p99Us})
+          cells.push_back(fmt::format("{:.2f}", v));
+        cells.push_back(l.outlier ? "YES" : "-");
+        break;
+      }
     }
     writeCells(cells);
   }
@@ -134,6 +202,11 @@ class TableReporter : public TextReporter {
   template <typename... Args>
   void line(fmt::format_string<Args...> format, Args&&... args) {
     out() << "# " << fmt::format(format, std::forward<Args>(args)...) << '\n';
+  }
+
+  bool isCollective() const {
+    return kind() == TestKind::kBarrier || kind() == TestKind::kAllreduce ||
+           kind() == TestKind::kRing;
   }
 
   void hostLine(const char* side, const std::string& host, const nlohmann::json& props) {

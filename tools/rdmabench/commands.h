@@ -14,5 +14,11 @@ int runCompareCommand(const std::vector<std::string>& args);
 
 // `rdmabench plot FILE... -o OUT.png|OUT.svg` (compare.cc, docs/compare.md).
 int runPlotCommand(const std::vector<std::string>& args);
+// `rdmabench barrier | allreduce | ring` (collectives.cc): N ranks, launched by --np, Slurm,
+// mpirun or explicit flags; rank 0 reports.
+int runCollectiveCommand(const std::string& test, const std::vector<std::string>& args,
+                         const std::string& commandLine);
+// `rdmabench rendezvous`: the standalone rendezvous store server.
+int runRendezvousCommand(const std::vector<std::string>& args);
 
 }  // namespace rdmabench

@@ -26,6 +26,10 @@ constexpr const char* kUsage =
     "  lat [HOST]     ping-pong latency against `rdmabench server` on HOST (loopback if none)\n"
     "  bw [HOST]      windowed bandwidth / message rate (uni- or bidirectional)\n"
     "  server         serve tests on control port 18515; clients choose everything\n"
+    "  barrier        dissemination barrier across N ranks (--np, Slurm, mpirun, --rank)\n"
+    "  allreduce      allreduce: tree, ring, recursive doubling, Rabenseifner or auto\n"
+    "  ring           every rank ping-pongs with its neighbours; flags slow links and hosts\n"
+    "  rendezvous     standalone rendezvous server for N-rank runs\n"
     "  compare FILE.. line up rdmabench / OSU / IMB / perftest results: MPI overhead per size\n"
     "  plot FILE..    latency or bandwidth vs size, PNG or SVG through gnuplot (-o OUT)\n"
     "  info           transports, devices, ports, GID tables and providers usable here\n"
@@ -134,12 +138,17 @@ int main(int argc, char** argv) {
     if (command == "info") return runInfoCommand(args);
     if (command == "compare") return runCompareCommand(args);
     if (command == "plot") return runPlotCommand(args);
+    if (command == "barrier" || command == "allreduce" || command == "ring")
+      return runCollectiveCommand(command, args, commandLine);
+    if (command == "rendezvous") return runRendezvousCommand(args);
     if (command == "version" || command == "--version") {
       std::cout << "rdmabench " << RDMABENCH_VERSION << "\n";
       return 0;
     }
-    throw UsageError(fmt::format(
-        "unknown command '{}' (valid: lat, bw, server, compare, plot, info, version)", command));
+    throw UsageError(
+        fmt::format("unknown command '{}' (valid: lat, bw, server, barrier, allreduce, ring, "
+                    "rendezvous, compare, plot, info, version)",
+                    command));
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "rdmabench: error: " << e.what() << "\n";

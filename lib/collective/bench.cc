@@ -1,0 +1,449 @@
+#include "collective/bench.h"
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "collective/allreduce.h"
+#include "collective/comm.h"
+#include "collective/model.h"
+#include "collective/outliers.h"
+#include "collective/topology.h"
+#include "common/clock.h"
+#include "common/error.h"
+#include "stats/summary.h"
+
+namespace rdmabench::collective {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kLargeMessage = 8192;  // OSU's LARGE_MESSAGE_SIZE
+
+std::string isoDateUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+uint64_t itersFor(const CollectiveParams& p, uint64_t bytes) {
+  if (p.iterations) return p.iterations;
+  return bytes > kLargeMessage ? 100 : 1000;
+}
+
+uint64_t warmupFor(const CollectiveParams& p, uint64_t bytes) {
+  if (p.warmup >= 0) return static_cast<uint64_t>(p.warmup);
+  return bytes > kLargeMessage ? 10 : 100;
+}
+
+std::vector<int> peersNeeded(const CollectiveParams& p, int rank, int n) {
+  std::set<int> s;
+  auto add = [&](const std::string& a) {
+    for (int x : peersFor(a, rank, n))
+      s.insert(x);
+  };
+  add("barrier");
+  if (p.test == "ring") add("ringpingpong");
+  if (p.test == "allreduce") {
+    if (p.algo == "auto") {
+      for (const auto& a : allreduceAlgorithms())
+        add(a);
+      if (n > 1 && rank <= 1) s.insert(1 - rank);  // the model's ping-pong pair
+    } else {
+      add(p.algo);
+    }
+  }
+  s.erase(rank);
+  return std::vector<int>(s.begin(), s.end());
+}
+
+// Mean one-way latency (RTT/2, us) of `iters` ping-pongs of `bytes` between ranks 0 and 1.
+double pingPong01(Communicator& c, uint64_t bytes, uint64_t warmup, uint64_t iters) {
+  const int me = c.rank(), peer = 1 - me;
+  int64_t sum = 0;
+  for (uint64_t i = 0; i < warmup + iters; ++i) {
+    int64_t t0 = nowNs();
+    if (me == 0) {
+      c.postRecv(peer, bytes, bytes);
+      c.postSend(peer, 0, bytes);
+      c.waitAll("model ping-pong with rank 1");
+    } else {
+      c.postRecv(peer, bytes, bytes);
+      c.waitAll("model ping-pong with rank 0");
+      c.postSend(peer, 0, bytes);
+      c.waitAll("model ping-pong with rank 0");
+    }
+    if (i >= warmup) sum += nowNs() - t0;
+  }
+  return static_cast<double>(sum) / static_cast<double>(iters) / 2 / 1000;
+}
+
+CostModel fitModel(Communicator& c, const CollectiveParams& p) {
+  CostModel m;
+  if (c.size() > 1 && c.rank() <= 1) {
+    double t8 = pingPong01(c, 8, 20, 200);
+    double t64 = pingPong01(c, 65536, 5, 30);
+    m.alphaUs = t8;
+    m.betaUsPerByte = std::max(0.0, (t64 - t8) / (65536 - 8));
+  }
+  if (c.rank() == 0) {
+    // gamma: time of a local reduction of 1 MiB in the chosen type and operator.
+    const uint64_t bytes = 1 << 20;
+    const uint64_t count = bytes / elementSize(p.dtype);
+    std::vector<uint8_t> a(bytes), b(bytes);
+    fillInput(a.data(), count, p.dtype, 0);
+    fillInput(b.data(), count, p.dtype, 1);
+    reduceInto(a.data(), b.data(), count, p.dtype, p.op);  // warm the pages
+    int64_t t0 = nowNs();
+    for (int i = 0; i < 4; ++i)
+      reduceInto(a.data(), b.data(), count, p.dtype, p.op);
+    m.gammaUsPerByte = static_cast<double>(nowNs() - t0) / 4 / 1000 / static_cast<double>(bytes);
+    c.store().set("model", json{{"alpha_us", m.alphaUs},
+                                {"beta_us_per_byte", m.betaUsPerByte},
+                                {"gamma_us_per_byte", m.gammaUsPerByte}}
+                               .dump());
+  }
+  // Every rank takes rank 0's numbers so all choose the same algorithm per size.
+  json j = json::parse(c.store().get("model", p.timeoutMs), nullptr, false);
+  if (!j.is_object()) throw ProtocolError("malformed cost model in the store");
+  m.alphaUs = j.value("alpha_us", 0.0);
+  m.betaUsPerByte = j.value("beta_us_per_byte", 0.0);
+  m.gammaUsPerByte = j.value("gamma_us_per_byte", 0.0);
+  return m;
+}
+
+// One rank's result of one size, published under res/<test>/<index>/<rank>.
+struct RankResult {
+  double meanUs = 0;
+  std::vector<double> samplesUs;
+  uint64_t wrong = 0;
+};
+
+void publish(Communicator& c, const std::string& key, const RankResult& r) {
+  c.store().set(
+      key, json{{"mean_us", r.meanUs}, {"samples_us", r.samplesUs}, {"wrong", r.wrong}}.dump());
+}
+
+report::CollectiveRow gather(Communicator& c, const std::string& prefix, uint64_t bytes,
+                             int64_t timeoutMs, uint64_t& wrongTotal) {
+  report::CollectiveRow row;
+  const int n = c.size();
+  row.ranks = n;
+  std::vector<double> slowest;
+  double sum = 0;
+  row.tMinUs = 1e300;
+  uint64_t wrong = 0;
+  for (int r = 0; r < n; ++r) {
+    json j = json::parse(c.store().get(fmt::format("{}/{}", prefix, r), timeoutMs), nullptr, false);
+    if (!j.is_object()) throw ProtocolError(fmt::format("malformed result of rank {}", r));
+    double mean = j.value("mean_us", 0.0);
+    row.tMinUs = std::min(row.tMinUs, mean);
+    row.tMaxUs = std::max(row.tMaxUs, mean);
+    sum += mean;
+    wrong += j.value("wrong", uint64_t{0});
+    auto s = j.value("samples_us", std::vector<double>());
+    if (slowest.size() < s.size()) slowest.resize(s.size(), 0);
+    for (size_t i = 0; i < s.size(); ++i)
+      slowest[i] = std::max(slowest[i], s[i]);
+  }
+  row.tAvgUs = sum / n;
+  stats::SampleSet set;
+  for (double v : slowest)
+    set.add(static_cast<int64_t>(v * 1000));
+  stats::Summary sm = set.summarize();
+  row.slowestP50Us = sm.p50;
+  row.slowestP99Us = sm.p99;
+  row.slowestMaxUs = sm.max;
+  if (row.tAvgUs > 0 && bytes > 0) {
+    row.algbwGBs = static_cast<double>(bytes) / (row.tAvgUs * 1e-6) / 1e9;
+    row.busbwGBs = row.algbwGBs * 2.0 * (n - 1) / n;
+  }
+  wrongTotal += wrong;
+  row.wrong = wrong;
+  return row;
+}
+
+report::RunInfo runInfo(Communicator& c, const CollectiveParams& p, const launch::RankInfo& info,
+                        const json& extra) {
+  report::RunInfo ri;
+  ri.test = p.test;
+  ri.transport = p.transport;
+  ri.op = p.test == "allreduce" ? fmt::format("{} {}", toString(p.dtype), toString(p.op)) : "";
+  ri.localHost = c.hostOf(0);
+  std::set<std::string> nodes;
+  for (int r = 0; r < c.size(); ++r)
+    nodes.insert(c.hostOf(r));
+  std::string names;
+  for (const auto& h : nodes)
+    names += (names.empty() ? "" : ", ") + h;
+  ri.remoteHost = fmt::format("{} ranks on {} node{} ({})", c.size(), nodes.size(),
+                              nodes.size() == 1 ? "" : "s", names);
+  ri.local = c.device().properties();
+  ri.commandLine = p.commandLine;
+  ri.date = isoDateUtc();
+  ri.extra = extra;
+  ri.extra["ranks"] = c.size();
+  ri.extra["nodes"] = nodes.size();
+  ri.extra["launch"] = info.source;
+  ri.extra["timeout_s"] = static_cast<double>(p.timeoutMs) / 1000;
+  ri.extra["check"] = p.check;
+  if (p.test == "allreduce") {
+    static const char* mpi[] = {"MPI_INT", "MPI_LONG", "MPI_FLOAT", "MPI_DOUBLE"};
+    ri.extra["dtype"] = toString(p.dtype);
+    ri.extra["reduce_op"] = toString(p.op);
+    ri.extra["mpi_datatype"] = mpi[static_cast<int>(p.dtype)];
+  }
+  return ri;
+}
+
+// Concurrent ping-pong: this rank pings `target` while answering pings from `source` (they may
+// be the same rank). Every message's first byte says ping ('P') or reply ('R'). Exactly as many
+// receives are posted per peer as messages will come, so nothing is left posted afterwards.
+stats::Summary ringPhase(Communicator& c, int target, int source, uint64_t bytes, uint64_t warmup,
+                         uint64_t iters) {
+  const uint64_t total = warmup + iters;
+  uint8_t* d = c.data();
+  d[0] = 'P';
+  d[bytes] = 'R';
+  std::vector<int> peers{target};
+  if (source != target) peers.push_back(source);
+  std::vector<uint64_t> expected(peers.size(), 0), posted(peers.size(), 0);
+  expected[0] += total;                          // replies from target
+  expected[peers.size() == 1 ? 0 : 1] += total;  // pings from source
+  auto slotOff = [&](uint32_t slot) { return (2 + slot) * bytes; };
+  auto indexOf = [&](int peer) { return peer == peers[0] ? size_t{0} : size_t{1}; };
+  auto repost = [&](size_t pi, uint32_t slot) {
+    if (posted[pi] < expected[pi]) {
+      c.postRecv(peers[pi], slotOff(slot), bytes, slot);
+      ++posted[pi];
+    }
+  };
+  for (size_t pi = 0; pi < peers.size(); ++pi)
+    for (uint32_t s = 0; s < 2; ++s)
+      repost(pi, static_cast<uint32_t>(pi * 2 + s));
+  stats::SampleSet samples;
+  samples.reserve(iters);
+  uint64_t gotReplies = 0, served = 0, sendsOut = 0;
+  int64_t t0 = nowNs();
+  c.postSend(target, 0, bytes, 100);
+  ++sendsOut;
+  auto onCompletion = [&](int peer, bool isRecv, uint32_t tag, uint32_t) {
+    if (!isRecv) {
+      --sendsOut;
+      return;
+    }
+    const uint8_t type = d[slotOff(tag)];
+    repost(indexOf(peer), tag);
+    if (type == 'P') {
+      c.postSend(peer, bytes, bytes, 101);
+      ++sendsOut;
+      ++served;
+    } else {
+      int64_t t1 = nowNs();
+      if (gotReplies >= warmup) samples.add((t1 - t0) / 2);
+      ++gotReplies;
+      if (gotReplies < total) {
+        t0 = nowNs();
+        c.postSend(target, 0, bytes, 100);
+        ++sendsOut;
+      }
+    }
+  };
+  while (gotReplies < total || served < total || sendsOut > 0)
+    c.poll(onCompletion);
+  return samples.summarize();
+}
+
+}  // namespace
+
+CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInfo& info,
+                                rendezvous::Store& store, report::Reporter* reporter) {
+  CollectiveOutcome out;
+  const int me = info.rank, n = info.worldSize;
+  const int64_t start = nowNs();
+  CommOptions co;
+  co.transport = p.transport;
+  co.device = p.device;
+  co.timeoutMs = p.timeoutMs;
+  co.peers = peersNeeded(p, me, n);
+  uint64_t maxBytes = 0;
+  for (uint64_t b : p.sizes)
+    maxBytes = std::max(maxBytes, b);
+  if (p.test == "allreduce")
+    co.dataBytes = allreduceDataBytes(me, n, std::max<uint64_t>(maxBytes, 65536));
+  else if (p.test == "ring")
+    co.dataBytes = 6 * p.ringBytes;
+  else
+    co.dataBytes = 64;
+  Communicator c(store, me, n, info.host, co);
+  c.barrier();
+  out.wireupSeconds = static_cast<double>(nowNs() - start) / 1e9;
+  const bool root = me == 0 && reporter != nullptr;
+  json extra{{"wireup_s", out.wireupSeconds},
+             {"peers_per_rank", c.peers().size()},
+             {"rendezvous", store.describe()}};
+
+  if (p.test == "barrier") {
+    if (root) reporter->begin(runInfo(c, p, info, extra));
+    const uint64_t iters = itersFor(p, 0), warm = warmupFor(p, 0);
+    RankResult rr;
+    int64_t sum = 0;
+    for (uint64_t i = 0; i < warm + iters; ++i) {
+      int64_t t0 = nowNs();
+      c.barrier();
+      int64_t dt = nowNs() - t0;
+      if (i >= warm) {
+        rr.samplesUs.push_back(static_cast<double>(dt) / 1000);
+        sum += dt;
+      }
+    }
+    rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
+    publish(c, fmt::format("res/barrier/{}", me), rr);
+    if (root) {
+      report::Row row;
+      row.iterations = iters;
+      row.warmup = warm;
+      uint64_t w = 0;
+      row.collective = gather(c, "res/barrier", 0, p.timeoutMs, w);
+      row.collective->algorithm = "dissemination";
+      row.collective->wrong.reset();
+      reporter->row(row);
+    }
+  } else if (p.test == "allreduce") {
+    CostModel model;
+    if (p.algo == "auto") {
+      model = fitModel(c, p);
+      extra["model"] = json{{"alpha_us", model.alphaUs},
+                            {"beta_us_per_byte", model.betaUsPerByte},
+                            {"gamma_us_per_byte", model.gammaUsPerByte}};
+    }
+    if (root) reporter->begin(runInfo(c, p, info, extra));
+    const size_t es = elementSize(p.dtype);
+    for (size_t idx = 0; idx < p.sizes.size(); ++idx) {
+      const uint64_t count = p.sizes[idx] / es, bytes = count * es;
+      const std::string algo = p.algo == "auto" ? chooseAlgorithm(model, n, bytes) : p.algo;
+      const uint64_t iters = itersFor(p, bytes), warm = warmupFor(p, bytes);
+      fillInput(c.data(), count, p.dtype, me);
+      RankResult rr;
+      rr.samplesUs.reserve(iters);
+      int64_t sum = 0;
+      for (uint64_t i = 0; i < warm + iters; ++i) {
+        int64_t t0 = nowNs();
+        allreduce(c, algo, count, p.dtype, p.op);
+        int64_t dt = nowNs() - t0;
+        c.barrier();
+        if (i >= warm) {
+          rr.samplesUs.push_back(static_cast<double>(dt) / 1000);
+          sum += dt;
+        }
+      }
+      rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
+      if (p.check) {
+        std::memset(c.data() + bytes, 0xee, bytes);  // a stale result cannot pass
+        allreduce(c, algo, count, p.dtype, p.op);
+        c.barrier();
+        rr.wrong = countWrong(c.data() + bytes, count, p.dtype, p.op, n);
+        out.wrong += rr.wrong;
+      }
+      std::string prefix = fmt::format("res/allreduce/{}", idx);
+      publish(c, fmt::format("{}/{}", prefix, me), rr);
+      if (root) {
+        report::Row row;
+        row.bytes = bytes;
+        row.iterations = iters;
+        row.warmup = warm;
+        uint64_t w = 0;
+        row.collective = gather(c, prefix, bytes, p.timeoutMs, w);
+        row.collective->algorithm = algo;
+        row.collective->count = count;
+        if (!p.check) row.collective->wrong.reset();
+        out.wrong = w;
+        reporter->row(row);
+      }
+    }
+  } else if (p.test == "ring") {
+    if (p.ringBytes < 1) throw UsageError("--size 0: the ring ping-pong needs at least 1 byte");
+    if (root) reporter->begin(runInfo(c, p, info, extra));
+    const uint64_t iters = itersFor(p, p.ringBytes), warm = warmupFor(p, p.ringBytes);
+    if (n > 1) {
+      for (const char* dir : {"right", "left"}) {
+        bool right = std::strcmp(dir, "right") == 0;
+        int target = right ? ringRight(me, n) : ringLeft(me, n);
+        int source = right ? ringLeft(me, n) : ringRight(me, n);
+        stats::Summary s = ringPhase(c, target, source, p.ringBytes, warm, iters);
+        c.store().set(fmt::format("ring/{}/{}", dir, me), json{{"dst", target},
+                                                               {"median", s.median},
+                                                               {"min", s.min},
+                                                               {"mean", s.mean},
+                                                               {"p99", s.p99}}
+                                                              .dump());
+        c.barrier();
+      }
+    }
+    if (root) {
+      std::vector<report::RingLinkRow> rows;
+      std::vector<LinkLatency> lat;
+      for (const char* dir : {"right", "left"})
+        for (int r = 0; r < n && n > 1; ++r) {
+          json j = json::parse(c.store().get(fmt::format("ring/{}/{}", dir, r), p.timeoutMs),
+                               nullptr, false);
+          if (!j.is_object()) throw ProtocolError("malformed ring result");
+          report::RingLinkRow l;
+          l.srcRank = r;
+          l.dstRank = j.value("dst", 0);
+          l.srcHost = c.hostOf(r);
+          l.dstHost = c.hostOf(l.dstRank);
+          l.srcAddress = c.addressOf(r);
+          l.dstAddress = c.addressOf(l.dstRank);
+          l.direction = dir;
+          l.medianUs = j.value("median", 0.0);
+          l.minUs = j.value("min", 0.0);
+          l.meanUs = j.value("mean", 0.0);
+          l.p99Us = j.value("p99", 0.0);
+          rows.push_back(l);
+          lat.push_back(LinkLatency{l.srcRank, l.dstRank, l.medianUs});
+        }
+      OutlierReport o = findOutliers(lat, n, p.outlierK);
+      for (size_t i = 0; i < rows.size(); ++i)
+        rows[i].outlier = o.outlier[i];
+      std::stable_sort(rows.begin(), rows.end(),
+                       [](const auto& a, const auto& b) { return a.medianUs < b.medianUs; });
+      size_t flagged = 0;
+      for (const auto& l : rows) {
+        report::Row row;
+        row.bytes = p.ringBytes;
+        row.iterations = iters;
+        row.warmup = warm;
+        row.link = l;
+        reporter->row(row);
+        flagged += l.outlier;
+      }
+      if (flagged) {
+        std::string slow;
+        for (int r : o.slowRanks)
+          slow +=
+              fmt::format("{}{} ({} {})", slow.empty() ? "" : ", ", r, c.hostOf(r), c.addressOf(r));
+        out.outlierSummary = fmt::format(
+            "ring: {} of {} links above {:.2f} us (baseline {:.2f} us + {} x max(MAD {:.2f}, "
+            "baseline/10)){}",
+            flagged, rows.size(), o.thresholdUs, o.baselineUs, p.outlierK, o.madUs,
+            slow.empty() ? "" : "; slow rank(s): " + slow);
+      }
+    }
+  } else {
+    throw UsageError(fmt::format("unknown collective test '{}'", p.test));
+  }
+  // Everyone stays until rank 0 has read every result.
+  c.barrier();
+  return out;
+}
+
+}  // namespace rdmabench::collective

@@ -1,0 +1,50 @@
+#pragma once
+// The timed loops of `rdmabench barrier | allreduce | ring`: runs on every rank, rank 0 gathers
+// every rank's per-iteration times through the store and feeds the Reporter (docs/metrics.md).
+//
+// Per size: warmup, then `iterations` calls, each timed on its rank's own clock; allreduce puts
+// an untimed barrier after every call (as osu_allreduce and IMB's -sync on). With `check`, one
+// more call runs after timing and its result is compared with the value computed locally
+// (#wrong, as nccl-tests). Thread-safety: one thread per rank.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collective/reduce.h"
+#include "launch/launch.h"
+#include "rendezvous/store.h"
+#include "report/report.h"
+#include "transport/transport.h"
+
+namespace rdmabench::collective {
+
+struct CollectiveParams {
+  std::string test = "allreduce";  // "barrier", "allreduce", "ring"
+  std::string algo = "tree";       // allreduce: tree | ring | rd | rabenseifner | auto
+  DType dtype = DType::kFloat32;
+  ReduceOp op = ReduceOp::kSum;
+  std::vector<uint64_t> sizes;  // allreduce message sizes, bytes (rounded down to elements)
+  uint64_t iterations = 0;      // 0 = OSU's defaults: 1000 (<= 8 KiB), 100 above
+  int64_t warmup = -1;          // -1 = OSU's defaults: 100 / 10
+  bool check = false;
+  uint64_t ringBytes = 1024;  // ring: message size
+  double outlierK = 5;        // ring: threshold = baseline + k * max(MAD, baseline/10)
+  std::string transport = "socket";
+  transport::DeviceOptions device;
+  int64_t timeoutMs = 10'000;
+  std::string commandLine;
+};
+
+struct CollectiveOutcome {
+  uint64_t wrong = 0;          // mismatched elements (rank 0: over all ranks and sizes)
+  std::string outlierSummary;  // ring: non-empty when outliers were found (rank 0)
+  double wireupSeconds = 0;    // this rank: device open + connections + first barrier
+};
+
+// Runs the test as rank `info.rank`. `reporter` is used on rank 0 only (may be null elsewhere).
+// Errors: every wait is bounded by timeoutMs; a dead rank makes the others throw naming it.
+CollectiveOutcome runCollective(const CollectiveParams& params, const launch::RankInfo& info,
+                                rendezvous::Store& store, report::Reporter* reporter);
+
+}  // namespace rdmabench::collective

@@ -1,0 +1,195 @@
+#include "collective/comm.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "collective/topology.h"
+#include "common/error.h"
+#include "common/interrupt.h"
+#include "rendezvous/protocol.h"
+
+namespace rdmabench::collective {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kSlotBytes = 64;
+constexpr uint64_t kCtrlSlots = 64;  // send slot + one receive slot per barrier round (<= 32)
+
+inline uint64_t makeContext(bool recv, int peer, uint32_t tag) {
+  return (recv ? 1ull << 63 : 0) | static_cast<uint64_t>(peer & 0x7fffff) << 32 | tag;
+}
+
+}  // namespace
+
+Communicator::Communicator(rendezvous::Store& store, int rank, int size, std::string host,
+                           const CommOptions& o)
+    : store_(store),
+      rank_(rank),
+      size_(size),
+      host_(std::move(host)),
+      timeoutMs_(o.timeoutMs),
+      dataBytes_((std::max<uint64_t>(o.dataBytes, 64) + 63) / 64 * 64) {
+  int64_t start = nowNs();
+  device_ = transport::openDevice(o.transport, o.device);
+  maxMessage_ = device_->caps().maxMessageBytes;
+  uint64_t total = dataBytes_ + kSlotBytes * kCtrlSlots;
+  buffer_ = std::make_unique<engine::AlignedBuffer>(total);
+  region_ = device_->registerMemory(buffer_->data(), total);
+  std::set<int> ps(o.peers.begin(), o.peers.end());
+  ps.erase(rank_);
+  peers_.assign(ps.begin(), ps.end());
+
+  std::string myAddr = o.device.localHost;
+  store_.set(fmt::format("host/{}", rank_), json{{"host", host_}, {"addr", myAddr}}.dump());
+  for (int p : peers_) {
+    connectors_[p] = device_->createConnector();
+    auto a = connectors_[p]->localAddress();
+    store_.set(fmt::format("addr/{}/{}", rank_, p), std::string(a.begin(), a.end()));
+  }
+  // Ascending peer order = one global order of pairs (min, max): no accept/connect deadlock.
+  for (int p : peers_) {
+    std::string a = store_.get(fmt::format("addr/{}/{}", p, rank_), timeoutMs_);
+    try {
+      endpoints_[p] =
+          connectors_[p]->connect(std::vector<uint8_t>(a.begin(), a.end()), Deadline(timeoutMs_));
+    } catch (const InterruptedError&) {
+      throw;
+    } catch (const std::exception& e) {
+      store_.checkPeers();
+      throw TransportError(fmt::format("rank {}: connecting to rank {} over {}: {}", rank_, p,
+                                       o.transport, e.what()));
+    }
+  }
+  progress_ = std::make_unique<engine::Progress>(
+      *device_, timeoutMs_, [this] { store_.checkPeers(); }, fmt::format("rank {}", rank_),
+      o.device.useEvent);
+  wireupSeconds_ = static_cast<double>(nowNs() - start) / 1e9;
+}
+
+Communicator::~Communicator() {
+  // Endpoints before connectors, region, buffer and finally the device.
+  progress_.reset();
+  endpoints_.clear();
+  connectors_.clear();
+  region_.reset();
+  buffer_.reset();
+  device_.reset();
+}
+
+transport::Endpoint& Communicator::endpoint(int peer) {
+  auto it = endpoints_.find(peer);
+  if (it == endpoints_.end())
+    throw UsageError(fmt::format("rank {}: rank {} is not a connected peer", rank_, peer));
+  return *it->second;
+}
+
+void Communicator::post(bool recv, int peer, uint64_t offset, uint64_t bytes, uint32_t tag) {
+  if (bytes == 0) return;
+  transport::Endpoint& ep = endpoint(peer);
+  const uint64_t chunk = maxMessage_ ? std::min<uint64_t>(maxMessage_, 1ull << 30) : 1ull << 30;
+  auto ignore = [](const transport::Completion&) {};
+  for (uint64_t done = 0; done < bytes; done += chunk) {
+    uint32_t len = static_cast<uint32_t>(std::min(chunk, bytes - done));
+    uint64_t ctx = makeContext(recv, peer, tag);
+    for (;;) {
+      transport::PostResult r = recv ? ep.postRecv(*region_, offset + done, len, ctx)
+                                     : ep.postSend(*region_, offset + done, len, ctx);
+      if (r == transport::PostResult::kOk) break;
+      // Queue full: make progress, accounting completions as waitAll would.
+      progress_->pollOnce([this](const transport::Completion&) { --outstanding_; });
+    }
+    (void)ignore;
+    ++outstanding_;
+  }
+}
+
+void Communicator::postSend(int peer, uint64_t offset, uint64_t bytes, uint32_t tag) {
+  post(false, peer, offset, bytes, tag);
+}
+
+void Communicator::postRecv(int peer, uint64_t offset, uint64_t bytes, uint32_t tag) {
+  post(true, peer, offset, bytes, tag);
+}
+
+size_t Communicator::poll(const std::function<void(int, bool, uint32_t, uint32_t)>& fn) {
+  try {
+    return progress_->pollOnce([&](const transport::Completion& c) {
+      --outstanding_;
+      fn(static_cast<int>((c.context >> 32) & 0x7fffff), (c.context >> 63) != 0,
+         static_cast<uint32_t>(c.context & 0xffffffffu), c.bytes);
+    });
+  } catch (const InterruptedError&) {
+    throw;
+  } catch (const std::exception& e) {
+    rethrowWithCause(e);
+  }
+}
+
+void Communicator::waitAll(const std::string& what) {
+  if (outstanding_ == 0) return;
+  progress_->setPhase(what);
+  try {
+    while (outstanding_ > 0)
+      progress_->pollOnce([this](const transport::Completion&) { --outstanding_; });
+  } catch (const InterruptedError&) {
+    throw;
+  } catch (const std::exception& e) {
+    rethrowWithCause(e);
+  }
+}
+
+void Communicator::rethrowWithCause(const std::exception& original) {
+  // A dead peer shows up in the data path (connection reset, no progress) at about the same
+  // time as the store learns of it; prefer the store's answer, which names rank and host.
+  Deadline dl(1500);
+  while (!dl.expired()) {
+    store_.checkPeers();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (dynamic_cast<const TimeoutError*>(&original))
+    throw TimeoutError(fmt::format("rank {}: {}", rank_, original.what()));
+  throw TransportError(fmt::format("rank {}: {}", rank_, original.what()));
+}
+
+void Communicator::barrier() {
+  auto rounds = disseminationRounds(rank_, size_);
+  for (size_t k = 0; k < rounds.size(); ++k) {
+    postRecv(rounds[k].recvFrom, ctrlOffset() + kSlotBytes * (k + 1), 8);
+    postSend(rounds[k].sendTo, ctrlOffset(), 8);
+    waitAll(fmt::format("barrier round {}: waiting for rank {}", k, rounds[k].recvFrom));
+  }
+}
+
+void Communicator::fetchHost(int r) {
+  if (hosts_.count(r)) return;
+  json j = json::parse(store_.get(fmt::format("host/{}", r), timeoutMs_), nullptr, false);
+  if (!j.is_object()) throw ProtocolError(fmt::format("malformed host entry of rank {}", r));
+  hosts_[r] = {j.value("host", std::string()), j.value("addr", std::string())};
+}
+
+std::string Communicator::hostOf(int r) {
+  fetchHost(r);
+  return hosts_[r].first;
+}
+
+std::string Communicator::addressOf(int r) {
+  fetchHost(r);
+  return hosts_[r].second;
+}
+
+int Communicator::nodeCount() {
+  std::set<std::string> names;
+  for (int r = 0; r < size_; ++r)
+    names.insert(hostOf(r));
+  return static_cast<int>(names.size());
+}
+
+}  // namespace rdmabench::collective

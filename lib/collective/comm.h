@@ -1,0 +1,104 @@
+#pragma once
+// A communicator: this rank's transport device, one endpoint per peer its algorithms need
+// (O(log n), never all n-1), one registered buffer, and the store for out-of-band facts.
+//
+// Wire-up: every rank creates a connector per peer and publishes its address under
+// "addr/<from>/<to>"; then it connects to its peers in ascending rank order. A globally
+// consistent order of pairs makes the transports' blocking accept sides deadlock-free.
+//
+// Buffer: [0, dataBytes) data area for the algorithms, then a control area of 64-byte slots
+// (barrier tokens). Posts take offsets into the data area; a message larger than the
+// transport's maxMessageBytes is split the same way on both sides.
+//
+// Failure: waits run through engine::Progress with the no-progress timeout; its watchdog asks
+// the store whether a rank died, so every rank exits within the timeout naming the dead rank
+// and its host. Thread-safety: one thread.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/buffers.h"
+#include "engine/progress.h"
+#include "rendezvous/store.h"
+#include "transport/transport.h"
+
+namespace rdmabench::collective {
+
+struct CommOptions {
+  std::string transport = "socket";
+  transport::DeviceOptions device;
+  int64_t timeoutMs = 10'000;  // no-progress timeout and rendezvous waits
+  std::vector<int> peers;      // ranks to connect to (see topology.h peersFor)
+  uint64_t dataBytes = 4096;   // size of the data area
+};
+
+class Communicator {
+ public:
+  // Opens the device, registers the buffer, publishes this rank's host and connects to
+  // `options.peers`. Errors: TransportError, TimeoutError / ProtocolError naming the rank.
+  Communicator(rendezvous::Store& store, int rank, int size, std::string host,
+               const CommOptions& options);
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  uint8_t* data() { return region_->data(); }
+  uint64_t dataBytes() const { return dataBytes_; }
+  transport::Device& device() { return *device_; }
+  rendezvous::Store& store() { return store_; }
+  const std::vector<int>& peers() const { return peers_; }
+  double wireupSeconds() const { return wireupSeconds_; }
+
+  // Non-blocking posts (retrying while the queue is full). `tag` comes back in poll().
+  // Zero-length posts are skipped. UsageError for a rank that is not a peer.
+  void postSend(int peer, uint64_t offset, uint64_t bytes, uint32_t tag = 0);
+  void postRecv(int peer, uint64_t offset, uint64_t bytes, uint32_t tag = 0);
+  // Waits until every posted operation completed. `what` names the phase in errors.
+  void waitAll(const std::string& what);
+  // Polls once; calls `fn(peer, isRecv, tag, bytes)` per completion (all chunks of a split
+  // message complete separately). Returns the completions seen.
+  size_t poll(const std::function<void(int, bool, uint32_t, uint32_t)>& fn);
+  uint64_t outstanding() const { return outstanding_; }
+
+  // Dissemination barrier over the control slots (ceil(log2 n) rounds).
+  void barrier();
+
+  // Host name and data-plane address of `rank` (published at construction), cached.
+  std::string hostOf(int rank);
+  std::string addressOf(int rank);
+  // Number of distinct host names among all ranks (reads every rank's entry once).
+  int nodeCount();
+
+  // Converts an error seen in a wait into the root cause when the store knows a rank died:
+  // waits up to 1.5 s for the news, then rethrows `original`.
+  [[noreturn]] void rethrowWithCause(const std::exception& original);
+
+ private:
+  uint64_t ctrlOffset() const { return dataBytes_; }
+  transport::Endpoint& endpoint(int peer);
+  void post(bool recv, int peer, uint64_t offset, uint64_t bytes, uint32_t tag);
+  void fetchHost(int rank);
+
+  rendezvous::Store& store_;
+  int rank_, size_;
+  std::string host_;
+  int64_t timeoutMs_;
+  uint64_t dataBytes_;
+  uint64_t maxMessage_ = 0;
+  std::unique_ptr<transport::Device> device_;
+  std::unique_ptr<engine::AlignedBuffer> buffer_;
+  std::unique_ptr<transport::MemoryRegion> region_;
+  std::map<int, std::unique_ptr<transport::Connector>> connectors_;
+  std::map<int, std::unique_ptr<transport::Endpoint>> endpoints_;
+  std::vector<int> peers_;
+  std::unique_ptr<engine::Progress> progress_;
+  uint64_t outstanding_ = 0;
+  std::map<int, std::pair<std::string, std::string>> hosts_;
+  double wireupSeconds_ = 0;
+};
+
+}  // namespace rdmabench::collective

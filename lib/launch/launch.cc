@@ -1,0 +1,325 @@
+#include "launch/launch.h"
+
+#include <netdb.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/interrupt.h"
+
+namespace rdmabench::launch {
+
+Env processEnv() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (!v) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+namespace {
+
+int envInt(const Env& env, const std::string& name, int min, int max) {
+  auto v = env(name);
+  if (!v) return -1;
+  char* end = nullptr;
+  long x = std::strtol(v->c_str(), &end, 10);
+  if (v->empty() || *end != '\0' || x < min || x > max)
+    throw UsageError(
+        fmt::format("environment {}={}: not an integer in {}..{}", name, *v, min, max));
+  return static_cast<int>(x);
+}
+
+}  // namespace
+
+void parseHostPort(const std::string& text, uint16_t defaultPort, std::string& host,
+                   uint16_t& port) {
+  std::string portText;
+  if (!text.empty() && text[0] == '[') {
+    size_t close = text.find(']');
+    if (close == std::string::npos)
+      throw UsageError(fmt::format("--rendezvous {}: missing ']'", text));
+    host = text.substr(1, close - 1);
+    if (close + 1 < text.size() && text[close + 1] == ':') portText = text.substr(close + 2);
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon != std::string::npos && text.find(':') == colon) {
+      host = text.substr(0, colon);
+      portText = text.substr(colon + 1);
+    } else {
+      host = text;
+    }
+  }
+  port = defaultPort;
+  if (!portText.empty()) {
+    char* end = nullptr;
+    long p = std::strtol(portText.c_str(), &end, 10);
+    if (*end != '\0' || p < 1 || p > 65535)
+      throw UsageError(fmt::format("--rendezvous {}: port out of range 1..65535", text));
+    port = static_cast<uint16_t>(p);
+  }
+}
+
+std::vector<std::string> expandHostList(std::string_view list) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  auto bad = [&](const char* why) {
+    return UsageError(fmt::format("host list '{}': {}", list, why));
+  };
+  while (i < list.size()) {
+    // One item: prefix, optional [ranges], optional suffix, up to a top-level comma.
+    std::string prefix;
+    while (i < list.size() && list[i] != ',' && list[i] != '[')
+      prefix += list[i++];
+    if (i < list.size() && list[i] == '[') {
+      size_t close = list.find(']', i);
+      if (close == std::string::npos) throw bad("missing ']'");
+      std::string_view ranges = list.substr(i + 1, close - i - 1);
+      i = close + 1;
+      std::string suffix;
+      while (i < list.size() && list[i] != ',')
+        suffix += list[i++];
+      size_t start = 0;
+      while (start <= ranges.size()) {
+        size_t comma = ranges.find(',', start);
+        std::string_view r = ranges.substr(
+            start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        size_t dash = r.find('-');
+        std::string a(r.substr(0, dash)),
+            b(dash == std::string_view::npos ? r.substr(0, dash) : r.substr(dash + 1));
+        if (a.empty() || b.empty() || a.find_first_not_of("0123456789") != std::string::npos ||
+            b.find_first_not_of("0123456789") != std::string::npos)
+          throw bad("bad range");
+        unsigned long lo = std::stoul(a), hi = std::stoul(b);
+        if (hi < lo || hi - lo > 100000) throw bad("bad range");
+        for (unsigned long v = lo; v <= hi; ++v)
+          out.push_back(prefix + fmt::format("{:0{}}", v, a.size()) + suffix);
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+      }
+    } else if (!prefix.empty()) {
+      out.push_back(prefix);
+    }
+    if (i < list.size() && list[i] == ',') ++i;
+  }
+  return out;
+}
+
+std::string parseNodeAddr(std::string_view line) {
+  size_t p = line.find("NodeAddr=");
+  if (p == std::string_view::npos) return "";
+  p += 9;
+  size_t e = line.find_first_of(" \t\n", p);
+  return std::string(line.substr(p, e == std::string_view::npos ? std::string_view::npos : e - p));
+}
+
+std::string resolveNodeAddress(const std::string& node) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(node.c_str(), nullptr, &hints, &res) == 0) {
+    freeaddrinfo(res);
+    return node;
+  }
+  // Emulated or DNS-less nodes: ask Slurm for the node's NodeAddr.
+  std::string cmd = fmt::format("scontrol show node -o '{}' 2>/dev/null", node);
+  std::string out;
+  if (node.find('\'') == std::string::npos) {
+    if (FILE* f = popen(cmd.c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        out.append(buf, n);
+      pclose(f);
+    }
+  }
+  std::string addr = parseNodeAddr(out);
+  if (addr.empty() || addr == "(null)")
+    throw UsageError(fmt::format(
+        "rank 0's node '{}' does not resolve and `scontrol show node` gave no NodeAddr; give "
+        "--rendezvous HOST:PORT",
+        node));
+  return addr;
+}
+
+uint16_t portForJob(uint64_t jobId, uint64_t stepId) {
+  return static_cast<uint16_t>(20000 + (jobId * 64 + stepId) % 20000);
+}
+
+RankInfo detect(const LaunchOptions& o, const Env& env) {
+  RankInfo info;
+  info.host = env("SLURMD_NODENAME").value_or(hostName());
+  info.fileStore = o.fileStore;
+  uint16_t defaultPort = kDefaultRendezvousPort;
+  std::string runId = o.runId.empty() ? env("RDMABENCH_RUN_ID").value_or("") : o.runId;
+
+  if (o.rank || o.worldSize) {
+    if (!o.rank || !o.worldSize)
+      throw UsageError("--rank and --world-size: give both (or neither)");
+    if (o.np) throw UsageError("--np and --rank: give only one of them");
+    if (*o.worldSize < 1 || *o.rank < 0 || *o.rank >= *o.worldSize)
+      throw UsageError(fmt::format("--rank {}: out of range 0..{}", *o.rank, *o.worldSize - 1));
+    if (o.rendezvous.empty() && o.fileStore.empty() && *o.worldSize > 1)
+      throw UsageError("--rank: also give --rendezvous HOST:PORT (rank 0's host) or --file-store");
+    info.rank = *o.rank;
+    info.worldSize = *o.worldSize;
+    info.localRank = 0;
+    info.source = "explicit";
+  } else if (o.np > 0) {
+    info.worldSize = o.np;
+    info.localRanks = o.np;
+    info.source = "np";
+  } else if (auto procid = env("SLURM_PROCID"); procid && env("SLURM_NTASKS")) {
+    info.rank = envInt(env, "SLURM_PROCID", 0, 1 << 24);
+    info.worldSize = envInt(env, "SLURM_NTASKS", 1, 1 << 24);
+    info.localRank = std::max(0, envInt(env, "SLURM_LOCALID", 0, 1 << 24));
+    info.source = "slurm";
+    // "2(x2),1": the first count is this step's largest per-node share (good enough to decide
+    // whether ranks outnumber cores).
+    if (auto tpn =
+            env("SLURM_STEP_TASKS_PER_NODE").value_or(env("SLURM_TASKS_PER_NODE").value_or(""));
+        !tpn.empty())
+      info.localRanks = std::max(1, std::atoi(tpn.c_str()));
+    int job = envInt(env, "SLURM_JOB_ID", 0, INT32_MAX);
+    if (job < 0) job = envInt(env, "SLURM_JOBID", 0, INT32_MAX);
+    int step = envInt(env, "SLURM_STEP_ID", 0, INT32_MAX);
+    if (step < 0) step = envInt(env, "SLURM_STEPID", 0, INT32_MAX);
+    defaultPort = portForJob(static_cast<uint64_t>(std::max(job, 0)),
+                             static_cast<uint64_t>(std::max(step, 0)));
+    if (runId.empty()) runId = fmt::format("slurm-{}.{}", job, step);
+    if (o.rendezvous.empty() && o.fileStore.empty()) {
+      std::string nodes =
+          env("SLURM_STEP_NODELIST")
+              .value_or(env("SLURM_JOB_NODELIST").value_or(env("SLURM_NODELIST").value_or("")));
+      std::vector<std::string> hosts = expandHostList(nodes);
+      if (hosts.empty())
+        throw UsageError("Slurm: SLURM_STEP_NODELIST is empty; give --rendezvous HOST:PORT");
+      // Rank 0 runs on the first node of the step (block and cyclic distributions alike).
+      info.rendezvousHost = resolveNodeAddress(hosts[0]);
+      info.rendezvousPort = defaultPort;
+    }
+  } else if (env("OMPI_COMM_WORLD_RANK") || env("PMI_RANK")) {
+    bool ompi = env("OMPI_COMM_WORLD_RANK").has_value();
+    info.rank = envInt(env, ompi ? "OMPI_COMM_WORLD_RANK" : "PMI_RANK", 0, 1 << 24);
+    info.worldSize = envInt(env, ompi ? "OMPI_COMM_WORLD_SIZE" : "PMI_SIZE", 1, 1 << 24);
+    if (info.worldSize < 1)
+      throw UsageError(fmt::format("{} is set but {} is not",
+                                   ompi ? "OMPI_COMM_WORLD_RANK" : "PMI_RANK",
+                                   ompi ? "OMPI_COMM_WORLD_SIZE" : "PMI_SIZE"));
+    info.localRank = std::max(
+        0, envInt(env, ompi ? "OMPI_COMM_WORLD_LOCAL_RANK" : "PMI_LOCAL_RANK", 0, 1 << 24));
+    info.source = ompi ? "openmpi" : "pmi";
+    if (o.rendezvous.empty() && o.fileStore.empty() && info.worldSize > 1)
+      throw UsageError(fmt::format(
+          "launched by {} (rank {} of {}): give --rendezvous HOST:PORT (the host of rank 0) or "
+          "--file-store DIR",
+          ompi ? "mpirun" : "a PMI launcher", info.rank, info.worldSize));
+  } else {
+    info.source = "single";
+  }
+  if (!o.rendezvous.empty())
+    parseHostPort(o.rendezvous, defaultPort, info.rendezvousHost, info.rendezvousPort);
+  info.runId = runId.empty() ? o.defaultRunId : runId;
+  info.hostsServer =
+      info.rank == 0 && !o.standaloneServer && o.fileStore.empty() && info.source != "np";
+  return info;
+}
+
+int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body) {
+  rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId);
+  std::cout.flush();
+  std::cerr.flush();
+  std::map<pid_t, int> children;
+  for (int r = 0; r < np; ++r) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      int e = errno;
+      for (auto& [p, rank] : children)
+        kill(p, SIGTERM);
+      throw SystemError(fmt::format("fork (local rank {} of {})", r, np), e);
+    }
+    if (pid == 0) {
+      server.closeInChild();
+      RankInfo info = base;
+      info.rank = r;
+      info.worldSize = np;
+      info.localRank = r;
+      info.rendezvousHost = "127.0.0.1";
+      info.rendezvousPort = server.port();
+      info.hostsServer = false;
+      int rc = 1;
+      try {
+        rc = body(info);
+      } catch (...) {
+        rc = 1;
+      }
+      std::cout.flush();
+      std::cerr.flush();
+      _exit(rc);
+    }
+    children[pid] = r;
+  }
+  int result = 0;
+  bool forwarded = false;
+  while (!children.empty()) {
+    server.serve(20);
+    if (interrupted() && !forwarded) {
+      for (auto& [p, rank] : children)
+        kill(p, SIGTERM);
+      forwarded = true;
+    }
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) break;
+      if (!children.count(pid)) continue;
+      int code = WIFEXITED(status) ? WEXITSTATUS(status)
+                                   : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1);
+      if (code != 0 && result == 0) result = code;
+      children.erase(pid);
+    }
+  }
+  // Drain whatever the children sent last (byes) so nothing is left half-read.
+  server.serve(0);
+  return result;
+}
+
+std::unique_ptr<rendezvous::Store> connectStore(
+    const RankInfo& info, int64_t timeoutMs,
+    std::unique_ptr<rendezvous::TcpStoreServer>& serverOut) {
+  if (!info.fileStore.empty())
+    return std::make_unique<rendezvous::FileStore>(info.fileStore, info.runId);
+  if (info.worldSize == 1 && info.rendezvousHost.empty())
+    return std::make_unique<rendezvous::MemoryStore>();
+  std::string host = info.rendezvousHost;
+  uint16_t port = info.rendezvousPort ? info.rendezvousPort : kDefaultRendezvousPort;
+  if (info.hostsServer) {
+    serverOut = std::make_unique<rendezvous::TcpStoreServer>("", port, info.runId);
+    serverOut->setVerbose(false);
+    serverOut->startThread();
+    if (host.empty()) host = "127.0.0.1";
+  }
+  if (host.empty())
+    throw UsageError(
+        fmt::format("rank {}: no rendezvous address (give --rendezvous HOST:PORT)", info.rank));
+  rendezvous::JoinInfo join{info.runId, info.rank, info.worldSize, info.host};
+  return std::make_unique<rendezvous::TcpStoreClient>(host, port, join, timeoutMs);
+}
+
+}  // namespace rdmabench::launch

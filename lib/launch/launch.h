@@ -1,0 +1,90 @@
+#pragma once
+// "Who am I": rank, world size and where the rendezvous is, from (in this order) explicit
+// flags, `--np N` (fork N local ranks), Slurm's srun environment, Open MPI's mpirun environment
+// or a PMI environment; a process with none of these is a world of one. docs/rendezvous.md.
+// Thread-safety: pure functions, except runLocal (forks; call it before any thread or device
+// exists).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rendezvous/store.h"
+
+namespace rdmabench::launch {
+
+// Rendezvous port when --rendezvous names only a host (and not under Slurm).
+inline constexpr uint16_t kDefaultRendezvousPort = 18516;
+
+// Reads one environment variable; nullopt when unset. Injected so tests need no real env.
+using Env = std::function<std::optional<std::string>(const std::string&)>;
+// The process environment.
+Env processEnv();
+
+struct LaunchOptions {
+  std::optional<int> rank;        // --rank
+  std::optional<int> worldSize;   // --world-size
+  std::string rendezvous;         // --rendezvous HOST[:PORT]
+  int np = 0;                     // --np N (fork N local ranks); 0 = not given
+  std::string runId;              // --run-id; empty = derived
+  std::string fileStore;          // --file-store DIR: shared-directory store instead of TCP
+  bool standaloneServer = false;  // --standalone-rendezvous: rank 0 does not host the server
+  std::string defaultRunId;       // used when nothing else names the run (hash of the command)
+};
+
+struct RankInfo {
+  int rank = 0;
+  int worldSize = 1;
+  int localRank = 0;
+  int localRanks = 1;          // ranks on this host (SLURM_STEP_TASKS_PER_NODE, --np)
+  std::string host;            // this rank's node name (SLURMD_NODENAME, else gethostname)
+  std::string rendezvousHost;  // address of the TCP store server
+  uint16_t rendezvousPort = 0;
+  std::string runId;
+  std::string source;        // "explicit", "np", "slurm", "openmpi", "pmi", "single"
+  bool hostsServer = false;  // this rank runs the embedded store server (rank 0)
+  std::string fileStore;     // non-empty: use a FileStore in this directory
+};
+
+// Detects this rank's identity. Throws UsageError for inconsistent flags (rank outside the
+// world, --rank without --world-size, a launcher environment without a rendezvous address).
+RankInfo detect(const LaunchOptions& options, const Env& env);
+
+// Slurm host list expansion: "n[1-3,7],gpu[01-02],login" -> n1 n2 n3 n7 gpu01 gpu02 login
+// (zero padding kept; nested brackets are not a Slurm feature). UsageError on malformed text.
+std::vector<std::string> expandHostList(std::string_view list);
+
+// Address of a node name: getaddrinfo first; when the name does not resolve (emulated Slurm
+// nodes), Slurm's NodeAddr from `scontrol show node NAME`. UsageError when neither works.
+std::string resolveNodeAddress(const std::string& node);
+// The NodeAddr= field of `scontrol show node -o` output ("" when absent). Pure, unit-tested.
+std::string parseNodeAddr(std::string_view scontrolLine);
+
+// Rendezvous port derived from a Slurm job and step id: 20000 + (job * 64 + step) mod 20000,
+// so two steps of one job and consecutive jobs on one node do not collide.
+uint16_t portForJob(uint64_t jobId, uint64_t stepId);
+
+// "host:port", "[v6]:port", "host" (port = defaultPort). UsageError on a bad port.
+void parseHostPort(const std::string& text, uint16_t defaultPort, std::string& host,
+                   uint16_t& port);
+
+// This machine's host name.
+std::string hostName();
+
+// Forks `np` ranks on this host after starting the TCP store server (127.0.0.1, ephemeral
+// port) in this process, runs `body(rank info)` in each child (its return value is the exit
+// status; exceptions must be caught by body), serves the store until every child exited and
+// returns the first non-zero exit status (128 + signal for a killed child), else 0.
+int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body);
+
+// A connected store for `info`: a FileStore, or a TcpStoreClient (for rank 0 with hostsServer,
+// after starting the embedded server thread in `serverOut`). Timeouts in milliseconds.
+std::unique_ptr<rendezvous::Store> connectStore(
+    const RankInfo& info, int64_t timeoutMs,
+    std::unique_ptr<rendezvous::TcpStoreServer>& serverOut);
+
+}  // namespace rdmabench::launch

@@ -1,0 +1,187 @@
+#pragma once
+// The rendezvous store: how N ranks find each other (gloo's Store, torch's TCPStore). Keys are
+// opaque strings, values opaque bytes. Three implementations:
+//  - MemoryStore: in-process (ranks as threads in tests);
+//  - TcpStoreClient + TcpStoreServer: one persistent TCP connection per rank to an epoll server
+//    (embedded in rank 0, in the `--np` launcher, or standalone `rdmabench rendezvous`);
+//    docs/rendezvous.md and store_protocol.h describe the protocol;
+//  - FileStore: a directory on a shared file system (one file per key, atomic rename).
+// Every wait is bounded; errors name the rank(s) and host(s) that did not arrive or died.
+// Thread-safety: MemoryStore is thread-safe; the others are used by one thread at a time.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rendezvous/channel.h"
+
+namespace rdmabench::rendezvous {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Stores `value` under `key` (overwrites). Wakes every get() waiting for it.
+  virtual void set(const std::string& key, const std::string& value) = 0;
+  // Waits up to `timeoutMs` for `key` to exist and returns its value. TimeoutError names the key
+  // and, where the store knows them, the ranks (and hosts) that never joined or were lost.
+  // ProtocolError when a rank is reported lost/failed while waiting.
+  virtual std::string get(const std::string& key, int64_t timeoutMs) = 0;
+  // Atomically adds `delta` to the integer under `key` (absent = 0) and returns the new value.
+  virtual int64_t add(const std::string& key, int64_t delta) = 0;
+  // Liveness check for watchdogs in data-plane waits: throws ProtocolError naming the rank and
+  // host when the store learnt that a rank died or failed (or the store server is gone).
+  // Non-blocking; default: nothing known.
+  virtual void checkPeers() {}
+  // Tells the store this rank is leaving; `ok` false with the reason when it failed (other ranks
+  // then fail at once naming it). Never throws.
+  virtual void leave(bool ok, const std::string& reason) {
+    (void)ok;
+    (void)reason;
+  }
+  // "tcp 10.0.0.1:29500", "file /shared/rdv", "memory".
+  virtual std::string describe() const = 0;
+};
+
+// In-process store for ranks that are threads. Thread-safe.
+class MemoryStore : public Store {
+ public:
+  void set(const std::string& key, const std::string& value) override;
+  std::string get(const std::string& key, int64_t timeoutMs) override;
+  int64_t add(const std::string& key, int64_t delta) override;
+  std::string describe() const override { return "memory"; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, std::string> data_;
+};
+
+// Who a TCP store client is, sent in its join message.
+struct JoinInfo {
+  std::string runId;  // ranks of one job share it; another job's ranks are refused
+  int rank = 0;
+  int worldSize = 1;
+  std::string host;  // this rank's host name, for other ranks' error messages
+};
+
+// One rank's connection to a TcpStoreServer.
+class TcpStoreClient : public Store {
+ public:
+  // Connects (retrying refused connections: the server may still be starting) and joins.
+  // Errors: TimeoutError (server never answered, naming host:port), ProtocolError (refused:
+  // other run id, world size mismatch, duplicate rank; version mismatch).
+  TcpStoreClient(const std::string& host, uint16_t port, const JoinInfo& join,
+                 int64_t connectTimeoutMs);
+  ~TcpStoreClient() override;
+
+  void set(const std::string& key, const std::string& value) override;
+  std::string get(const std::string& key, int64_t timeoutMs) override;
+  int64_t add(const std::string& key, int64_t delta) override;
+  void checkPeers() override;
+  void leave(bool ok, const std::string& reason) override;
+  std::string describe() const override;
+
+  // Numeric local address of the store connection: the address other hosts reach this rank at
+  // (used as the transports' bind address).
+  std::string localAddress() const { return channel_.localAddress(); }
+
+ private:
+  // Receives frames until one of `type` (or kError / kStoreTimeout) arrives; push messages
+  // (kStoreRankLost) on the way throw.
+  struct Reply {
+    uint16_t type;
+    std::string payload;
+  };
+  Reply request(uint16_t type, const std::string& payload, uint16_t want, int64_t waitMs,
+                const std::string& what);
+  [[noreturn]] void throwLost(const std::string& payload);
+
+  Channel channel_;
+  JoinInfo join_;
+  std::string where_;
+  bool left_ = false;
+};
+
+// Event-driven (epoll) store server. One thread drives it through serve(); connections never
+// block each other. A server started with a run id accepts only that run; one started without
+// keeps each run id's keys apart (standalone `rdmabench rendezvous`).
+class TcpStoreServer {
+ public:
+  // Listens on bindAddress:port (port 0 = ephemeral; "" = all addresses). SystemError on failure.
+  TcpStoreServer(const std::string& bindAddress, uint16_t port, std::string runId = "",
+                 uint32_t maxFrameBytes = kDefaultMaxFrameBytes);
+  ~TcpStoreServer();
+  TcpStoreServer(const TcpStoreServer&) = delete;
+  TcpStoreServer& operator=(const TcpStoreServer&) = delete;
+
+  uint16_t port() const { return port_; }
+  // Handles events for up to `timeoutMs` (0 = only what is ready). Never throws for a client's
+  // misbehaviour (that client gets kError and is closed); SystemError for epoll failures.
+  void serve(int timeoutMs);
+  // True once every rank of every run that joined has left (bye or lost) and at least one
+  // rank joined.
+  bool allLeft() const;
+  // Ranks that joined so far (all runs).
+  size_t joinedCount() const;
+  // Log lines (one per lost rank / refused client) go to stderr when verbose.
+  void setVerbose(bool verbose) { verbose_ = verbose; }
+
+  // In a forked child: closes the inherited listening and epoll descriptors without touching
+  // the parent's connections (the child never serves).
+  void closeInChild();
+
+  // Runs serve() on a background thread until stop() (rank 0's embedded server).
+  void startThread();
+  void stop();
+
+ private:
+  struct Conn;
+  struct Run;
+  struct Waiter;
+  void acceptAll();
+  void onReadable(Conn& c);
+  void handleFrame(Conn& c, uint16_t type, const std::string& payload);
+  void sendFrame(Conn& c, uint16_t type, const std::string& payload);
+  void flush(Conn& c);
+  void closeConn(int fd, const std::string& reason, bool clean);
+  void expireWaiters();
+  void wake(Run& run, const std::string& key);
+  int nextTimeoutMs(int cap) const;
+
+  int listenFd_ = -1;
+  int epollFd_ = -1;
+  uint16_t port_ = 0;
+  std::string runId_;
+  uint32_t maxFrameBytes_;
+  bool verbose_ = false;
+  std::map<int, std::unique_ptr<Conn>> conns_;
+  std::map<std::string, std::unique_ptr<Run>> runs_;
+  std::unique_ptr<std::thread> thread_;
+  std::atomic<bool> stop_{false};
+};
+
+// A directory on a shared file system: one file per key, written to a temporary name and
+// renamed (atomic on POSIX); add() holds flock() on the counter's file. Waits poll every 2 ms.
+// Liveness of other ranks is not known (checkPeers does nothing): a lost rank shows up as a
+// timeout naming the keys it never wrote.
+class FileStore : public Store {
+ public:
+  // Creates `directory`/`runId` if needed. SystemError when it cannot.
+  FileStore(const std::string& directory, const std::string& runId);
+  void set(const std::string& key, const std::string& value) override;
+  std::string get(const std::string& key, int64_t timeoutMs) override;
+  int64_t add(const std::string& key, int64_t delta) override;
+  std::string describe() const override { return "file " + dir_; }
+
+ private:
+  std::string pathFor(const std::string& key) const;
+  std::string dir_;
+};
+
+}  // namespace rdmabench::rendezvous

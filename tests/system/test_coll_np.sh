@@ -1,0 +1,70 @@
+# Collectives from the CLI with --np (forked local ranks): barrier, every allreduce algorithm
+# with data checks, the ring ping-pong, the report formats, and a rank killed mid-run: the
+# others must exit within the timeout naming it.
+source "$(dirname "$0")/lib.sh"
+
+for algo in tree ring rd rabenseifner auto; do
+  timeout 120 "$RB" allreduce --np 5 --algo "$algo" -m 4:64K -n 5 --warmup 1 --check \
+    -f json -o "$TMP/ar_$algo.json" || fail "allreduce --algo $algo"
+  json_check "$TMP/ar_$algo.json" "len(d['rows'])==15 and all(r['collective']['wrong']==0 and r['collective']['ranks']==5 for r in d['rows'])"
+done
+pass "allreduce: every algorithm, 5 ranks, checked"
+
+timeout 60 "$RB" allreduce --np 4 --algo auto -s 1M -n 3 --warmup 1 -f json -o "$TMP/auto.json" || fail "auto"
+json_check "$TMP/auto.json" "'model' in d['run']['extra'] and d['run']['extra']['model']['alpha_us']>0"
+pass "auto prints its model"
+
+timeout 60 "$RB" barrier --np 3 -n 50 --warmup 5 -f osu >"$TMP/b.osu" || fail "barrier osu"
+grep -q "^# Avg Latency(us)" "$TMP/b.osu" || fail "osu barrier header: $(cat "$TMP/b.osu")"
+timeout 60 "$RB" allreduce --np 3 -m 4:16 -n 5 -f imb >"$TMP/a.imb" || fail "allreduce imb"
+grep -q "t_min\[usec\]" "$TMP/a.imb" && grep -q "#processes = 3" "$TMP/a.imb" || fail "imb: $(cat "$TMP/a.imb")"
+timeout 60 "$RB" allreduce --np 2 -m 4:16 -n 5 -f osu --full >"$TMP/a.osu" || fail "allreduce osu"
+grep -Eq "^# Size +Avg Latency\(us\) +Min Latency\(us\) +Max Latency\(us\) +Iterations$" "$TMP/a.osu" || fail "osu -f header: $(cat "$TMP/a.osu")"
+timeout 60 "$RB" allreduce --np 2 -m 4:16 -n 5 -f csv >"$TMP/a.csv" || fail "csv"
+python3 -c "import csv,sys; r=list(csv.DictReader(open('$TMP/a.csv'))); assert len(r)==3 and r[0]['t_avg_us'], r" || fail "csv rows"
+pass "barrier / allreduce in osu, imb and csv layouts"
+
+timeout 60 "$RB" ring --np 4 -n 200 --warmup 20 -f json -o "$TMP/ring.json" || fail "ring"
+json_check "$TMP/ring.json" "len(d['rows'])==8 and [r['link']['median_us'] for r in d['rows']]==sorted(r['link']['median_us'] for r in d['rows'])"
+pass "ring: 8 directed links sorted fastest first"
+
+# A rank killed mid-run: every other rank exits within the timeout naming it.
+timeout 60 "$RB" allreduce --np 4 -s 1K -n 100000000 --timeout 5 >"$TMP/k.out" 2>"$TMP/k.err" &
+LAUNCHER=$!
+for i in $(seq 1 100); do
+  [ "$(pgrep -P "$LAUNCHER" | wc -l)" -ge 1 ] && break
+  sleep 0.05
+done
+RBPID=$(pgrep -P "$LAUNCHER" -x rdmabench | head -1)
+for i in $(seq 1 100); do
+  [ "$(pgrep -P "$RBPID" | wc -l)" = 4 ] && break
+  sleep 0.05
+done
+sleep 1
+VICTIM=$(pgrep -P "$RBPID" | sed -n 3p)
+[ -n "$VICTIM" ] || fail "no rank processes found"
+start=$(date +%s)
+kill -9 "$VICTIM"
+rc=0
+wait "$LAUNCHER" || rc=$?
+took=$(($(date +%s) - start))
+[ "$rc" != 0 ] || fail "killed rank not noticed"
+[ "$rc" != 124 ] || fail "ranks hung after a rank was killed"
+[ "$took" -le 10 ] || fail "took ${took}s to notice a dead rank (timeout 5s)"
+[ "$(grep -c 'rdmabench: error: rank' "$TMP/k.err")" = 3 ] || fail "expected 3 error lines: $(cat "$TMP/k.err")"
+grep -q "rank 2 on host .* died" "$TMP/k.err" || fail "errors do not name rank 2: $(cat "$TMP/k.err")"
+pass "killed rank 2 named by the others after ${took}s"
+
+# A rank that never arrives: explicit ranks 0 and 1 of 3 time out naming rank 2.
+PORT=$((20000 + RANDOM % 20000))
+timeout 30 "$RB" barrier --rank 0 --world-size 3 --rendezvous 127.0.0.1:$PORT --timeout 2 -n 5 >/dev/null 2>"$TMP/m0.err" &
+P0=$!
+timeout 30 "$RB" barrier --rank 1 --world-size 3 --rendezvous 127.0.0.1:$PORT --timeout 2 -n 5 >/dev/null 2>"$TMP/m1.err" || true
+wait $P0 || true
+grep -q "missing rank(s): 2 (never arrived)" "$TMP/m1.err" || fail "rank 1: $(cat "$TMP/m1.err")"
+[ "$(wc -l <"$TMP/m1.err")" = 1 ] || fail "more than one line: $(cat "$TMP/m1.err")"
+pass "a rank that never arrives is named"
+
+expect_error "--algo bogus" "$RB" allreduce --np 2 --algo bogus
+expect_error "--format perftest" "$RB" barrier --np 2 -f perftest
+pass "usage errors"

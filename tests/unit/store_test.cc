@@ -1,0 +1,134 @@
+// Rendezvous stores: memory, TCP (epoll server on 127.0.0.1 in a thread) and file.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "common/error.h"
+#include "rendezvous/store.h"
+#include "rendezvous/store_protocol.h"
+
+namespace rdmabench::rendezvous {
+namespace {
+
+TEST(StoreProtocol, KeyRecordRoundTripAndLimits) {
+  std::string k, rest;
+  decodeKeyRecord(encodeKeyRecord("addr/1/2", "value"), k, rest);
+  EXPECT_EQ(k, "addr/1/2");
+  EXPECT_EQ(rest, "value");
+  EXPECT_THROW(decodeKeyRecord(std::string("\x05\0\0\0ab", 6), k, rest), ProtocolError);
+  EXPECT_THROW(decodeKeyRecord(encodeKeyRecord(std::string(2000, 'k'), ""), k, rest),
+               ProtocolError);
+  EXPECT_EQ(decodeU64(encodeU64(0x0102030405060708ull)), 0x0102030405060708ull);
+}
+
+TEST(MemoryStore, SetGetAddTimeout) {
+  MemoryStore s;
+  std::thread t([&] {
+    usleep(20000);
+    s.set("k", "v");
+  });
+  EXPECT_EQ(s.get("k", 2000), "v");
+  t.join();
+  EXPECT_EQ(s.add("c", 2), 2);
+  EXPECT_EQ(s.add("c", 3), 5);
+  EXPECT_THROW(s.get("missing", 30), TimeoutError);
+}
+
+class TcpStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<TcpStoreServer>("127.0.0.1", 0, "run-a");
+    server_->startThread();
+  }
+  void TearDown() override { server_->stop(); }
+  std::unique_ptr<TcpStoreClient> client(int rank, int world, std::string run = "run-a") {
+    return std::make_unique<TcpStoreClient>(
+        "127.0.0.1", server_->port(), JoinInfo{run, rank, world, "h" + std::to_string(rank)}, 3000);
+  }
+  std::unique_ptr<TcpStoreServer> server_;
+};
+
+TEST_F(TcpStore, SetGetAddAcrossClients) {
+  auto a = client(0, 2), b = client(1, 2);
+  std::thread t([&] {
+    usleep(20000);
+    a->set("x", std::string("\0bin", 4));
+  });
+  EXPECT_EQ(b->get("x", 3000), std::string("\0bin", 4));  // waits server-side
+  t.join();
+  EXPECT_EQ(a->add("n", 1), 1);
+  EXPECT_EQ(b->add("n", 1), 2);
+  a->leave(true, "");
+  b->leave(true, "");
+  for (int i = 0; i < 100 && !server_->allLeft(); ++i)
+    usleep(10000);
+  EXPECT_TRUE(server_->allLeft());
+}
+
+TEST_F(TcpStore, TimeoutNamesMissingRanks) {
+  auto a = client(0, 3);
+  try {
+    a->get("never", 200);
+    FAIL() << "no timeout";
+  } catch (const TimeoutError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("1 (never arrived)"), std::string::npos) << m;
+    EXPECT_NE(m.find("2 (never arrived)"), std::string::npos) << m;
+  }
+}
+
+TEST_F(TcpStore, OtherRunAndDuplicateRankRefused) {
+  auto a = client(0, 2);
+  EXPECT_THROW(client(1, 2, "run-b"), ProtocolError);
+  EXPECT_THROW(client(0, 2), ProtocolError);
+  EXPECT_THROW(client(1, 3), ProtocolError);  // world size mismatch
+}
+
+TEST_F(TcpStore, LostRankIsReportedToWaiters) {
+  auto a = client(0, 2);
+  auto b = client(1, 2);
+  std::thread t([&] {
+    usleep(50000);
+    b.reset();  // destructor says bye (clean); simulate a crash instead below
+  });
+  t.join();
+  // A clean leave is not a failure: a's get simply times out.
+  EXPECT_THROW(a->get("k", 100), TimeoutError);
+  EXPECT_THROW(client(1, 2), ProtocolError);  // rank 1 may not join twice
+}
+
+TEST_F(TcpStore, FailedRankInterruptsWaits) {
+  auto a = client(0, 2);
+  auto b = client(1, 2);
+  std::thread t([&] {
+    usleep(50000);
+    b->leave(false, "boom");
+  });
+  try {
+    a->get("k", 5000);
+    FAIL() << "no failure";
+  } catch (const ProtocolError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("rank 1 on host h1"), std::string::npos) << m;
+    EXPECT_NE(m.find("boom"), std::string::npos) << m;
+  }
+  t.join();
+}
+
+TEST(FileStore, SetGetAdd) {
+  char tmpl[] = "/tmp/rdmabench-filestore-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  FileStore a(tmpl, "run"), b(tmpl, "run");
+  a.set("conn/1/2", "abc");
+  EXPECT_EQ(b.get("conn/1/2", 1000), "abc");
+  EXPECT_EQ(a.add("n", 1), 1);
+  EXPECT_EQ(b.add("n", 1), 2);
+  EXPECT_THROW(b.get("none", 20), TimeoutError);
+  std::system((std::string("rm -rf ") + tmpl).c_str());
+}
+
+}  // namespace
+}  // namespace rdmabench::rendezvous
