@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -127,11 +128,19 @@ void zeroReceiveAreas(Side& s) {
 }
 
 // Watchdog for engine loops: a frame on the control channel mid-run means the peer failed
-// (kError) or broke protocol; EOF means it died.
-std::function<void()> controlWatchdog(Channel& ch) {
-  return [&ch]() {
+// (kError) or broke protocol; EOF means it died. On the client, the server's kSizeResult may
+// legitimately arrive while the client still waits for its last completion (the server's
+// last send completed when the client's HCA acknowledged it): it is kept in `*early` for
+// runOneSize instead of being treated as an error.
+std::function<void()> controlWatchdog(Channel& ch, std::optional<Frame>* early = nullptr) {
+  return [&ch, early]() {
+    if (early != nullptr && early->has_value()) return;  // the server is done with this size
     if (!ch.readable()) return;
     Frame f = ch.receive(Deadline(2000), "the run to finish");
+    if (early != nullptr && f.type == rendezvous::kSizeResult) {
+      *early = std::move(f);
+      return;
+    }
     if (f.type == rendezvous::kError)
       throw ProtocolError(fmt::format("peer {} reported: {}", ch.peerName(), f.text()));
     throw ProtocolError(fmt::format("peer {} sent unexpected message type {} during the run",
@@ -378,8 +387,8 @@ class Client {
     reporter_.begin(info);
     begun_ = true;
 
-    Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), ch.peerName(),
-                      opts.useEvent);
+    Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch, &earlyResult_),
+                      ch.peerName(), opts.useEvent);
     for (size_t index = 0; index < spec.sizes.size(); ++index) {
       const uint64_t bytes = spec.sizes[index];
       if (o_.onSizeStart) o_.onSizeStart(index, spec.sizes.size(), bytes);
@@ -433,7 +442,17 @@ class Client {
                 Deadline(spec.timeoutMs));
     expectJson(ch, rendezvous::kSizeReady, Deadline(spec.timeoutMs),
                fmt::format("the server to get ready for size {}", run.bytes));
+    earlyResult_.reset();
     runSize(spec, side, progress, run, true, pp, bw);
+    if (earlyResult_) {
+      Frame f = std::move(*earlyResult_);
+      earlyResult_.reset();
+      json j = json::parse(f.payload.begin(), f.payload.end(), nullptr, false);
+      if (!j.is_object())
+        throw ProtocolError(fmt::format("peer {} sent malformed JSON for the result of size {}",
+                                        ch.peerName(), run.bytes));
+      return j;
+    }
     return expectJson(ch, rendezvous::kSizeResult, Deadline(spec.timeoutMs),
                       fmt::format("the server's result for size {}", run.bytes));
   }
@@ -441,6 +460,7 @@ class Client {
   const ClientOptions& o_;
   report::Reporter& reporter_;
   bool begun_ = false;
+  std::optional<Frame> earlyResult_;  // the server's kSizeResult seen by the watchdog
 };
 
 }  // namespace
