@@ -39,8 +39,10 @@ json_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(
 # run NAME ARGS...: one client run against the server, JSON to $TMP/NAME.json
 run() {
   local name=$1; shift
+  local t=$SECONDS
   timeout 90 "$RB" "$@" -f json -o "$TMP/$name.json" 2>"$TMP/$name.err" ||
     fail "rdmabench $* (exit $?): $(cat "$TMP/$name.err")"
+  echo "   $name: $((SECONDS - t)) s"
 }
 
 # expect_error SUBSTRING ARGS...: fails non-zero with one stderr line containing SUBSTRING.
@@ -70,6 +72,7 @@ SERVER=$!
 PIDS+=("$SERVER")
 wait_port $PORT
 C=(-t verbs -d "$DEV" "$RXE_IP" --port $PORT)
+E=(-t verbs "$RXE_IP" --port $PORT)  # for the error cases that pass their own -d
 
 # --- info ---------------------------------------------------------------------------------
 timeout 30 "$RB" info --format json >"$TMP/info.json" || fail "info --format json"
@@ -167,7 +170,7 @@ grep -q "BW average" "$TMP/pb.txt" || fail "perftest bandwidth columns missing: 
 pass "--format perftest (lat, bw)"
 
 # --- errors: one line, non-zero exit ----------------------------------------------------------------
-expect_error "--device nosuch0: no such RDMA device" lat "${C[@]}" -d nosuch0 -s 8 -n 10
+expect_error "--device nosuch0: no such RDMA device" lat "${E[@]}" -d nosuch0 -s 8 -n 10
 expect_error "--gid-index 999: out of range" lat "${C[@]}" -x 999 -s 8 -n 10
 expect_error "above the inline cap" lat "${C[@]}" --inline 65536 -s 8 -n 10
 expect_error "--ib-port 2: out of range 1..1" lat "${C[@]}" --ib-port 2 -s 8 -n 10
