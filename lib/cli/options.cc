@@ -86,7 +86,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
                                                     "active RDMA port exists, else socket)")(
       "op", po::value<std::string>(),
       bw ? "send | write (default send)" : "send | write | read (default send)")(
-      "size,s", po::value<std::string>(), "one message size, bytes (K/M suffixes)")(
+      "size,s", po::value<std::string>(),
+      "message size, bytes (K/M suffixes); a comma list runs each in turn (0,1,1K)")(
       "all,a", po::bool_switch(), "all powers of two up to 4M (latency from 0 B)")(
       "msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (powers of two)")(
       "iters,n", po::value<std::string>(),
@@ -162,7 +163,14 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   if (sizeModes > 1) throw UsageError("--size, --all and --msg-sizes: give only one of them");
   const uint64_t minDefault = (bw || spec.op != "send") ? 1 : 0;
   if (vm.count("size")) {
-    spec.sizes = {parseSize(str("size"), "--size")};
+    // A comma list (0,1,220,1023) runs each size in turn, in the order given.
+    std::string list = str("size");
+    for (size_t start = 0;;) {
+      size_t comma = list.find(',', start);
+      spec.sizes.push_back(parseSize(list.substr(start, comma - start), "--size"));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
   } else if (vm["all"].as<bool>()) {
     spec.sizes = sizeSweep(minDefault, 4u << 20);
   } else if (vm.count("msg-sizes")) {

@@ -44,6 +44,10 @@ struct Core {
   uint32_t inlineBytes = 0;
   ibv_mtu mtu = IBV_MTU_1024;  // requested path MTU (<= active MTU)
 
+  bool rdmaCm = false;                // connect QPs with librdmacm (verbs_cm.cc)
+  ibv_context** cmDevices = nullptr;  // rdma_get_devices() list owning `ctx` in rdma_cm mode
+  std::string localHost;              // DeviceOptions::localHost (rdma_cm bind fallback)
+
   int liveQps = 0;  // QPs created on the CQ (connectors + endpoints)
   std::unordered_map<uint32_t, VerbsEndpoint*> endpoints;  // by local QPN
   std::deque<Completion> pending;  // completions polled early (QP teardown, event wait)
@@ -53,6 +57,8 @@ struct Core {
   Core& operator=(const Core&) = delete;
   ~Core();
 
+  // Init attributes of an RC QP on the CQ with the configured depths, 1 SGE each way.
+  ibv_qp_init_attr qpInitAttr(uint32_t inlineRequest) const;
   // Creates an RC QP on the CQ with the configured depths and `inlineBytes`; nullptr on
   // failure with errno set. On success `*reportedInline` (if non-null) receives the inline
   // size the driver reports.
@@ -65,6 +71,24 @@ struct Core {
   // Moves everything currently in the CQ into `pending`, dropping QP `skipQpn`'s entries.
   void drainToPending(uint32_t skipQpn, bool skip);
 };
+
+// What an rdma_cm connection keeps alive for its QP (cm ids, event channel). The endpoint
+// calls destroyQp() first (rdma_destroy_qp), then destroys this object (the ids).
+class CmResources {
+ public:
+  virtual ~CmResources() = default;
+  virtual void destroyQp() = 0;
+};
+
+// rdma_cm mode: a Connector whose localAddress() is a listening rdma_cm id's IP and port
+// (verbs_cm.cc). Throws TransportError naming the call and rdma_cm's error text.
+std::unique_ptr<Connector> makeCmConnector(std::shared_ptr<Core> core);
+
+// Wraps a QP that librdmacm has brought to RTS into an Endpoint; the QP's attributes (peer
+// QPN, path MTU, GIDs, rd_atomic) are read back with ibv_query_qp. `remoteGidIndex` is only
+// informational. The endpoint owns `qp` (counted in core->liveQps) and `resources`.
+std::unique_ptr<Endpoint> adoptCmQp(std::shared_ptr<Core> core, ibv_qp* qp,
+                                    std::unique_ptr<CmResources> resources);
 
 // Populated entries of `port`'s GID table (ibv_query_gid_ex; sysfs gid_attrs when that is
 // unsupported). Empty (all-zero) entries are skipped. Never throws.

@@ -5,6 +5,7 @@
 #include <infiniband/verbs.h>
 #include <net/if.h>
 #include <poll.h>
+#include <rdma/rdma_cma.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -231,7 +232,8 @@ class VerbsEndpoint : public Endpoint {
   };
 
   VerbsEndpoint(std::shared_ptr<Core> core, ibv_qp* qp, const QpAddress& local,
-                const QpAddress& remote, ibv_mtu mtu, uint8_t maxRdAtomic, uint8_t maxDestRdAtomic)
+                const QpAddress& remote, ibv_mtu mtu, uint8_t maxRdAtomic, uint8_t maxDestRdAtomic,
+                std::unique_ptr<CmResources> cm = nullptr)
       : core_(std::move(core)),
         qp_(qp),
         local_(local),
@@ -241,14 +243,20 @@ class VerbsEndpoint : public Endpoint {
         maxDestRdAtomic_(maxDestRdAtomic),
         sendRing_(core_->txDepth),
         recvRing_(core_->rxDepth),
-        peerName_(describePeer(remote)) {
+        peerName_(describePeer(remote)),
+        cm_(std::move(cm)) {
     core_->endpoints[qp_->qp_num] = this;
   }
 
   ~VerbsEndpoint() override {
     uint32_t qpn = qp_->qp_num;
     core_->endpoints.erase(qpn);
-    ibv_destroy_qp(qp_);
+    if (cm_) {
+      cm_->destroyQp();  // rdma_destroy_qp, then the cm ids with cm_
+      cm_.reset();
+    } else {
+      ibv_destroy_qp(qp_);
+    }
     --core_->liveQps;
     // Completions of this QP still queued in the shared CQ must not reach another endpoint.
     core_->drainToPending(qpn, true);
@@ -305,24 +313,35 @@ class VerbsEndpoint : public Endpoint {
     ibv_qp_attr attr{};
     ibv_qp_init_attr init{};
     const char* state = "?";
-    if (ibv_query_qp(qp_, &attr, IBV_QP_STATE, &init) == 0) state = qpStateName(attr.qp_state);
-    return {{"qpn", qp_->qp_num},
-            {"state", state},
-            {"peer_qpn", remote_.qpn},
-            {"peer", peerName_},
-            {"mtu", mtuToBytes(mtu_)},
-            {"inline", core_->inlineBytes},
-            {"local_gid", gidToString(local_.gid)},
-            {"remote_gid", gidToString(remote_.gid)},
-            {"gid_index", local_.gidIndex},
-            {"remote_gid_index", remote_.gidIndex},
-            {"local_lid", local_.lid},
-            {"remote_lid", remote_.lid},
-            {"max_rd_atomic", maxRdAtomic_},
-            {"max_dest_rd_atomic", maxDestRdAtomic_},
-            {"psn", local_.psn},
-            {"tx_depth", core_->txDepth},
-            {"rx_depth", core_->rxDepth}};
+    bool queried = ibv_query_qp(qp_, &attr,
+                                IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                    IBV_QP_RNR_RETRY | IBV_QP_MIN_RNR_TIMER,
+                                &init) == 0;
+    if (queried) state = qpStateName(attr.qp_state);
+    nlohmann::json j = {{"qpn", qp_->qp_num},
+                        {"state", state},
+                        {"peer_qpn", remote_.qpn},
+                        {"peer", peerName_},
+                        {"mtu", mtuToBytes(mtu_)},
+                        {"inline", core_->inlineBytes},
+                        {"local_gid", gidToString(local_.gid)},
+                        {"remote_gid", gidToString(remote_.gid)},
+                        {"gid_index", local_.gidIndex},
+                        {"remote_gid_index", remote_.gidIndex},
+                        {"local_lid", local_.lid},
+                        {"remote_lid", remote_.lid},
+                        {"max_rd_atomic", maxRdAtomic_},
+                        {"max_dest_rd_atomic", maxDestRdAtomic_},
+                        {"psn", local_.psn},
+                        {"tx_depth", core_->txDepth},
+                        {"rx_depth", core_->rxDepth},
+                        {"connection_manager", cm_ ? "rdma_cm" : "out-of-band"}};
+    if (queried) {
+      j["timeout"] = attr.timeout;
+      j["retry_cnt"] = attr.retry_cnt;
+      j["rnr_retry"] = attr.rnr_retry;
+    }
+    return j;
   }
 
   // Translates one work completion of this QP; returns false when nothing is reported (a
@@ -408,6 +427,7 @@ class VerbsEndpoint : public Endpoint {
   uint64_t recvNext_ = 0;
   uint64_t recvRetired_ = 0;
   std::string peerName_;
+  std::unique_ptr<CmResources> cm_;  // rdma_cm mode only
 };
 
 // ---- Core ---------------------------------------------------------------------------------
@@ -416,10 +436,13 @@ Core::~Core() {
   if (cq != nullptr) ibv_destroy_cq(cq);
   if (channel != nullptr) ibv_destroy_comp_channel(channel);
   if (pd != nullptr) ibv_dealloc_pd(pd);
-  if (ctx != nullptr) ibv_close_device(ctx);
+  if (cmDevices != nullptr)
+    rdma_free_devices(cmDevices);  // owns ctx
+  else if (ctx != nullptr)
+    ibv_close_device(ctx);
 }
 
-ibv_qp* Core::createQp(uint32_t inlineRequest, uint32_t* reportedInline) {
+ibv_qp_init_attr Core::qpInitAttr(uint32_t inlineRequest) const {
   ibv_qp_init_attr attr{};
   attr.send_cq = cq;
   attr.recv_cq = cq;
@@ -430,6 +453,11 @@ ibv_qp* Core::createQp(uint32_t inlineRequest, uint32_t* reportedInline) {
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
   attr.cap.max_inline_data = inlineRequest;
+  return attr;
+}
+
+ibv_qp* Core::createQp(uint32_t inlineRequest, uint32_t* reportedInline) {
+  ibv_qp_init_attr attr = qpInitAttr(inlineRequest);
   ibv_qp* qp = ibv_create_qp(pd, &attr);
   if (qp != nullptr && reportedInline != nullptr) *reportedInline = attr.cap.max_inline_data;
   return qp;
@@ -660,6 +688,7 @@ class VerbsDevice : public Device {
             {"max_qp_rd_atom", c.devAttr.max_qp_rd_atom},
             {"fw_ver", c.devAttr.fw_ver},
             {"event_mode", c.channel != nullptr},
+            {"connection_manager", c.rdmaCm ? "rdma_cm" : "out-of-band"},
             {"cq_size", c.cqSize}};
   }
 
@@ -668,6 +697,7 @@ class VerbsDevice : public Device {
   }
 
   std::unique_ptr<Connector> createConnector() override {
+    if (core_->rdmaCm) return makeCmConnector(core_);
     return std::make_unique<VerbsConnector>(core_);
   }
 
@@ -782,10 +812,6 @@ int64_t probeInlineCap(Core& core, uint32_t hi) {
 }  // namespace
 
 std::unique_ptr<Device> openDevice(const DeviceOptions& options) {
-  if (options.rdmaCm)
-    throw UsageError(
-        "--rdma-cm: connecting QPs with librdmacm is not implemented by the verbs backend yet "
-        "(QP attributes are exchanged over the control channel instead)");
   DeviceList dl;
   if (dl.count == 0)
     throw TransportError("verbs: no RDMA devices (ibv_get_device_list returned 0)");
@@ -811,7 +837,26 @@ std::unique_ptr<Device> openDevice(const DeviceOptions& options) {
   Core& c = *core;
   c.name = ibv_get_device_name(chosen);
   c.port = port;
-  c.ctx = ibv_open_device(chosen);
+  c.rdmaCm = options.rdmaCm;
+  c.localHost = options.localHost;
+  if (c.rdmaCm) {
+    // rdma_cm ids resolve to librdmacm's own contexts: the PD and CQ must live on the same
+    // one, so the device is opened through rdma_get_devices().
+    int n = 0;
+    c.cmDevices = rdma_get_devices(&n);
+    if (c.cmDevices == nullptr) {
+      int err = errno;
+      throw TransportError(fmt::format(
+          "rdma_get_devices: {} (--rdma-cm needs the rdma_ucm kernel module)", errText(err)));
+    }
+    for (int i = 0; i < n; ++i)
+      if (c.name == ibv_get_device_name(c.cmDevices[i]->device)) c.ctx = c.cmDevices[i];
+    if (c.ctx == nullptr)
+      throw TransportError(
+          fmt::format("--rdma-cm: librdmacm does not list device {} ({} devices)", c.name, n));
+  } else {
+    c.ctx = ibv_open_device(chosen);
+  }
   if (c.ctx == nullptr) {
     int err = errno;
     throw TransportError(fmt::format("ibv_open_device {}: {}", c.name, errText(err)));
@@ -887,6 +932,11 @@ std::unique_ptr<Device> openDevice(const DeviceOptions& options) {
       throw UsageError(fmt::format("--mtu {}: above the active MTU {} of {} port {}", options.mtu,
                                    mtuToBytes(c.portAttr.active_mtu), c.name, port));
     c.mtu = *m;
+    if (c.rdmaCm && c.mtu != c.portAttr.active_mtu)
+      throw UsageError(fmt::format(
+          "--mtu {} with --rdma-cm: rdma_cm takes the path MTU from the route (active MTU {} of "
+          "{} port {}); drop --mtu or --rdma-cm",
+          options.mtu, mtuToBytes(c.portAttr.active_mtu), c.name, port));
   }
 
   // PD, completion channel, CQ.
@@ -956,6 +1006,48 @@ std::unique_ptr<Device> openDevice(const DeviceOptions& options) {
   return std::make_unique<VerbsDevice>(std::move(core));
 }
 
+// ---- rdma_cm endpoints ----------------------------------------------------------------------
+
+std::unique_ptr<Endpoint> adoptCmQp(std::shared_ptr<Core> core, ibv_qp* qp,
+                                    std::unique_ptr<CmResources> resources) {
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  int mask = IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_SQ_PSN |
+             IBV_QP_AV | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC;
+  if (int rc = ibv_query_qp(qp, &attr, mask, &init); rc != 0) {
+    resources->destroyQp();
+    --core->liveQps;
+    throw TransportError(fmt::format("ibv_query_qp on {} QPN {:#x} after rdma_cm connect: {}",
+                                     core->name, qp->qp_num, errText(rc)));
+  }
+  QpAddress local;
+  local.linkLayer = core->portAttr.link_layer;
+  local.mtu = static_cast<uint8_t>(attr.path_mtu);
+  local.lid = core->portAttr.lid;
+  local.qpn = qp->qp_num;
+  local.psn = attr.sq_psn;
+  local.gidIndex = static_cast<uint16_t>(attr.ah_attr.grh.sgid_index);
+  if (core->ethernet) {
+    ibv_gid g{};
+    if (ibv_query_gid(core->ctx, static_cast<uint8_t>(core->port), attr.ah_attr.grh.sgid_index,
+                      &g) == 0)
+      std::memcpy(local.gid.data(), g.raw, 16);
+  } else {
+    local.gid = core->gid.gid;
+  }
+  QpAddress remote;
+  remote.linkLayer = local.linkLayer;
+  remote.mtu = local.mtu;
+  remote.lid = attr.ah_attr.dlid;
+  remote.qpn = attr.dest_qp_num;
+  remote.psn = attr.rq_psn;
+  remote.gidIndex = 0xffff;  // not known with rdma_cm
+  std::memcpy(remote.gid.data(), attr.ah_attr.grh.dgid.raw, 16);
+  return std::make_unique<VerbsEndpoint>(std::move(core), qp, local, remote, attr.path_mtu,
+                                         attr.max_rd_atomic, attr.max_dest_rd_atomic,
+                                         std::move(resources));
+}
+
 // ---- GID table ----------------------------------------------------------------------------
 
 namespace {
@@ -969,8 +1061,44 @@ std::string readSysfs(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+GidEntry fromGidEntry(const ibv_gid_entry& ge) {
+  GidEntry e;
+  e.index = static_cast<int>(ge.gid_index);
+  std::memcpy(e.gid.data(), ge.gid.raw, 16);
+  e.type = ge.gid_type == IBV_GID_TYPE_ROCE_V2   ? GidType::kRoceV2
+           : ge.gid_type == IBV_GID_TYPE_ROCE_V1 ? GidType::kRoceV1
+                                                 : GidType::kIb;
+  char name[IF_NAMESIZE] = {};
+  if (ge.ndev_ifindex != 0 && if_indextoname(ge.ndev_ifindex, name) != nullptr) e.netdev = name;
+  return e;
+}
+
+}  // namespace
+
 std::vector<GidEntry> readGidTable(ibv_context* ctx, int port, int tableLength) {
   std::vector<GidEntry> out;
+  // One call for all valid entries of all ports (rdma-core >= 32). Querying index by index
+  // costs one ioctl per entry, empty ones included: rxe has 1024 entries per port, which took
+  // ~2 s per device open in the TCG VM.
+  {
+    ibv_device_attr da{};
+    int ports = ibv_query_device(ctx, &da) == 0 ? std::max<int>(da.phys_port_cnt, 1) : 1;
+    std::vector<ibv_gid_entry> all(static_cast<size_t>(tableLength) * ports);
+    ssize_t n = all.empty() ? 0 : ibv_query_gid_table(ctx, all.data(), all.size(), 0);
+    if (n >= 0) {
+      for (ssize_t i = 0; i < n; ++i) {
+        if (static_cast<int>(all[i].port_num) != port) continue;
+        GidEntry e = fromGidEntry(all[i]);
+        if (std::all_of(e.gid.begin(), e.gid.end(), [](uint8_t b) { return b == 0; })) continue;
+        out.push_back(std::move(e));
+      }
+      std::sort(out.begin(), out.end(),
+                [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
+      return out;
+    }
+  }
   std::string sysPort = fmt::format("/sys/class/infiniband/{}/ports/{}/gid_attrs/",
                                     ibv_get_device_name(ctx->device), port);
   for (int i = 0; i < tableLength; ++i) {

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs INSIDE the soft-RoCE VM (ci/rxe-vm run): issue #4's verbs;ofi_rxm part through the real
+# CLI. `rdmabench lat|bw -t ofi --provider "verbs;ofi_rxm" --domain rxe0` against
+# `rdmabench server` on the VM's own address (loopback on rxe0), at 0/1/inject_size/16384/
+# 16385/65536/131072/131073/1 MiB (bw from 1 B) with --check; JSON parsed with python3.
+# FI_UNIVERSE_SIZE=64 keeps ofi_rxm's verbs CQ under rxe's max_cqe (docs/transport-ofi.md).
+# Usage: bash tests/system/rxe/cli_ofi_rxm.sh /path/to/rdmabench    Exit 0 = pass, 1 = fail.
+set -euo pipefail
+
+RB=$(readlink -f "${1:?usage: $0 /path/to/rdmabench}")
+[ -n "${RXE_IP:-}" ] || { echo "FAIL: RXE_IP not set (run me inside ci/rxe-vm)" >&2; exit 1; }
+DEV=${RXE_DEV:-rxe0}
+export FI_UNIVERSE_SIZE=${FI_UNIVERSE_SIZE:-64}
+TMP=$(mktemp -d /tmp/rxe-ofi.XXXXXX)
+SERVER=
+cleanup() {
+  [ -z "$SERVER" ] || kill -9 "$SERVER" 2>/dev/null || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+T0=$(date +%s)
+
+json_check() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d['rows'][0] if d.get('rows') else None
+if not eval(sys.argv[2]):
+    sys.exit("JSON check failed: " + sys.argv[2] + "\n" + json.dumps(d)[:3000])
+PY
+}
+
+PORT=18660
+"$RB" server --bind "$RXE_IP" --port $PORT --quiet &
+SERVER=$!
+for i in $(seq 1 200); do
+  bash -c "exec 3<>/dev/tcp/$RXE_IP/$PORT" 2>/dev/null && break
+  sleep 0.05
+done
+C=(-t ofi --provider "verbs;ofi_rxm" --domain "$DEV" --remote-device "$DEV" "$RXE_IP" --port $PORT)
+
+run() {
+  local name=$1; shift
+  timeout 90 "$RB" "$@" -f json -o "$TMP/$name.json" 2>"$TMP/$name.err" ||
+    fail "rdmabench $* (exit $?): $(cat "$TMP/$name.err")"
+}
+
+run first lat "${C[@]}" -s 1 -n 50 --check
+json_check "$TMP/first.json" "d['run']['local']['provider']=='verbs;ofi_rxm' and d['run']['remote']['provider']=='verbs;ofi_rxm' and r['bytes']==1"
+INJ=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run']['local']['caps']['inline_bytes'])" "$TMP/first.json")
+[ "$INJ" -gt 0 ] || fail "inject_size is $INJ"
+pass "lat -t ofi verbs;ofi_rxm on $DEV (inject_size $INJ)"
+
+list="0,1,$INJ,16384,16385,65536,131072,131073,1048576"
+run lat lat "${C[@]}" -s "$list" -n 10 --warmup 2 --check
+json_check "$TMP/lat.json" "[x['bytes'] for x in d['rows']]==[$list] and all(x['iterations']==10 and x['latency_us']['median']>0 for x in d['rows']) and d['run']['extra']['check']"
+run bw bw "${C[@]}" -s "${list#0,}" -n 2 -w 4 --check
+json_check "$TMP/bw.json" "[x['bytes'] for x in d['rows']]==[${list#0,}] and all(x['mb_per_s']>0 for x in d['rows'])"
+pass "verbs;ofi_rxm lat (--check) and bw at 0, 1, $INJ, 16384, 16385, 65536, 131072, 131073, 1048576 B"
+echo "PASSED: rdmabench -t ofi verbs;ofi_rxm on $DEV ($(($(date +%s) - T0)) s)"
