@@ -757,8 +757,9 @@ struct DeviceList {
     list = ibv_get_device_list(&count);
     if (list == nullptr) {
       int err = errno;
-      throw TransportError(fmt::format("transport verbs: no RDMA devices: ibv_get_device_list: {}{}", errText(err),
-                                       err == ENOSYS ? " (this kernel has no RDMA support)" : ""));
+      throw TransportError(
+          fmt::format("transport verbs: no RDMA devices: ibv_get_device_list: {}{}", errText(err),
+                      err == ENOSYS ? " (this kernel has no RDMA support)" : ""));
     }
   }
   ~DeviceList() { ibv_free_device_list(list); }
