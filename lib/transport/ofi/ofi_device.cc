@@ -215,6 +215,9 @@ class OfiDevice final : public Device {
   void finish(uint32_t idx, uint64_t len, int status);
   void readError();
   void progress();
+  // progress() for one CQ format (fi_cq_tagged_entry for RDM, fi_cq_msg_entry for MSG).
+  template <class Entry>
+  void progressAs();
   uint32_t indexOf(void* opContext) const;
   PostResult retry() {
     progress();
@@ -379,7 +382,8 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
 
   const uint32_t poolSize = txDepth_ + rxDepth_ + 64;
   fi_cq_attr cqAttr{};
-  cqAttr.format = FI_CQ_FORMAT_TAGGED;
+  // verbs FI_EP_MSG offers no tagged CQ format (fi_cq_open: ENOSYS); MSG needs no tags.
+  cqAttr.format = sel_.msg ? FI_CQ_FORMAT_MSG : FI_CQ_FORMAT_TAGGED;
   cqAttr.size = poolSize;
   cqAttr.wait_obj = FI_WAIT_NONE;
   fid_cq* cq = nullptr;
@@ -469,7 +473,7 @@ void OfiDevice::drainForClose() noexcept {
   // fi_close(ep). Progress the CQ until it has been quiet for kDrainQuietMs (at most
   // kDrainMaxMs), dropping whatever completes: the device is going away.
   if (!cq_ || !posted_) return;
-  fi_cq_tagged_entry entries[kCqBatch];
+  fi_cq_tagged_entry entries[kCqBatch];  // also large enough for kCqBatch fi_cq_msg_entry
   const Deadline hard(kDrainMaxMs);
   int64_t quietSince = nowNs();
   while (!hard.expired() && nowNs() - quietSince < kDrainQuietMs * 1'000'000) {
@@ -919,7 +923,15 @@ void OfiDevice::readError() {
 }
 
 void OfiDevice::progress() {
-  fi_cq_tagged_entry entries[kCqBatch];
+  if (sel_.msg)
+    progressAs<fi_cq_msg_entry>();
+  else
+    progressAs<fi_cq_tagged_entry>();
+}
+
+template <class Entry>
+void OfiDevice::progressAs() {
+  Entry entries[kCqBatch];
   for (int round = 0; round < kCqReadsPerPoll; ++round) {
     const ssize_t got = fi_cq_read(cq_.get(), entries, kCqBatch);
     if (got > 0) {
