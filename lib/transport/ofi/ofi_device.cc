@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <random>
@@ -768,7 +769,16 @@ void OfiDevice::connectMsg(uint32_t conn, const std::vector<uint8_t>& remote,
       fi_reject(c.pep.get(), info->handle, nullptr, 0);
     }
   } else {
-    c.msgEp = openMsgEndpoint(c, sel_.info.get());
+    // verbs resolves the route when the endpoint is created: give it the peer as dest_addr.
+    InfoPtr info(fi_dupinfo(sel_.info.get()));
+    if (!info) throw TransportError("fi_dupinfo: out of memory");
+    const size_t nameLen = remote.size() - kMsgAddressHeader;
+    free(info->dest_addr);
+    info->dest_addr = malloc(nameLen);
+    if (!info->dest_addr) throw TransportError("malloc of dest_addr: out of memory");
+    std::memcpy(info->dest_addr, name, nameLen);
+    info->dest_addrlen = nameLen;
+    c.msgEp = openMsgEndpoint(c, info.get());
     const int rc = fi_connect(c.msgEp.get(), name, mine, sizeof(mine));
     if (rc != 0)
       throw TransportError(
