@@ -799,28 +799,37 @@ void OfiDevice::closeConnection(uint32_t conn) {
   ConnState& c = *conns_[conn];
   c.connected = false;
   if (sel_.msg) {
-    // Own endpoint: cancel its receives, let the CQ deliver what is in flight (dropped in
-    // poll() as the connection is closed), close it, then free the slots that never completed.
+    // Own endpoint: cancel its receives, let the CQ deliver the sends/writes/reads in flight,
+    // close it, then drain again: verbs flushes the receives it still holds into the shared
+    // CQ when the QP is destroyed, and such a late completion must not hit a reused slot.
+    // Completions are dropped in poll() as the connection is closed; slots that never
+    // complete (tcp drops them silently) are freed at the end.
     if (!c.msgEp) return;
     for (auto& o : pool_)
       if (o.state == SlotState::kPosted && o.conn == conn && o.op == OpKind::kRecv)
         fi_cancel(&c.msgEp->fid, &o);
-    const Deadline hard(kDrainMaxMs);
-    auto pending = [&] {
-      for (const auto& o : pool_)
-        if (o.state == SlotState::kPosted && o.conn == conn) return true;
-      return false;
+    auto drain = [&](bool withRecvs) {
+      const Deadline hard(kDrainMaxMs);
+      auto pending = [&] {
+        for (const auto& o : pool_)
+          if (o.state == SlotState::kPosted && o.conn == conn &&
+              (withRecvs || o.op != OpKind::kRecv))
+            return true;
+        return false;
+      };
+      try {
+        while (pending() && !hard.expired())
+          progress();
+      } catch (const Error&) {
+        // Closing anyway; errors of a dying connection are not reported.
+      }
     };
-    try {
-      while (pending() && !hard.expired())
-        progress();
-    } catch (const Error&) {
-      // Closing anyway; errors of a dying connection are not reported.
-    }
+    drain(false);
     fi_shutdown(c.msgEp.get(), 0);
     c.msgEp.reset();
     c.eq.reset();
     c.ep = nullptr;
+    drain(true);
     for (uint32_t i = 0; i < pool_.size(); ++i)
       if ((pool_[i].state == SlotState::kPosted || pool_[i].state == SlotState::kDone) &&
           pool_[i].conn == conn)
