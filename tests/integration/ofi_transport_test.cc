@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
@@ -481,8 +482,6 @@ TEST_F(OfiErrors, MessageAboveMaxMsgSizeIsRejected) {
 
 TEST_F(OfiErrors, UnsupportedOptionsAreUsageErrors) {
   DeviceOptions o = base();
-  o.endpointType = "msg";
-  EXPECT_THROW((void)ofi::openDevice(o), UsageError);
   o.endpointType = "dgram";
   EXPECT_THROW((void)ofi::openDevice(o), UsageError);
   o = base();
@@ -513,6 +512,306 @@ TEST(OfiProbe, ListsTcpRxmWithLimits) {
   }
   EXPECT_TRUE(found) << s.details.dump();
   EXPECT_NE(s.reason.find("tcp;ofi_rxm"), std::string::npos) << s.reason;
+}
+
+// ---- FI_EP_MSG (--ep msg): one connected endpoint per connection ----
+
+// Empty when FI_EP_MSG provider `c` can be opened here, else the reason.
+std::string msgUnavailableReason(const ProviderCase& c) {
+  BackendStatus s = ofi::probe();
+  if (!s.usable) return s.reason;
+  for (const auto& p : s.details["msg_providers"]) {
+    if (p["provider"] != c.provider) continue;
+    if (!*c.domain) return "";
+    for (const auto& d : p["domains"])
+      if (d == c.domain) return "";
+    return std::string("FI_EP_MSG provider '") + c.provider + "' has no domain '" + c.domain +
+           "' here";
+  }
+  return std::string("fi_getinfo offers no FI_EP_MSG endpoint for '") + c.provider +
+         "' on this host (msg providers: " + s.details["msg_providers"].dump() + ")";
+}
+
+// MSG connects need both sides inside connect() at once (request, accept, FI_CONNECTED), as
+// the client and server processes of a run are: b connects on a second thread (a different
+// Device, so the one-thread-per-Device rule holds).
+Link connectPairConcurrently(Device& a, Device& b, int64_t timeoutMs = kWaitMs) {
+  auto ca = a.createConnector();
+  auto cb = b.createConnector();
+  EXPECT_LE(ca->localAddress().size(), kMaxAddressBytes);
+  const auto addrA = ca->localAddress();
+  const auto addrB = cb->localAddress();
+  Link l;
+  std::exception_ptr err;
+  std::thread t([&] {
+    try {
+      l.ba = cb->connect(addrA, Deadline(timeoutMs));
+    } catch (...) {
+      err = std::current_exception();
+    }
+  });
+  std::exception_ptr errA;
+  try {
+    l.ab = ca->connect(addrB, Deadline(timeoutMs));
+  } catch (...) {
+    errA = std::current_exception();
+  }
+  t.join();
+  if (errA) std::rethrow_exception(errA);
+  if (err) std::rethrow_exception(err);
+  return l;
+}
+
+class OfiMsgTransport : public ::testing::TestWithParam<ProviderCase> {
+ protected:
+  void SetUp() override {
+    std::string why = msgUnavailableReason(GetParam());
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+  DeviceOptions options() const {
+    DeviceOptions o;
+    o.provider = GetParam().provider;
+    o.device = GetParam().domain;
+    o.endpointType = "msg";
+    return o;
+  }
+  std::unique_ptr<Device> open() { return ofi::openDevice(options()); }
+};
+
+TEST_P(OfiMsgTransport, PingPongWithVerification) {
+  auto a = open();
+  auto b = open();
+  EXPECT_EQ(a->properties()["endpoint_type"], "FI_EP_MSG");
+  Link l = connectPairConcurrently(*a, *b);
+  EXPECT_EQ(l.ab->properties()["endpoint_type"], "FI_EP_MSG");
+  EXPECT_NE(l.ab->properties()["role"], l.ba->properties()["role"]);
+  const Caps caps = a->caps();
+  constexpr size_t kBuf = (1 << 20) + 64;
+  Buffer ba(kBuf), bb(kBuf);
+  auto ma = a->registerMemory(ba.data, kBuf);
+  auto mb = b->registerMemory(bb.data, kBuf);
+  Poller p({a.get(), b.get()});
+  uint32_t seed = 1;
+  for (uint64_t size : {uint64_t{0}, uint64_t{1}, uint64_t{caps.inlineBytes}, uint64_t{64},
+                        uint64_t{16384}, uint64_t{65536}, uint64_t{1} << 20}) {
+    if (size > caps.maxMessageBytes) continue;
+    SCOPED_TRACE("size " + std::to_string(size));
+    const auto n = static_cast<uint32_t>(size);
+    for (int dir = 0; dir < 2; ++dir) {
+      Endpoint& tx = dir == 0 ? *l.ab : *l.ba;
+      Endpoint& rx = dir == 0 ? *l.ba : *l.ab;
+      MemoryRegion& mtx = dir == 0 ? *ma : *mb;
+      MemoryRegion& mrx = dir == 0 ? *mb : *ma;
+      Device* drx = dir == 0 ? b.get() : a.get();
+      Device* dtx = dir == 0 ? a.get() : b.get();
+      std::memset(mrx.data(), 0, n + 1);
+      ASSERT_GE(p.post([&] { return rx.postRecv(mrx, 0, n, 100 + seed); }), 0);
+      fill(mtx.data(), n, seed);
+      ASSERT_GE(p.post([&] { return tx.postSend(mtx, 0, n, 200 + seed); }), 0);
+      Completion rc = p.waitFor(drx, 100 + seed);
+      ASSERT_EQ(rc.status, 0) << rc.error;
+      EXPECT_EQ(rc.op, OpKind::kRecv);
+      EXPECT_EQ(rc.bytes, n);
+      EXPECT_TRUE(matches(mrx.data(), n, seed));
+      Completion sc = p.waitFor(dtx, 200 + seed);
+      ASSERT_EQ(sc.status, 0) << sc.error;
+      EXPECT_EQ(sc.op, OpKind::kSend);
+      ++seed;
+    }
+  }
+}
+
+TEST_P(OfiMsgTransport, WindowedSendsWithRetryArriveInOrder) {
+  DeviceOptions small = options();
+  small.txDepth = 16;  // a shallow send queue: the window must hit kRetry
+  auto a = ofi::openDevice(small);
+  auto b = open();
+  Link l = connectPairConcurrently(*a, *b);
+  // A window beyond the queue depth forces kRetry on the sender.
+  const uint32_t window = 256;
+  constexpr uint32_t kMsg = 4096;
+  const size_t bytes = size_t{kMsg} * window;
+  Buffer sa(bytes), rb(bytes);
+  auto ma = a->registerMemory(sa.data, bytes);
+  auto mb = b->registerMemory(rb.data, bytes);
+  Poller p({a.get(), b.get()});
+  long retries = 0;
+  uint32_t posted = 0;
+  // Receives go up in batches the receive queue holds; sends follow.
+  const uint32_t rxBatch = std::min(window, b->caps().maxRecvQueue);
+  for (uint32_t base = 0; base < window; base += rxBatch) {
+    const uint32_t n = std::min(rxBatch, window - base);
+    for (uint32_t i = base; i < base + n; ++i)
+      ASSERT_GE(p.post([&] { return l.ba->postRecv(*mb, i * kMsg, kMsg, 10000 + i); }), 0);
+    for (uint32_t i = base; i < base + n; ++i) {
+      uint64_t s = i;
+      std::memset(sa.data + i * kMsg, static_cast<int>(s & 0xff), kMsg);
+      std::memcpy(sa.data + i * kMsg, &s, sizeof(s));
+      const long r = p.post([&] { return l.ab->postSend(*ma, i * kMsg, kMsg, s, i % 16 == 15); });
+      ASSERT_GE(r, 0) << "send " << i << " never accepted";
+      retries += r;
+      ++posted;
+    }
+    for (uint32_t i = base; i < base + n; ++i) {
+      Completion c = p.waitFor(b.get(), 10000 + i);
+      ASSERT_EQ(c.status, 0) << c.error;
+      uint64_t got = 0;
+      std::memcpy(&got, rb.data + i * kMsg, sizeof(got));
+      EXPECT_EQ(got, i) << "receive " << i << " matched out of post order";
+      EXPECT_EQ(rb.data[i * kMsg + kMsg - 1], static_cast<uint8_t>(i & 0xff));
+    }
+  }
+  Completion last = p.waitFor(a.get(), window - 1);
+  ASSERT_EQ(last.status, 0) << last.error;
+  EXPECT_EQ(posted, window);
+  EXPECT_GT(retries, 0) << "a window of " << window << " on a send queue of 16 never saw kRetry";
+  std::printf("[ %s msg ] window %u x %u B: %ld kRetry answers\n", GetParam().provider, window,
+              kMsg, retries);
+}
+
+TEST_P(OfiMsgTransport, RmaWriteLandsWhileTargetPolls) {
+  auto a = open();
+  auto b = open();
+  if (!a->caps().rmaWrite) GTEST_SKIP() << GetParam().provider << " FI_EP_MSG did not grant FI_RMA";
+  Link l = connectPairConcurrently(*a, *b);
+  constexpr size_t kBytes = 1 << 20;
+  Buffer src(kBytes), dst(kBytes), back(kBytes);
+  auto ms = a->registerMemory(src.data, kBytes);
+  auto mback = a->registerMemory(back.data, kBytes);
+  auto md = b->registerMemory(dst.data, kBytes);
+  RemoteRegion remote = RemoteRegion::decode(md->exportRegion().encode());
+  Poller p({a.get(), b.get()});
+  for (uint32_t len : {uint32_t{8}, uint32_t{4096}, uint32_t{kBytes}}) {
+    SCOPED_TRACE("write of " + std::to_string(len));
+    std::memset(dst.data, 0, kBytes);
+    fill(src.data, len, len);
+    constexpr uint8_t kMarker = 0xA5;
+    src.data[len - 1] = kMarker;
+    ASSERT_GE(p.post([&] { return l.ab->postWrite(*ms, 0, len, remote, 0, 7); }), 0);
+    Completion c = p.waitFor(a.get(), 7);
+    ASSERT_EQ(c.status, 0) << c.error;
+    EXPECT_EQ(c.op, OpKind::kWrite);
+    Deadline deadline(kWaitMs);
+    while (*reinterpret_cast<volatile uint8_t*>(dst.data + len - 1) != kMarker) {
+      ASSERT_FALSE(deadline.expired()) << "written data never landed at the target";
+      p.pollAll();
+    }
+    EXPECT_TRUE(matches(dst.data, len - 1, len));
+  }
+  if (a->caps().rmaRead) {
+    fill(dst.data, kBytes, 99);
+    ASSERT_GE(p.post([&] { return l.ab->postRead(*mback, 0, kBytes, remote, 0, 8); }), 0);
+    Completion c = p.waitFor(a.get(), 8);
+    ASSERT_EQ(c.status, 0) << c.error;
+    EXPECT_EQ(c.op, OpKind::kRead);
+    EXPECT_TRUE(matches(back.data, kBytes, 99));
+  }
+}
+
+TEST_P(OfiMsgTransport, TwoConnectionsOnOneDevice) {
+  auto a = open();
+  auto b = open();
+  auto c = open();
+  Link ab = connectPairConcurrently(*a, *b);
+  Link ac = connectPairConcurrently(*a, *c);
+  // Also two connections between the same pair of devices.
+  Link ab2 = connectPairConcurrently(*a, *b);
+  constexpr uint32_t kMsg = 128;
+  Buffer ra(3 * kMsg), sb(2 * kMsg), sc(kMsg);
+  auto mra = a->registerMemory(ra.data, 3 * kMsg);
+  auto msb = b->registerMemory(sb.data, 2 * kMsg);
+  auto msc = c->registerMemory(sc.data, kMsg);
+  Poller p({a.get(), b.get(), c.get()});
+  ASSERT_GE(p.post([&] { return ab.ab->postRecv(*mra, 0, kMsg, 1); }), 0);
+  ASSERT_GE(p.post([&] { return ac.ab->postRecv(*mra, kMsg, kMsg, 2); }), 0);
+  ASSERT_GE(p.post([&] { return ab2.ab->postRecv(*mra, 2 * kMsg, kMsg, 3); }), 0);
+  fill(sc.data, kMsg, 3);
+  fill(sb.data, kMsg, 2);
+  fill(sb.data + kMsg, kMsg, 4);
+  ASSERT_GE(p.post([&] { return ac.ba->postSend(*msc, 0, kMsg, 30); }), 0);
+  ASSERT_GE(p.post([&] { return ab2.ba->postSend(*msb, kMsg, kMsg, 40); }), 0);
+  ASSERT_GE(p.post([&] { return ab.ba->postSend(*msb, 0, kMsg, 20); }), 0);
+  for (uint64_t ctx : {1, 2, 3}) {
+    Completion x = p.waitFor(a.get(), ctx);
+    ASSERT_EQ(x.status, 0) << x.error;
+  }
+  EXPECT_TRUE(matches(ra.data, kMsg, 2)) << "connection a-b received someone else's data";
+  EXPECT_TRUE(matches(ra.data + kMsg, kMsg, 3)) << "connection a-c received someone else's data";
+  EXPECT_TRUE(matches(ra.data + 2 * kMsg, kMsg, 4)) << "second a-b connection got wrong data";
+  EXPECT_EQ(p.waitFor(b.get(), 20).status, 0);
+  EXPECT_EQ(p.waitFor(b.get(), 40).status, 0);
+  EXPECT_EQ(p.waitFor(c.get(), 30).status, 0);
+}
+
+TEST_P(OfiMsgTransport, EndpointTeardownWithPostedReceivesLeavesDeviceUsable) {
+  auto a = open();
+  auto b = open();
+  Buffer buf(4096), other(4096);
+  auto ma = a->registerMemory(buf.data, 4096);
+  auto mb = b->registerMemory(other.data, 4096);
+  {
+    Link l = connectPairConcurrently(*a, *b);
+    Poller p({a.get(), b.get()});
+    for (uint32_t i = 0; i < 4; ++i)
+      ASSERT_GE(p.post([&] { return l.ab->postRecv(*ma, i * 1024, 1024, 40 + i); }), 0);
+  }
+  Link l = connectPairConcurrently(*a, *b);
+  Poller p({a.get(), b.get()});
+  ASSERT_GE(p.post([&] { return l.ab->postRecv(*ma, 0, 1024, 50); }), 0);
+  fill(other.data, 1024, 5);
+  ASSERT_GE(p.post([&] { return l.ba->postSend(*mb, 0, 1024, 51); }), 0);
+  Completion c = p.waitFor(a.get(), 50);
+  ASSERT_EQ(c.status, 0) << c.error;
+  EXPECT_TRUE(matches(buf.data, 1024, 5));
+  for (const Completion& x : p.completions(a.get()))
+    EXPECT_FALSE(x.context >= 40 && x.context < 44) << "receive of a destroyed endpoint reported";
+}
+
+TEST_P(OfiMsgTransport, ConnectTimesOutNamingThePeerWhenItNeverConnects) {
+  auto a = open();
+  auto b = open();
+  auto ca = a->createConnector();
+  auto cb = b->createConnector();  // listens, but never calls connect()
+  const int64_t t0 = nowNs();
+  std::string m =
+      messageOf<TimeoutError>([&] { (void)ca->connect(cb->localAddress(), Deadline(500)); });
+  const double ms = static_cast<double>(nowNs() - t0) / 1e6;
+  EXPECT_NE(m.find("peer"), std::string::npos) << m;
+  EXPECT_NE(m.find("no FI_CONN"), std::string::npos) << m;
+  if (std::string(GetParam().provider) == "tcp") {
+    EXPECT_NE(m.find("127.0.0.1"), std::string::npos) << m;
+  }
+  EXPECT_GE(ms, 450.0);
+  EXPECT_LT(ms, 5000.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, OfiMsgTransport,
+                         ::testing::Values(ProviderCase{"tcp", "lo"}, ProviderCase{"verbs", ""}),
+                         caseName);
+
+TEST_F(OfiErrors, UnknownProviderForMsgListsMsgProviders) {
+  DeviceOptions o = base();
+  o.provider = "nosuchprovider";
+  o.endpointType = "msg";
+  std::string m = messageOf<UsageError>([&] { (void)ofi::openDevice(o); });
+  EXPECT_NE(m.find("nosuchprovider"), std::string::npos) << m;
+  EXPECT_NE(m.find("FI_EP_MSG"), std::string::npos) << m;
+  EXPECT_NE(m.find("tcp"), std::string::npos) << m;
+  // An RDM-only provider is not an FI_EP_MSG provider either.
+  o.provider = "tcp;ofi_rxm";
+  EXPECT_THROW((void)ofi::openDevice(o), UsageError);
+}
+
+TEST_F(OfiErrors, MsgAddressIsNotAcceptedByRdmAndViceVersa) {
+  DeviceOptions m = base();
+  m.provider = "tcp";
+  m.endpointType = "msg";
+  auto dm = ofi::openDevice(m);
+  auto dr = ofi::openDevice(base());
+  auto cm = dm->createConnector();
+  auto cr = dr->createConnector();
+  EXPECT_THROW((void)cr->connect(cm->localAddress(), Deadline(1000)), ProtocolError);
+  EXPECT_THROW((void)cm->connect(cr->localAddress(), Deadline(1000)), ProtocolError);
 }
 
 #endif  // RDMABENCH_HAVE_OFI

@@ -9,10 +9,15 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <random>
 #include <type_traits>
 
 #include "common/error.h"
@@ -38,6 +43,13 @@ using FidPtr = std::unique_ptr<T, FidCloser<T>>;
 constexpr uint32_t kAddressMagic = 0x464f4252;  // "RBOF" little-endian
 constexpr uint8_t kAddressVersion = 1;
 constexpr size_t kAddressHeader = 20;
+// FI_EP_MSG address blob: the same first 20 bytes (type byte 1, the device id in place of the
+// tag), then the connector's random token (8 B), then the fi_getname bytes of its passive
+// endpoint.
+constexpr uint8_t kTypeMsg = 1;
+constexpr size_t kMsgAddressHeader = 28;
+constexpr int kEqWaitSliceMs = 10;        // fi_eq_sread slice (interrupt checks in between)
+constexpr size_t kCmDataBytes = 8;        // connection request / accept payload: the token
 constexpr size_t kCqBatch = 32;           // entries per fi_cq_read
 constexpr int kCqReadsPerPoll = 4;        // fi_cq_read calls per poll() at most
 constexpr uint32_t kDefaultDepth = 1024;  // queue depth when the option is 0
@@ -63,8 +75,16 @@ struct OpContext {
 static_assert(std::is_standard_layout_v<OpContext>);
 static_assert(offsetof(OpContext, fi) == 0);
 
-// One connection (Endpoint) of the shared RDM endpoint.
+// One connection (Endpoint): a peer of the shared RDM endpoint, or (FI_EP_MSG) an endpoint of
+// its own with its EQ (and, until connected, the passive endpoint it listens on).
 struct ConnState {
+  fid_ep* ep = nullptr;  // where posts go: the shared RDM endpoint or msgEp
+  FidPtr<fid_ep> msgEp;
+  FidPtr<fid_pep> pep;
+  FidPtr<fid_eq> eq;
+  uint64_t token = 0;  // FI_EP_MSG: random, sent as connection-request / accept data
+  std::vector<uint8_t> listenName;
+  const char* role = "";  // FI_EP_MSG: "accept" or "connect"
   uint64_t localTag = 0;  // tag our receives match (peers send with it)
   uint64_t peerTag = 0;   // tag we send with (the peer's localTag)
   fi_addr_t addr = FI_ADDR_UNSPEC;
@@ -163,6 +183,8 @@ class OfiDevice final : public Device {
   // Used by OfiConnector / OfiEndpoint.
   std::vector<uint8_t> localAddress(uint32_t conn) const;
   void connect(uint32_t conn, const std::vector<uint8_t>& remote);
+  void connectMsg(uint32_t conn, const std::vector<uint8_t>& remote, const Deadline& deadline);
+  bool msg() const { return sel_.msg; }
   void closeConnection(uint32_t conn);
   PostResult postSend(uint32_t conn, const MemoryRegion& mr, uint64_t offset, uint32_t length,
                       uint64_t context, bool signaled);
@@ -175,6 +197,12 @@ class OfiDevice final : public Device {
 
  private:
   void drainForClose() noexcept;
+  void initPool(uint32_t poolSize);
+  void initCaps();
+  void openMsgConnector(ConnState& c);
+  FidPtr<fid_ep> openMsgEndpoint(ConnState& c, fi_info* info);
+  uint32_t waitCmEvent(ConnState& c, fid_t from, uint32_t want, fi_eq_cm_entry* entry,
+                       uint8_t* data, size_t* dataLen, const Deadline& deadline);
   [[noreturn]] void fail(const char* call, int64_t rc) const;
   void check(const char* call, int64_t rc) const {
     if (rc != 0) fail(call, rc);
@@ -188,6 +216,9 @@ class OfiDevice final : public Device {
   void finish(uint32_t idx, uint64_t len, int status);
   void readError();
   void progress();
+  // progress() for one CQ format (fi_cq_tagged_entry for RDM, fi_cq_msg_entry for MSG).
+  template <class Entry>
+  void progressAs();
   uint32_t indexOf(void* opContext) const;
   PostResult retry() {
     progress();
@@ -207,8 +238,9 @@ class OfiDevice final : public Device {
   uint32_t rxDepth_ = 0;
   Caps caps_;
   uint64_t nextKey_ = 1;
-  bool posted_ = false;  // anything was posted (teardown then drains the CQ first)  //
-                         // requested_key when the provider does not choose keys
+  uint64_t deviceId_ = 0;  // FI_EP_MSG: random; the smaller id of a pair accepts
+  bool posted_ = false;    // anything was posted (teardown then drains the CQ first)  //
+                           // requested_key when the provider does not choose keys
 
   // Declared in creation order; destroyed in reverse: ep, CQ, AV, domain, fabric (MRs are
   // owned by the caller and must be gone before the device).
@@ -228,6 +260,7 @@ class OfiDevice final : public Device {
   uint32_t readyCount_ = 0;
 
   std::vector<std::unique_ptr<ConnState>> conns_;
+  std::mt19937_64 rng_{std::random_device{}()};
   std::map<std::string, fi_addr_t> avByName_;
 };
 
@@ -235,6 +268,8 @@ class OfiEndpoint final : public Endpoint {
  public:
   OfiEndpoint(OfiDevice& dev, uint32_t conn) : dev_(dev), conn_(conn) {}
   ~OfiEndpoint() override { dev_.closeConnection(conn_); }
+  OfiEndpoint(const OfiEndpoint&) = delete;
+  OfiEndpoint& operator=(const OfiEndpoint&) = delete;
   PostResult postSend(const MemoryRegion& mr, uint64_t offset, uint32_t length, uint64_t context,
                       bool signaled) override {
     return dev_.postSend(conn_, mr, offset, length, context, signaled);
@@ -258,6 +293,7 @@ class OfiEndpoint final : public Endpoint {
   std::string peerName() const override { return dev_.conn(conn_).peerName; }
   nlohmann::json properties() const override {
     const ConnState& c = dev_.conn(conn_);
+    if (dev_.msg()) return {{"peer", c.peerName}, {"endpoint_type", "FI_EP_MSG"}, {"role", c.role}};
     return {{"peer", c.peerName},
             {"fi_addr", c.addr},
             {"connection_tag", c.localTag},
@@ -279,8 +315,11 @@ class OfiConnector final : public Connector {
     throwIfInterrupted("ofi connect");
     if (deadline.expired())
       throw TimeoutError("ofi connect: deadline passed before fi_av_insert of the peer");
-    dev_.connect(conn_, remoteAddress);
     used_ = true;
+    if (dev_.msg())
+      dev_.connectMsg(conn_, remoteAddress, deadline);
+    else
+      dev_.connect(conn_, remoteAddress);
     return std::make_unique<OfiEndpoint>(dev_, conn_);
   }
 
@@ -333,20 +372,28 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
   check("fi_domain", fi_domain(fabric_.get(), info, &domain, nullptr));
   domain_.reset(domain);
 
-  fi_av_attr avAttr{};
-  avAttr.type = FI_AV_TABLE;
-  fid_av* av = nullptr;
-  check("fi_av_open(FI_AV_TABLE)", fi_av_open(domain_.get(), &avAttr, &av, nullptr));
-  av_.reset(av);
+  if (!sel_.msg) {
+    fi_av_attr avAttr{};
+    avAttr.type = FI_AV_TABLE;
+    fid_av* av = nullptr;
+    check("fi_av_open(FI_AV_TABLE)", fi_av_open(domain_.get(), &avAttr, &av, nullptr));
+    av_.reset(av);
+  }
+  deviceId_ = rng_();
 
   const uint32_t poolSize = txDepth_ + rxDepth_ + 64;
   fi_cq_attr cqAttr{};
-  cqAttr.format = FI_CQ_FORMAT_TAGGED;
+  // verbs FI_EP_MSG offers no tagged CQ format (fi_cq_open: ENOSYS); MSG needs no tags.
+  cqAttr.format = sel_.msg ? FI_CQ_FORMAT_MSG : FI_CQ_FORMAT_TAGGED;
   cqAttr.size = poolSize;
   cqAttr.wait_obj = FI_WAIT_NONE;
   fid_cq* cq = nullptr;
   check("fi_cq_open", fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr));
   cq_.reset(cq);
+
+  initPool(poolSize);
+  initCaps();
+  if (sel_.msg) return;  // FI_EP_MSG: endpoints are opened per connection
 
   int rc = 0;
   fid_ep* ep = nullptr;
@@ -374,7 +421,9 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
                     label_, nameLen, epName_.size(), kMaxAddressBytes));
   check("fi_getname", rc);
   epName_.resize(nameLen);
+}
 
+void OfiDevice::initPool(uint32_t poolSize) {
   pool_.resize(poolSize);
   errors_.resize(poolSize);
   ready_.resize(poolSize);
@@ -385,7 +434,10 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
   }
   freeHead_ = 0;
   freeCount_ = poolSize;
+}
 
+void OfiDevice::initCaps() {
+  const fi_info* info = sel_.info.get();
   caps_.rmaWrite = sel_.rmaGranted;
   caps_.rmaRead = sel_.rmaGranted;
   caps_.rmaEmulated = false;
@@ -404,6 +456,11 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
 OfiDevice::~OfiDevice() {
   drainForClose();
   // Explicit order (the op-context pool must outlive the endpoint that may still use it).
+  for (auto& c : conns_) {
+    c->msgEp.reset();
+    c->pep.reset();
+    c->eq.reset();
+  }
   ep_.reset();
   cq_.reset();
   av_.reset();
@@ -416,8 +473,8 @@ void OfiDevice::drainForClose() noexcept {
   // acknowledgements); closing the endpoint before it has run crashed libfabric 1.17 inside
   // fi_close(ep). Progress the CQ until it has been quiet for kDrainQuietMs (at most
   // kDrainMaxMs), dropping whatever completes: the device is going away.
-  if (!ep_ || !cq_ || !posted_) return;
-  fi_cq_tagged_entry entries[kCqBatch];
+  if (!cq_ || !posted_) return;
+  fi_cq_tagged_entry entries[kCqBatch];  // also large enough for kCqBatch fi_cq_msg_entry
   const Deadline hard(kDrainMaxMs);
   int64_t quietSince = nowNs();
   while (!hard.expired() && nowNs() - quietSince < kDrainQuietMs * 1'000'000) {
@@ -438,6 +495,23 @@ void OfiDevice::fail(const char* call, int64_t rc) const {
 }
 
 std::string OfiDevice::addressString(const void* name) const {
+  if (!av_) {
+    // FI_EP_MSG has no AV to print with: format the IP formats ourselves.
+    char ip[INET6_ADDRSTRLEN] = "";
+    if (sel_.info->addr_format == FI_SOCKADDR_IN) {
+      sockaddr_in a;
+      std::memcpy(&a, name, sizeof(a));
+      inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));
+      return fmt::format("{}:{}", ip, ntohs(a.sin_port));
+    }
+    if (sel_.info->addr_format == FI_SOCKADDR_IN6) {
+      sockaddr_in6 a;
+      std::memcpy(&a, name, sizeof(a));
+      inet_ntop(AF_INET6, &a.sin6_addr, ip, sizeof(ip));
+      return fmt::format("[{}]:{}", ip, ntohs(a.sin6_port));
+    }
+    return fmt::format("(address format {})", sel_.info->addr_format);
+  }
   char buf[128];
   size_t len = sizeof(buf);
   const char* s = fi_av_straddr(av_.get(), name, buf, &len);
@@ -450,8 +524,9 @@ nlohmann::json OfiDevice::properties() const {
       {"provider", info->fabric_attr->prov_name},
       {"fabric", info->fabric_attr->name ? info->fabric_attr->name : ""},
       {"domain", domainName_},
-      {"endpoint_type", "FI_EP_RDM"},
-      {"local_address", addressString(epName_.data())},
+      {"endpoint_type", sel_.msg ? "FI_EP_MSG" : "FI_EP_RDM"},
+      {"local_address", sel_.msg ? std::string("per connection (passive endpoint each)")
+                                 : addressString(epName_.data())},
       {"inject_size", info->tx_attr->inject_size},
       {"inject_used_up_to", injectLimit_},
       {"max_msg_size", info->ep_attr->max_msg_size},
@@ -465,8 +540,9 @@ nlohmann::json OfiDevice::properties() const {
       {"rx_depth", rxDepth_},
       {"threading", threadingName(info->domain_attr->threading)},
       {"data_progress", progressName(info->domain_attr->data_progress)},
-      {"av_type", "FI_AV_TABLE"},
-      {"matching", "FI_TAGGED, one 64-bit tag per connection"},
+      {"av_type", sel_.msg ? "none" : "FI_AV_TABLE"},
+      {"matching", sel_.msg ? "one connected FI_EP_MSG endpoint per connection"
+                            : "FI_TAGGED, one 64-bit tag per connection"},
       {"protocol", protocolThresholds(*info)},
   };
 }
@@ -497,11 +573,26 @@ std::unique_ptr<Connector> OfiDevice::createConnector() {
   auto c = std::make_unique<ConnState>();
   c->localTag = conns_.size() + 1;
   c->txRing.resize(txDepth_);
+  c->ep = ep_.get();
+  if (sel_.msg) openMsgConnector(*c);
   conns_.push_back(std::move(c));
   return std::make_unique<OfiConnector>(*this, static_cast<uint32_t>(conns_.size() - 1));
 }
 
 std::vector<uint8_t> OfiDevice::localAddress(uint32_t conn) const {
+  if (sel_.msg) {
+    const ConnState& c = *conns_[conn];
+    std::vector<uint8_t> out(kMsgAddressHeader + c.listenName.size());
+    putLe(out.data(), kAddressMagic, 4);
+    out[4] = kAddressVersion;
+    out[5] = kTypeMsg;
+    putLe(out.data() + 6, c.listenName.size(), 2);
+    putLe(out.data() + 8, deviceId_, 8);
+    putLe(out.data() + 16, sel_.info->addr_format, 4);
+    putLe(out.data() + 20, c.token, 8);
+    std::copy(c.listenName.begin(), c.listenName.end(), out.begin() + kMsgAddressHeader);
+    return out;
+  }
   std::vector<uint8_t> out(kAddressHeader + epName_.size());
   putLe(out.data(), kAddressMagic, 4);
   out[4] = kAddressVersion;
@@ -515,7 +606,8 @@ std::vector<uint8_t> OfiDevice::localAddress(uint32_t conn) const {
 
 void OfiDevice::connect(uint32_t conn, const std::vector<uint8_t>& remote) {
   if (remote.size() < kAddressHeader || getLe(remote.data(), 4) != kAddressMagic ||
-      remote[4] != kAddressVersion || remote.size() != kAddressHeader + getLe(remote.data() + 6, 2))
+      remote[4] != kAddressVersion || remote[5] != 0 ||
+      remote.size() != kAddressHeader + getLe(remote.data() + 6, 2))
     throw ProtocolError(fmt::format(
         "ofi connect on {}: malformed peer address ({} B; not from an rdmabench ofi device of "
         "this version)",
@@ -545,9 +637,207 @@ void OfiDevice::connect(uint32_t conn, const std::vector<uint8_t>& remote) {
   c.connected = true;
 }
 
+void OfiDevice::openMsgConnector(ConnState& c) {
+  c.token = rng_();
+  fi_eq_attr eqAttr{};
+  eqAttr.size = 16;
+  eqAttr.wait_obj = FI_WAIT_UNSPEC;  // fi_eq_sread sleeps instead of spinning
+  fid_eq* eq = nullptr;
+  check("fi_eq_open", fi_eq_open(fabric_.get(), &eqAttr, &eq, nullptr));
+  c.eq.reset(eq);
+  fid_pep* pep = nullptr;
+  check("fi_passive_ep", fi_passive_ep(fabric_.get(), sel_.info.get(), &pep, nullptr));
+  c.pep.reset(pep);
+  check("fi_pep_bind(eq)", fi_pep_bind(c.pep.get(), &c.eq->fid, 0));
+  check("fi_listen", fi_listen(c.pep.get()));
+  c.listenName.resize(kMaxAddressBytes - kMsgAddressHeader);
+  size_t len = c.listenName.size();
+  const int rc = fi_getname(&c.pep->fid, c.listenName.data(), &len);
+  if (rc == -FI_ETOOSMALL)
+    throw TransportError(fmt::format(
+        "fi_getname(passive endpoint) on {}: name of {} B exceeds the {} B that fit in a {} B "
+        "transport address",
+        label_, len, c.listenName.size(), kMaxAddressBytes));
+  check("fi_getname(passive endpoint)", rc);
+  c.listenName.resize(len);
+}
+
+FidPtr<fid_ep> OfiDevice::openMsgEndpoint(ConnState& c, fi_info* info) {
+  fid_ep* raw = nullptr;
+  check("fi_endpoint(FI_EP_MSG)", fi_endpoint(domain_.get(), info, &raw, nullptr));
+  FidPtr<fid_ep> ep(raw);
+  check("fi_ep_bind(eq)", fi_ep_bind(ep.get(), &c.eq->fid, 0));
+  check("fi_ep_bind(cq, FI_TRANSMIT|FI_RECV)",
+        fi_ep_bind(ep.get(), &cq_->fid, FI_TRANSMIT | FI_RECV));
+  check("fi_enable(FI_EP_MSG)", fi_enable(ep.get()));
+  return ep;
+}
+
+// Waits on the connector's EQ for event `want` from `from`; other events of that EQ are errors
+// (it serves this one connection only). Returns the event; `data` receives the CM payload.
+uint32_t OfiDevice::waitCmEvent(ConnState& c, fid_t from, uint32_t want, fi_eq_cm_entry* entry,
+                                uint8_t* data, size_t* dataLen, const Deadline& deadline) {
+  const char* wantName = want == FI_CONNREQ ? "FI_CONNREQ" : "FI_CONNECTED";
+  alignas(fi_eq_cm_entry) uint8_t buf[sizeof(fi_eq_cm_entry) + 256];
+  for (;;) {
+    throwIfInterrupted("ofi connect (FI_EP_MSG)");
+    const int slice = deadline.remainingMs() < 0 ? kEqWaitSliceMs
+                                                 : std::min(kEqWaitSliceMs, deadline.remainingMs());
+    uint32_t event = 0;
+    const ssize_t rc = fi_eq_sread(c.eq.get(), &event, buf, sizeof(buf), slice, 0);
+    if (rc == -FI_EAVAIL) {
+      fi_eq_err_entry err{};
+      const ssize_t erc = fi_eq_readerr(c.eq.get(), &err, 0);
+      if (erc < 0) fail("fi_eq_readerr", erc);
+      char text[256] = "";
+      const char* prov =
+          fi_eq_strerror(c.eq.get(), err.prov_errno, err.err_data, text, sizeof(text));
+      throw TransportError(fmt::format(
+          "ofi connect (FI_EP_MSG, {}) to peer {} on {} waiting for {}: {} (provider: {}, "
+          "prov_errno {})",
+          c.role, c.peerName, label_, wantName, fi_strerror(err.err), prov ? prov : "?",
+          err.prov_errno));
+    }
+    if (rc == -FI_EAGAIN || rc == -FI_ETIMEDOUT || rc == -FI_EINTR) {
+      if (deadline.expired())
+        throw TimeoutError(
+            fmt::format("ofi connect (FI_EP_MSG, {}) on {}: no {} from peer {} before the deadline",
+                        c.role, label_, wantName, c.peerName));
+      continue;
+    }
+    if (rc < 0) fail("fi_eq_sread", rc);
+    std::memcpy(entry, buf, sizeof(fi_eq_cm_entry));
+    if (event == FI_SHUTDOWN)
+      throw TransportError(fmt::format(
+          "ofi connect (FI_EP_MSG, {}) to peer {} on {}: FI_SHUTDOWN while waiting for {}", c.role,
+          c.peerName, label_, wantName));
+    if (event != want || (from && entry->fid != from)) {
+      if (event == FI_CONNREQ) fi_freeinfo(entry->info);
+      throw TransportError(fmt::format(
+          "ofi connect (FI_EP_MSG, {}) to peer {} on {}: unexpected EQ event {} while waiting "
+          "for {}",
+          c.role, c.peerName, label_, event, wantName));
+    }
+    const size_t got = static_cast<size_t>(rc) > sizeof(fi_eq_cm_entry)
+                           ? static_cast<size_t>(rc) - sizeof(fi_eq_cm_entry)
+                           : 0;
+    *dataLen = std::min(got, *dataLen);
+    std::memcpy(data, buf + sizeof(fi_eq_cm_entry), *dataLen);
+    return event;
+  }
+}
+
+void OfiDevice::connectMsg(uint32_t conn, const std::vector<uint8_t>& remote,
+                           const Deadline& deadline) {
+  if (remote.size() < kMsgAddressHeader || getLe(remote.data(), 4) != kAddressMagic ||
+      remote[4] != kAddressVersion || remote[5] != kTypeMsg ||
+      remote.size() != kMsgAddressHeader + getLe(remote.data() + 6, 2))
+    throw ProtocolError(fmt::format(
+        "ofi connect (FI_EP_MSG) on {}: malformed peer address ({} B; not from an rdmabench ofi "
+        "device with --ep msg of this version)",
+        label_, remote.size()));
+  const auto format = static_cast<uint32_t>(getLe(remote.data() + 16, 4));
+  if (format != sel_.info->addr_format)
+    throw TransportError(fmt::format(
+        "ofi connect (FI_EP_MSG) on {}: peer address format {} differs from ours ({}); both "
+        "sides must use the same provider",
+        label_, format, sel_.info->addr_format));
+  ConnState& c = *conns_[conn];
+  const uint64_t peerId = getLe(remote.data() + 8, 8);
+  const uint64_t peerToken = getLe(remote.data() + 20, 8);
+  const uint8_t* name = remote.data() + kMsgAddressHeader;
+  c.peerName = addressString(name);
+  // Deterministic roles (as the socket backend): the smaller (device id, token) accepts, the
+  // larger connects, so two sides never both wait for a request.
+  const bool accepting = deviceId_ != peerId ? deviceId_ < peerId : c.token < peerToken;
+  c.role = accepting ? "accept" : "connect";
+  fi_eq_cm_entry entry{};
+  uint8_t data[kCmDataBytes];
+  uint8_t mine[kCmDataBytes];
+  putLe(mine, c.token, 8);
+  if (accepting) {
+    for (;;) {
+      size_t len = sizeof(data);
+      waitCmEvent(c, &c.pep->fid, FI_CONNREQ, &entry, data, &len, deadline);
+      InfoPtr info(entry.info);
+      if (len == kCmDataBytes && getLe(data, 8) == peerToken) {
+        c.msgEp = openMsgEndpoint(c, info.get());
+        check("fi_accept", fi_accept(c.msgEp.get(), mine, sizeof(mine)));
+        break;
+      }
+      // A request from someone else (stale client, port scanner): refuse it, keep waiting.
+      fi_reject(c.pep.get(), info->handle, nullptr, 0);
+    }
+  } else {
+    // verbs resolves the route when the endpoint is created: give it the peer as dest_addr.
+    InfoPtr info(fi_dupinfo(sel_.info.get()));
+    if (!info) throw TransportError("fi_dupinfo: out of memory");
+    const size_t nameLen = remote.size() - kMsgAddressHeader;
+    free(info->dest_addr);
+    info->dest_addr = malloc(nameLen);
+    if (!info->dest_addr) throw TransportError("malloc of dest_addr: out of memory");
+    std::memcpy(info->dest_addr, name, nameLen);
+    info->dest_addrlen = nameLen;
+    c.msgEp = openMsgEndpoint(c, info.get());
+    const int rc = fi_connect(c.msgEp.get(), name, mine, sizeof(mine));
+    if (rc != 0)
+      throw TransportError(
+          fmt::format("fi_connect to peer {} on {}: {}", c.peerName, label_, fiError(rc)));
+  }
+  size_t len = sizeof(data);
+  waitCmEvent(c, &c.msgEp->fid, FI_CONNECTED, &entry, data, &len, deadline);
+  if (!accepting && len == kCmDataBytes && getLe(data, 8) != peerToken)
+    throw ProtocolError(fmt::format(
+        "ofi connect (FI_EP_MSG) on {}: peer {} accepted with token {:#x}, expected {:#x}", label_,
+        c.peerName, getLe(data, 8), peerToken));
+  c.pep.reset();
+  c.ep = c.msgEp.get();
+  c.connected = true;
+}
+
 void OfiDevice::closeConnection(uint32_t conn) {
   ConnState& c = *conns_[conn];
   c.connected = false;
+  if (sel_.msg) {
+    // Own endpoint: cancel its receives, let the CQ deliver the sends/writes/reads in flight,
+    // close it, then drain again: verbs flushes the receives it still holds into the shared
+    // CQ when the QP is destroyed, and such a late completion must not hit a reused slot.
+    // Completions are dropped in poll() as the connection is closed; slots that never
+    // complete (tcp drops them silently) are freed at the end.
+    if (!c.msgEp) return;
+    for (auto& o : pool_)
+      if (o.state == SlotState::kPosted && o.conn == conn && o.op == OpKind::kRecv)
+        fi_cancel(&c.msgEp->fid, &o);
+    auto drain = [&](bool withRecvs) {
+      const Deadline hard(kDrainMaxMs);
+      auto pending = [&] {
+        for (const auto& o : pool_)
+          if (o.state == SlotState::kPosted && o.conn == conn &&
+              (withRecvs || o.op != OpKind::kRecv))
+            return true;
+        return false;
+      };
+      try {
+        while (pending() && !hard.expired())
+          progress();
+      } catch (const Error&) {
+        // Closing anyway; errors of a dying connection are not reported.
+      }
+    };
+    drain(false);
+    fi_shutdown(c.msgEp.get(), 0);
+    c.msgEp.reset();
+    c.eq.reset();
+    c.ep = nullptr;
+    drain(true);
+    for (uint32_t i = 0; i < pool_.size(); ++i)
+      if ((pool_[i].state == SlotState::kPosted || pool_[i].state == SlotState::kDone) &&
+          pool_[i].conn == conn)
+        release(i);
+    c.txCount = 0;
+    c.recvCount = 0;
+    return;
+  }
   // Receives still posted would stay matchable forever on the shared endpoint: cancel them
   // (their FI_ECANCELED completions are dropped in finish()/poll()).
   for (auto& o : pool_)
@@ -652,7 +942,15 @@ void OfiDevice::readError() {
 }
 
 void OfiDevice::progress() {
-  fi_cq_tagged_entry entries[kCqBatch];
+  if (sel_.msg)
+    progressAs<fi_cq_msg_entry>();
+  else
+    progressAs<fi_cq_tagged_entry>();
+}
+
+template <class Entry>
+void OfiDevice::progressAs() {
+  Entry entries[kCqBatch];
   for (int round = 0; round < kCqReadsPerPoll; ++round) {
     const ssize_t got = fi_cq_read(cq_.get(), entries, kCqBatch);
     if (got > 0) {
@@ -707,10 +1005,12 @@ PostResult OfiDevice::postSend(uint32_t conn, const MemoryRegion& mr, uint64_t o
     // Injected: the buffer is free at once and libfabric reports no completion, so a
     // signaled inject gets a slot that is already done (kept in post order by drainTx).
     if (signaled && full) return retry();
-    ssize_t rc = fi_tinject(ep_.get(), buf, length, c.addr, c.peerTag);
+    ssize_t rc = sel_.msg ? fi_inject(c.ep, buf, length, 0)
+                          : fi_tinject(c.ep, buf, length, c.addr, c.peerTag);
     if (rc == -FI_EAGAIN) return retry();
     if (rc != 0)
-      throw TransportError(fmt::format("fi_tinject of {} B to {} on {}: {}", length, c.peerName,
+      throw TransportError(fmt::format("{} of {} B to {} on {}: {}",
+                                       sel_.msg ? "fi_inject" : "fi_tinject", length, c.peerName,
                                        label_, fiError(rc)));
     if (signaled) {
       const uint32_t idx = allocate(conn, OpKind::kSend, context, length, true);
@@ -723,12 +1023,14 @@ PostResult OfiDevice::postSend(uint32_t conn, const MemoryRegion& mr, uint64_t o
   }
   if (full) return retry();
   const uint32_t idx = allocate(conn, OpKind::kSend, context, length, signaled);
-  ssize_t rc = fi_tsend(ep_.get(), buf, length, omr.desc(), c.addr, c.peerTag, &pool_[idx]);
+  ssize_t rc = sel_.msg ? fi_send(c.ep, buf, length, omr.desc(), 0, &pool_[idx])
+                        : fi_tsend(c.ep, buf, length, omr.desc(), c.addr, c.peerTag, &pool_[idx]);
   if (rc != 0) {
     release(idx);
     if (rc == -FI_EAGAIN) return retry();
-    throw TransportError(
-        fmt::format("fi_tsend of {} B to {} on {}: {}", length, c.peerName, label_, fiError(rc)));
+    throw TransportError(fmt::format("{} of {} B to {} on {}: {}",
+                                     sel_.msg ? "fi_send" : "fi_tsend", length, c.peerName, label_,
+                                     fiError(rc)));
   }
   c.txRing[(c.txHead + c.txCount) % txDepth_] = idx;
   ++c.txCount;
@@ -743,13 +1045,17 @@ PostResult OfiDevice::postRecv(uint32_t conn, const MemoryRegion& mr, uint64_t o
   const auto& omr = static_cast<const OfiMemoryRegion&>(mr);
   const uint32_t idx = allocate(conn, OpKind::kRecv, context, length, true);
   // Tag = our connection id, ignore = 0: matches only what this connection's peer sent us.
-  ssize_t rc = fi_trecv(ep_.get(), omr.data() + offset, length, omr.desc(), FI_ADDR_UNSPEC,
-                        c.localTag, 0, &pool_[idx]);
+  // FI_EP_MSG: the endpoint is the connection.
+  void* buf = omr.data() + offset;
+  ssize_t rc = sel_.msg ? fi_recv(c.ep, buf, length, omr.desc(), 0, &pool_[idx])
+                        : fi_trecv(c.ep, buf, length, omr.desc(), FI_ADDR_UNSPEC, c.localTag, 0,
+                                   &pool_[idx]);
   if (rc != 0) {
     release(idx);
     if (rc == -FI_EAGAIN) return retry();
-    throw TransportError(
-        fmt::format("fi_trecv of {} B from {} on {}: {}", length, c.peerName, label_, fiError(rc)));
+    throw TransportError(fmt::format("{} of {} B from {} on {}: {}",
+                                     sel_.msg ? "fi_recv" : "fi_trecv", length, c.peerName, label_,
+                                     fiError(rc)));
   }
   ++c.recvCount;
   return PostResult::kOk;
@@ -778,7 +1084,7 @@ PostResult OfiDevice::postRma(uint32_t conn, OpKind op, const MemoryRegion& mr, 
   const bool full = freeCount_ == 0 || c.txCount == txDepth_;
   if (op == OpKind::kWrite && length <= injectLimit_) {
     if (signaled && full) return retry();
-    ssize_t rc = fi_inject_write(ep_.get(), buf, length, c.addr, raddr, key);
+    ssize_t rc = fi_inject_write(c.ep, buf, length, c.addr, raddr, key);
     if (rc == -FI_EAGAIN) return retry();
     if (rc != 0)
       throw TransportError(fmt::format("fi_inject_write of {} B to {} on {}: {}", length,
@@ -795,8 +1101,8 @@ PostResult OfiDevice::postRma(uint32_t conn, OpKind op, const MemoryRegion& mr, 
   if (full) return retry();
   const uint32_t idx = allocate(conn, op, context, length, signaled);
   ssize_t rc = op == OpKind::kWrite
-                   ? fi_write(ep_.get(), buf, length, omr.desc(), c.addr, raddr, key, &pool_[idx])
-                   : fi_read(ep_.get(), buf, length, omr.desc(), c.addr, raddr, key, &pool_[idx]);
+                   ? fi_write(c.ep, buf, length, omr.desc(), c.addr, raddr, key, &pool_[idx])
+                   : fi_read(c.ep, buf, length, omr.desc(), c.addr, raddr, key, &pool_[idx]);
   if (rc != 0) {
     release(idx);
     if (rc == -FI_EAGAIN) return retry();

@@ -6,6 +6,10 @@
 // plus a pair of 64-bit tags: every message is an fi_tsend/fi_tinject tagged with the
 // receiver's connection id and every receive an fi_trecv on our own connection id, so a
 // receive posted on one Endpoint only ever matches messages from that connection.
+// With DeviceOptions::endpointType "msg" (FI_EP_MSG): fabric + domain + one CQ
+// (FI_CQ_FORMAT_MSG), and per Connector an EQ and a listening passive endpoint; connect()
+// accepts (smaller device id) or fi_connect's (larger) and waits for FI_CONNECTED up to the
+// deadline; each Endpoint then owns one connected endpoint (fi_send/fi_recv/fi_write/fi_read).
 // Thread-safety: as transport.h (one thread at a time per Device).
 
 #include <cstdint>

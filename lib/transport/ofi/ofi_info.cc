@@ -4,6 +4,7 @@
 #include <rdma/fi_errno.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -22,16 +23,20 @@ bool equalsNoCase(const std::string& a, const std::string& b) {
   return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
-// Hints for an FI_EP_RDM endpoint as the backend uses it (see docs/transport-ofi.md).
-InfoPtr makeHints(const std::string& provider, bool withRma) {
+// Hints for an FI_EP_RDM (FI_MSG|FI_TAGGED) or FI_EP_MSG (FI_MSG) endpoint as the backend uses
+// it (see docs/transport-ofi.md).
+InfoPtr makeHints(const std::string& provider, bool withRma, fi_ep_type type) {
   InfoPtr hints(fi_allocinfo());
   if (!hints) throw TransportError("fi_allocinfo: out of memory");
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG | FI_TAGGED | (withRma ? FI_RMA : 0);
+  hints->ep_attr->type = type;
+  hints->caps = FI_MSG | (type == FI_EP_RDM ? FI_TAGGED : 0) | (withRma ? FI_RMA : 0);
   // One struct fi_context2 per operation covers providers that want FI_CONTEXT or
   // FI_CONTEXT2.
   hints->mode = FI_CONTEXT | FI_CONTEXT2;
-  hints->domain_attr->mr_mode = static_cast<int>(kMrModeHonoured);
+  // FI_MR_ENDPOINT only for RDM: with one endpoint per connection a region would have to be
+  // bound to every connection's endpoint.
+  hints->domain_attr->mr_mode =
+      static_cast<int>(type == FI_EP_RDM ? kMrModeHonoured : kMrModeHonoured & ~FI_MR_ENDPOINT);
   hints->domain_attr->threading = FI_THREAD_DOMAIN;
   // Progress stays unspecified: asking for FI_PROGRESS_AUTO makes ofi_rxm start a thread.
   if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
@@ -39,8 +44,9 @@ InfoPtr makeHints(const std::string& provider, bool withRma) {
 }
 
 // fi_getinfo with our hints; returns its rc (0 or negative) and the list in `out`.
-int query(const std::string& provider, bool withRma, const std::string& node, InfoPtr& out) {
-  InfoPtr hints = makeHints(provider, withRma);
+int query(const std::string& provider, bool withRma, const std::string& node, fi_ep_type type,
+          InfoPtr& out) {
+  InfoPtr hints = makeHints(provider, withRma, type);
   fi_info* list = nullptr;
   int rc = fi_getinfo(kApiVersion, node.empty() ? nullptr : node.c_str(), nullptr,
                       node.empty() ? 0 : FI_SOURCE, hints.get(), &list);
@@ -48,10 +54,10 @@ int query(const std::string& provider, bool withRma, const std::string& node, In
   return rc;
 }
 
-// Unique provider names that offer an FI_EP_RDM endpoint with FI_MSG|FI_TAGGED here.
-std::string rdmProviderList() {
+// Unique provider names that offer an endpoint of `type` (RDM: FI_MSG|FI_TAGGED) here.
+std::string providerList(fi_ep_type type) {
   InfoPtr list;
-  int rc = query("", false, "", list);
+  int rc = query("", false, "", type, list);
   if (rc != 0 || !list) return fmt::format("none (fi_getinfo: {})", fiError(rc));
   std::vector<std::string> names;
   for (fi_info* i = list.get(); i; i = i->next) {
@@ -150,30 +156,32 @@ std::string mrModeNames(uint64_t mrMode) {
 
 Selection selectInfo(const DeviceOptions& options) {
   const std::string epType = options.endpointType.empty() ? "rdm" : options.endpointType;
-  if (epType == "msg")
-    throw UsageError(
-        "--endpoint-type msg: FI_EP_MSG is not implemented by the ofi backend yet (use rdm; "
-        "ofi_rxm already runs RDM over the msg providers tcp and verbs)");
-  if (epType != "rdm")
-    throw UsageError(fmt::format("--endpoint-type: unknown type '{}' (valid: rdm, msg)", epType));
+  if (epType != "rdm" && epType != "msg")
+    throw UsageError(fmt::format("--ep: unknown endpoint type '{}' (valid: rdm, msg)", epType));
+  const bool msg = epType == "msg";
+  const fi_ep_type type = msg ? FI_EP_MSG : FI_EP_RDM;
+  const char* typeName = msg ? "FI_EP_MSG" : "FI_EP_RDM";
+  const char* capsName = msg ? "FI_MSG" : "FI_MSG|FI_TAGGED";
 
-  const std::string provider = options.provider.empty() ? kDefaultProvider : options.provider;
+  const std::string provider =
+      options.provider.empty() ? (msg ? kDefaultMsgProvider : kDefaultProvider) : options.provider;
   InfoPtr list;
   int rc = 0;
   for (bool withRma : {true, false}) {
-    rc = query(provider, withRma, options.localHost, list);
+    rc = query(provider, withRma, options.localHost, type, list);
     if (rc == 0 && list) break;
     if (rc != 0 && rc != -FI_ENODATA)
       throw TransportError(fmt::format(
-          "fi_getinfo(provider '{}', FI_EP_RDM{}): {}", provider,
+          "fi_getinfo(provider '{}', {}{}): {}", provider, typeName,
           options.localHost.empty() ? "" : ", source " + options.localHost, fiError(rc)));
   }
   if (!list)
     throw UsageError(fmt::format(
-        "--provider: '{}' offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED here{} (fi_getinfo: "
-        "{}); providers available: {}",
-        provider, options.localHost.empty() ? "" : " for source address " + options.localHost,
-        fiError(rc), rdmProviderList()));
+        "--provider: '{}' offers no {} endpoint with {} here{} (fi_getinfo: {}); providers "
+        "available for --ep {}: {}",
+        provider, typeName, capsName,
+        options.localHost.empty() ? "" : " for source address " + options.localHost, fiError(rc),
+        epType, providerList(type)));
 
   // Results repeat per interface and address family: match the provider name exactly when
   // libfabric returned such entries (a core name like "tcp" may come back as "tcp;ofi_rxm").
@@ -198,6 +206,7 @@ Selection selectInfo(const DeviceOptions& options) {
   s.info.reset(fi_dupinfo(chosen));
   if (!s.info) throw TransportError("fi_dupinfo: out of memory");
   s.rmaGranted = (s.info->caps & FI_RMA) != 0;
+  s.msg = msg;
   return s;
 }
 
@@ -255,7 +264,7 @@ BackendStatus probeProviders() {
   const uint32_t v = fi_version();
   const std::string version = fmt::format("{}.{}", FI_MAJOR(v), FI_MINOR(v));
   InfoPtr list;
-  int rc = query("", false, "", list);
+  int rc = query("", false, "", FI_EP_RDM, list);
   nlohmann::json providers = nlohmann::json::object();
   std::vector<std::string> order;
   for (fi_info* i = rc == 0 ? list.get() : nullptr; i; i = i->next) {
@@ -290,7 +299,26 @@ BackendStatus probeProviders() {
     list2.push_back({{"provider", prov}, {"domains", dl}});
     summary.push_back(fmt::format("{} ({})", prov, fmt::join(doms, ", ")));
   }
-  s.details = {{"libfabric", version}, {"endpoint_type", "FI_EP_RDM"}, {"providers", list2}};
+  // FI_EP_MSG providers (--ep msg): name -> domains.
+  nlohmann::json msgProviders = nlohmann::json::array();
+  InfoPtr msgList;
+  if (query("", false, "", FI_EP_MSG, msgList) == 0) {
+    std::map<std::string, std::vector<std::string>> byProv;
+    std::vector<std::string> msgOrder;
+    for (fi_info* i = msgList.get(); i; i = i->next) {
+      const std::string prov = str(i->fabric_attr->prov_name);
+      const std::string dom = str(i->domain_attr->name);
+      if (!byProv.count(prov)) msgOrder.push_back(prov);
+      auto& doms = byProv[prov];
+      if (std::find(doms.begin(), doms.end(), dom) == doms.end()) doms.push_back(dom);
+    }
+    for (const auto& prov : msgOrder)
+      msgProviders.push_back({{"provider", prov}, {"domains", byProv[prov]}});
+  }
+  s.details = {{"libfabric", version},
+               {"endpoint_type", "FI_EP_RDM"},
+               {"providers", list2},
+               {"msg_providers", msgProviders}};
   s.usable = !order.empty();
   s.reason = s.usable ? fmt::format("libfabric {}: {}", version, fmt::join(summary, "; "))
                       : fmt::format(

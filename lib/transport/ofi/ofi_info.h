@@ -21,6 +21,8 @@ inline constexpr uint32_t kApiVersion = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VE
 
 // Default provider string when DeviceOptions::provider is empty.
 inline constexpr const char* kDefaultProvider = "tcp;ofi_rxm";
+// Default provider string for endpoint type "msg" (FI_EP_MSG).
+inline constexpr const char* kDefaultMsgProvider = "tcp";
 
 // Every mr_mode bit this backend honours (the provider then returns the subset it needs).
 inline constexpr uint64_t kMrModeHonoured =
@@ -42,13 +44,15 @@ std::string mrModeNames(uint64_t mrMode);
 struct Selection {
   InfoPtr info;             // exactly one entry (a fi_dupinfo copy)
   bool rmaGranted = false;  // FI_RMA is in info->caps
+  bool msg = false;         // FI_EP_MSG (endpoint type "msg"), else FI_EP_RDM
 };
 
-// Picks the fi_info for `options` (provider string, domain name, endpoint type "rdm",
-// optional localHost as FI_SOURCE node). Asks with FI_RMA first and falls back to
-// FI_MSG|FI_TAGGED only. Throws UsageError for an unknown provider (listing the providers
-// fi_getinfo offers for FI_EP_RDM), an unknown domain (listing that provider's domains) or
-// an endpoint type other than "rdm"; TransportError for other fi_getinfo failures.
+// Picks the fi_info for `options` (provider string, domain name, endpoint type "rdm" = FI_EP_RDM
+// with FI_MSG|FI_TAGGED or "msg" = FI_EP_MSG with FI_MSG, optional localHost as FI_SOURCE
+// node). Asks with FI_RMA first and falls back to messages only. Throws UsageError for an
+// unknown provider (listing the providers fi_getinfo offers for that endpoint type), an
+// unknown domain (listing that provider's domains) or an endpoint type other than "rdm"/"msg";
+// TransportError for other fi_getinfo failures.
 Selection selectInfo(const DeviceOptions& options);
 
 // Provider protocol thresholds in force for `info` (ofi_rxm: buffer/eager/SAR limits,
@@ -57,7 +61,8 @@ Selection selectInfo(const DeviceOptions& options);
 // providers without known thresholds.
 nlohmann::json protocolThresholds(const fi_info& info);
 
-// Backend status: every provider/domain that opens an FI_EP_RDM endpoint here.
+// Backend status: every provider/domain that opens an FI_EP_RDM endpoint here (details
+// "providers"), plus the FI_EP_MSG providers and their domains (details "msg_providers").
 BackendStatus probeProviders();
 
 }  // namespace rdmabench::transport::ofi
