@@ -80,7 +80,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
                   "Test",
                   test,
                   bw ? "Windowed bandwidth / message rate (osu_bw, ib_*_bw)"
-                     : "Ping-pong latency (osu_latency, ib_*_lat)"));
+                     : "Ping-pong latency (osu_latency, ib_*_lat)"),
+      110);
   general.add_options()("help,h", "show this help")("transport,t", po::value<std::string>(),
                                                     "socket | verbs | ofi (default: verbs when an "
                                                     "active RDMA port exists, else socket)")(
@@ -88,7 +89,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       bw ? "send | write (default send)" : "send | write | read (default send)")(
       "size,s", po::value<std::string>(),
       "message size, bytes (K/M suffixes); a comma list runs each in turn (0,1,1K)")(
-      "all,a", po::bool_switch(), "all powers of two up to 4M (latency from 0 B)")(
+      "all,a", po::bool_switch(),
+      bw ? "all powers of two from 1 B up to 4M" : "all powers of two up to 4M (send from 0 B)")(
       "msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (powers of two)")(
       "iters,n", po::value<std::string>(),
       "measured iterations per size (default: OSU's, "
@@ -107,7 +109,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
         "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
         "cq-mod", po::value<std::string>(), "request a completion every N posts (default 1)");
 
-  po::options_description device("Device / transport");
+  po::options_description device("Device / transport", 110);
   device.add_options()("device,d", po::value<std::string>(),
                        "verbs device (default: first with an active port)")(
       "remote-device", po::value<std::string>(), "the server's verbs device / ofi domain")(
@@ -122,13 +124,13 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       "provider", po::value<std::vector<std::string>>()->composing(),
       "libfabric provider string (default tcp;ofi_rxm); give it twice or more for an A/B "
       "comparison of providers")("compare", po::value<std::string>(),
-                                 "A/B over transports: e.g. verbs,ofi:verbs;ofi_rxm,socket")(
+                                 "A/B over transports, e.g. verbs,ofi:tcp;ofi_rxm,socket")(
       "domain", po::value<std::string>(), "libfabric domain (default: first)")(
       "ep", po::value<std::string>(), "libfabric endpoint type rdm | msg (default rdm)");
 
-  po::options_description output("Output");
+  po::options_description output("Output", 110);
   output.add_options()("format,f", po::value<std::string>(),
-                       ("table | " + joined(formatsList())).c_str())(
+                       ("output format: " + joined(formatsList()) + " (default table)").c_str())(
       "output,o", po::value<std::string>(), "write the report to FILE")(
       "gbits", po::bool_switch(), "also show Gb/s (10^9 bit/s)")(
       "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu")(

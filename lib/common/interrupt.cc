@@ -12,8 +12,10 @@ namespace rdmabench {
 namespace {
 
 std::atomic<int> gSignals{0};
+std::atomic<int> gLastSignal{0};
 
-void onSignal(int) {
+void onSignal(int sig) {
+  gLastSignal.store(sig, std::memory_order_relaxed);
   if (gSignals.fetch_add(1, std::memory_order_relaxed) >= 1) _exit(130);
 }
 
@@ -32,8 +34,13 @@ bool interrupted() {
   return gSignals.load(std::memory_order_relaxed) != 0;
 }
 
+const char* interruptName() {
+  return gLastSignal.load(std::memory_order_relaxed) == SIGTERM ? "SIGTERM" : "Ctrl-C";
+}
+
 void throwIfInterrupted(const char* phase) {
-  if (interrupted()) throw InterruptedError(std::string("interrupted during ") + phase);
+  if (interrupted())
+    throw InterruptedError(std::string("interrupted (") + interruptName() + ") during " + phase);
 }
 
 void clearInterrupted() {

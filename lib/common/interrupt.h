@@ -12,6 +12,9 @@ void installInterruptHandlers();
 // True once SIGINT or SIGTERM arrived. Async-signal-safe read; cheap enough for hot loops.
 bool interrupted();
 
+// "Ctrl-C" (SIGINT) or "SIGTERM": what interrupted us, for messages.
+const char* interruptName();
+
 // Throws InterruptedError naming `phase` when interrupted() is true.
 void throwIfInterrupted(const char* phase);
 

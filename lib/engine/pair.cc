@@ -212,7 +212,7 @@ void serveSession(Channel& ch, const ServerOptions& so) {
   try {
     serveWithSide(ch, spec, opts, side);
   } catch (const InterruptedError&) {
-    tellPeer(ch, "server interrupted (Ctrl-C)");
+    tellPeer(ch, fmt::format("server interrupted ({})", interruptName()));
     throw;
   } catch (const std::exception& e) {
     tellPeer(ch, e.what());
@@ -268,7 +268,7 @@ void serveListener(rendezvous::Listener& listener, const ServerOptions& so) {
       serveSession(ch, so);
       if (so.verbose) std::cerr << fmt::format("rdmabench server: {} done\n", ch.peerName());
     } catch (const InterruptedError&) {
-      tellPeer(ch, "server interrupted (Ctrl-C)");
+      tellPeer(ch, fmt::format("server interrupted ({})", interruptName()));
       throw;
     } catch (const std::exception& e) {
       tellPeer(ch, e.what());
@@ -360,7 +360,7 @@ class Client {
     } catch (const PeerError&) {
       throw;
     } catch (const InterruptedError&) {
-      tellPeer(ch, "client interrupted (Ctrl-C)");
+      tellPeer(ch, fmt::format("client interrupted ({})", interruptName()));
       throw;
     } catch (const std::exception& e) {
       tellPeer(ch, fmt::format("client failed: {}", e.what()));

@@ -41,7 +41,9 @@ struct ServerOptions {
   uint16_t port = kDefaultControlPort;
   bool once = false;               // exit after one test
   uint64_t maxBytes = 1ull << 30;  // cap on buffer memory a client may make us allocate
-  int64_t helloTimeoutMs = 10'000;
+  // A connection that does not say hello within this is dropped, so a stray or idle
+  // connection holds up the next client for at most this long.
+  int64_t helloTimeoutMs = 2'000;
   bool verbose = true;  // one log line per session on stderr
 };
 

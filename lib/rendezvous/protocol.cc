@@ -33,7 +33,7 @@ Hello decodeHello(const Frame& frame, const std::string& peer) {
 
 Hello clientHandshake(Channel& channel, const Deadline& deadline) {
   channel.send(kHello, encodeHello({kProtocolVersion, RDMABENCH_VERSION}), deadline);
-  Frame f = channel.receive(deadline, "hello from server");
+  Frame f = channel.receive(deadline, "the hello answer");
   if (f.type == kError)
     throw ProtocolError(fmt::format("server {} refused: {}", channel.peerName(), f.text()));
   if (f.type != kHelloAck)
@@ -48,7 +48,7 @@ Hello clientHandshake(Channel& channel, const Deadline& deadline) {
 }
 
 Hello serverHandshake(Channel& channel, const Deadline& deadline) {
-  Frame f = channel.receive(deadline, "hello from client");
+  Frame f = channel.receive(deadline, "the hello");
   Hello h;
   try {
     if (f.type != kHello)

@@ -33,12 +33,27 @@ std::string describeProperties(const nlohmann::json& properties) {
   if (!properties.is_object()) return dumpJson(properties);
   std::string text;
   for (const auto& [key, value] : properties.items()) {
+    // Nested objects (caps, connection, protocol knobs) stay in JSON output; a header line
+    // keeps only their one-line summary when they have one.
+    if (value.is_structured()) {
+      if (!value.is_object() || !value.contains("summary") || !value["summary"].is_string())
+        continue;
+    }
     if (!text.empty()) text += ' ';
     text += key;
     text += '=';
-    text += value.is_string() ? value.get<std::string>() : dumpJson(value);
+    const auto& v = value.is_structured() ? value["summary"] : value;
+    text += v.is_string() ? v.get<std::string>() : dumpJson(v);
   }
   return text;
+}
+
+std::string deviceName(const nlohmann::json& properties) {
+  if (!properties.is_object()) return "";
+  for (const char* key : {"device", "domain", "interface", "provider"})
+    if (properties.contains(key) && properties[key].is_string())
+      return properties[key].get<std::string>();
+  return "";
 }
 
 std::string dumpJson(const nlohmann::ordered_json& value) {

@@ -46,6 +46,9 @@ std::string latencyMeaning(const RunInfo& info);
 // (strings unquoted, nested values as compact JSON); "" for an empty object or null.
 std::string describeProperties(const nlohmann::json& properties);
 
+// The device's name for one-word fields: "device", else "domain", "interface" or "provider".
+std::string deviceName(const nlohmann::json& properties);
+
 // Compact JSON text that never throws: invalid UTF-8 (e.g. in a command line) is replaced by
 // U+FFFD instead of raising nlohmann's type_error 316.
 std::string dumpJson(const nlohmann::ordered_json& value);

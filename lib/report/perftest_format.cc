@@ -56,8 +56,8 @@ class PerftestReporter : public TextReporter {
     field("Transport", i.transport);
     if (!i.localHost.empty()) field("Local host", i.localHost);
     if (!i.remoteHost.empty()) field("Remote host", i.remoteHost);
-    if (std::string d = describeProperties(i.local); !d.empty()) field("Local device", d);
-    if (std::string d = describeProperties(i.remote); !d.empty()) field("Remote device", d);
+    if (std::string d = deviceName(i.local); !d.empty()) field("Local device", d);
+    if (std::string d = deviceName(i.remote); !d.empty()) field("Remote device", d);
     switch (kind()) {
       case TestKind::kLatency:
         field("Latency", latencyMeaning(i));

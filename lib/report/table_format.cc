@@ -213,6 +213,11 @@ class TableReporter : public TextReporter {
     if (host.empty() && (props.is_null() || props.empty())) return;
     std::string desc = describeProperties(props);
     line("{}: {}{}{}", side, host.empty() ? "?" : host, desc.empty() ? "" : "  ", desc);
+    if (props.is_object() && props.contains("connection")) {
+      std::string conn = describeProperties(props["connection"]);
+      if (!conn.empty())
+        line("{}  connection: {}", std::string(std::string_view(side).size(), ' '), conn);
+    }
   }
 
   void writeCells(const std::vector<std::string>& cells) {

@@ -112,7 +112,13 @@ int runServerCommand(const std::vector<std::string>& args) {
     std::cout << cmd.helpText;
     return 0;
   }
-  engine::runServer(cmd.server);
+  try {
+    engine::runServer(cmd.server);
+  } catch (const InterruptedError&) {
+    // Ctrl-C / SIGTERM on a server is how it is stopped: a session in progress has already
+    // been told and torn down; exit cleanly.
+    std::cerr << fmt::format("rdmabench server: stopped ({})\n", interruptName());
+  }
   return 0;
 }
 
