@@ -14,9 +14,13 @@ namespace {
 std::atomic<int> gSignals{0};
 std::atomic<int> gLastSignal{0};
 
+void onAlarm(int) { _exit(130); }
+
 void onSignal(int sig) {
   gLastSignal.store(sig, std::memory_order_relaxed);
   if (gSignals.fetch_add(1, std::memory_order_relaxed) >= 1) _exit(130);
+  // Teardown gets 10 s; a library call that never returns cannot keep the process alive.
+  alarm(10);
 }
 
 }  // namespace
@@ -28,6 +32,7 @@ void installInterruptHandlers() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  signal(SIGALRM, onAlarm);
 }
 
 bool interrupted() {
