@@ -14,7 +14,9 @@ namespace {
 std::atomic<int> gSignals{0};
 std::atomic<int> gLastSignal{0};
 
-void onAlarm(int) { _exit(130); }
+void onAlarm(int) {
+  _exit(130);
+}
 
 void onSignal(int sig) {
   gLastSignal.store(sig, std::memory_order_relaxed);

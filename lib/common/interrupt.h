@@ -2,7 +2,8 @@
 // Ctrl-C handling. installInterruptHandlers() makes SIGINT/SIGTERM set a flag instead of killing
 // the process, so every wait loop can notice it, throw InterruptedError and let destructors tear
 // down QPs, MRs and endpoints. A second signal while the first is still pending exits at once
-// (status 130), and so does a teardown still running 10 s after the first. SIGPIPE is ignored (a dead peer shows up as EPIPE on the socket instead).
+// (status 130), and so does a teardown still running 10 s after the first. SIGPIPE is ignored (a
+// dead peer shows up as EPIPE on the socket instead).
 
 namespace rdmabench {
 
