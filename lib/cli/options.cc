@@ -86,7 +86,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
                                                     "socket | verbs | ofi (default: verbs when an "
                                                     "active RDMA port exists, else socket)")(
       "op", po::value<std::string>(),
-      bw ? "send | write (default send)" : "send | write | read (default send)")(
+      bw ? "send | write | tagged (ofi) (default send)"
+         : "send | write | read | tagged (ofi) (default send)")(
       "size,s", po::value<std::string>(),
       "message size, bytes (K/M suffixes); a comma list runs each in turn (0,1,1K)")(
       "all,a", po::bool_switch(),
@@ -163,7 +164,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
 
   int sizeModes = vm.count("size") + (vm["all"].as<bool>() ? 1 : 0) + vm.count("msg-sizes");
   if (sizeModes > 1) throw UsageError("--size, --all and --msg-sizes: give only one of them");
-  const uint64_t minDefault = (bw || spec.op != "send") ? 1 : 0;
+  const uint64_t minDefault = (bw || (spec.op != "send" && spec.op != "tagged")) ? 1 : 0;
   if (vm.count("size")) {
     // A comma list (0,1,220,1023) runs each size in turn, in the order given.
     std::string list = str("size");

@@ -149,7 +149,7 @@ json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun
   progress.setPhase(fmt::format("size {}", run.bytes));
   if (spec.test == "lat") {
     PingPongParams p;
-    p.op = spec.op;
+    p.op = spec.op == "tagged" ? "send" : spec.op;  // RDM sends are tagged
     p.bytes = run.bytes;
     p.iterations = run.iterations;
     p.warmup = run.warmup;
@@ -161,7 +161,7 @@ json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun
     return j;
   }
   BandwidthParams p;
-  p.op = spec.op;
+  p.op = spec.op == "tagged" ? "send" : spec.op;  // RDM sends are tagged
   p.bytes = run.bytes;
   p.iterations = run.iterations;
   p.warmup = run.warmup;

@@ -98,8 +98,14 @@ TestSpec TestSpec::fromJson(const json& j) {
 void TestSpec::validate() const {
   if (test != "lat" && test != "bw")
     throw UsageError(fmt::format("test '{}' unknown (valid: lat, bw)", test));
-  if (op != "send" && op != "write" && op != "read")
-    throw UsageError(fmt::format("--op: '{}' unknown (valid: send, write, read)", op));
+  if (op != "send" && op != "write" && op != "read" && op != "tagged")
+    throw UsageError(fmt::format("--op: '{}' unknown (valid: send, write, read, tagged)", op));
+  // libfabric RDM endpoints post every message with fi_tsend/fi_trecv on a per-connection tag
+  // (docs/transport-ofi.md), so `tagged` names that path explicitly; elsewhere it does not exist.
+  if (op == "tagged" && (transport != "ofi" || serverDevice.endpointType == "msg"))
+    throw UsageError(
+        fmt::format("--op tagged: only for -t ofi with --ep rdm (FI_TAGGED), not -t {}{}",
+                    transport, serverDevice.endpointType == "msg" ? " --ep msg" : ""));
   if (test == "bw" && op == "read")
     throw UsageError("--op read: only for `lat` (RDMA read latency) in this version");
   if (sizes.empty()) throw UsageError("--size: no message sizes given");
@@ -109,7 +115,7 @@ void TestSpec::validate() const {
     if (b > (1ull << 31) - 1)
       throw UsageError(fmt::format("--size {}: larger than the limit of {} bytes (2 GiB - 1)", b,
                                    (1ull << 31) - 1));
-    if (b == 0 && op != "send")
+    if (b == 0 && op != "send" && op != "tagged")
       throw UsageError(fmt::format("--size 0: --op {} needs at least 1 byte", op));
     if (b == 0 && test == "bw") throw UsageError("--size 0: bandwidth needs at least 1 byte");
   }

@@ -22,7 +22,9 @@ pass "ofi tcp;ofi_rxm latency 0..1M with --check across hosts"
 json_check "$TMP/bw.json" "len(d['rows'])==7 and all(r['mb_per_s']>0 for r in d['rows'])"
 "${B[@]}" timeout 120 "$RB" bw "$IP_A" -t ofi --provider "$P" -s 64K -n 10 --op write >/dev/null || fail "ofi write bw"
 "${B[@]}" timeout 120 "$RB" lat "$IP_A" -t ofi --provider "$P" -s 4K -n 100 --op write >/dev/null || fail "ofi write lat"
-pass "ofi bandwidth sweep and RMA write"
+"${B[@]}" timeout 120 "$RB" lat "$IP_A" -t ofi --provider "$P" --op tagged -s 0,64,65536 -n 50 --check -f json -o "$TMP/tag.json" || fail "ofi --op tagged"
+json_check "$TMP/tag.json" "d['run']['op']=='tagged' and [r['bytes'] for r in d['rows']]==[0,64,65536]"
+pass "ofi bandwidth sweep, RMA write, --op tagged"
 
 # A/B: two variants against the same server, one table with both columns and the ratio.
 "${B[@]}" timeout 120 "$RB" lat "$IP_A" -s 64 -n 300 --compare "socket,ofi:$P" -f json -o "$TMP/ab.json" || fail "A/B"
@@ -34,4 +36,5 @@ pass "A/B comparison (JSON ratio checked, table)"
 expect_error "provider" "${B[@]}" "$RB" lat "$IP_A" -t ofi --provider "nosuch;ofi_rxm" -s 8 -n 10
 expect_error "domain" "${B[@]}" "$RB" lat "$IP_A" -t ofi --provider "$P" --domain nosuchdomain -s 8 -n 10
 expect_error "Connection refused" "${B[@]}" "$RB" lat "$IP_A" -p 18599 -t ofi --provider "$P" -s 8 -n 10
-pass "ofi errors: unknown provider, unknown domain, peer not started"
+expect_error "--op tagged: only for -t ofi" "${B[@]}" "$RB" lat "$IP_A" -t socket --op tagged -s 8
+pass "ofi errors: unknown provider, unknown domain, peer not started, --op tagged off ofi"

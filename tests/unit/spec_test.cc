@@ -61,6 +61,13 @@ TEST(TestSpec, LimitsNameTheOption) {
   s.op = "atomic";
   expectUsage(s, "--op");
   s = latSpec();
+  s.op = "tagged";
+  expectUsage(s, "--op tagged: only for -t ofi");
+  s.transport = "ofi";
+  s.validate();  // FI_TAGGED on an RDM endpoint: valid, 0 B included
+  s.serverDevice.endpointType = "msg";
+  expectUsage(s, "--ep msg");
+  s = latSpec();
   s.timeoutMs = 1;
   expectUsage(s, "--timeout");
   s = latSpec();
