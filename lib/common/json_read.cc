@@ -1,0 +1,221 @@
+#include "common/json_read.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace rdmabench {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void fail(std::string_view what, std::string_view key, const std::string& problem) {
+  throw ProtocolError(fmt::format("{}: field \"{}\" {}", what, escapeForLog(key, 64), problem));
+}
+
+std::string shortValue(const json& v) {
+  return escapeForLog(v.dump(-1, ' ', false, json::error_handler_t::replace), 40);
+}
+
+// Exact integral value of a JSON number as long double-free pieces: returns false when `v` is not
+// a number or not integral. Sets `neg` and the magnitude.
+bool integralParts(const json& v, bool& neg, uint64_t& mag, bool& tooLarge) {
+  tooLarge = false;
+  if (v.is_number_unsigned()) {
+    neg = false;
+    mag = v.get<uint64_t>();
+    return true;
+  }
+  if (v.is_number_integer()) {
+    int64_t i = v.get<int64_t>();
+    neg = i < 0;
+    mag = neg ? uint64_t(0) - static_cast<uint64_t>(i) : static_cast<uint64_t>(i);
+    return true;
+  }
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (!std::isfinite(d) || std::floor(d) != d) return false;
+    neg = d < 0;
+    double a = std::fabs(d);
+    // 2^64 as a double; compare before the cast so the conversion is always defined.
+    if (a >= 18446744073709551616.0) {
+      tooLarge = true;
+      mag = std::numeric_limits<uint64_t>::max();
+      return true;
+    }
+    mag = static_cast<uint64_t>(a);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+json parseUntrustedJson(std::string_view text, std::string_view what, size_t maxDepth,
+                        size_t maxBytes) {
+  if (text.size() > maxBytes)
+    throw ProtocolError(fmt::format("{}: {} bytes of JSON exceed the limit of {} bytes", what,
+                                    text.size(), maxBytes));
+  // nlohmann's parser keeps its own stack (no recursion on the input); the callback refuses
+  // nesting before the DOM grows deep, so nothing later (copy, dump, destruction) recurses far.
+  auto limit = [&](int depth, json::parse_event_t event, json&) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+        static_cast<size_t>(depth) + 1 > maxDepth)
+      throw ProtocolError(
+          fmt::format("{}: JSON nests deeper than the limit of {} levels", what, maxDepth));
+    return true;
+  };
+  try {
+    return json::parse(text.begin(), text.end(), limit, /*allow_exceptions=*/true,
+                       /*ignore_comments=*/false);
+  } catch (const json::exception& e) {
+    throw ProtocolError(fmt::format("{}: not valid JSON ({})", what, escapeForLog(e.what(), 160)));
+  }
+}
+
+const json* jsonFind(const json& obj, std::string_view key, std::string_view what) {
+  if (!obj.is_object())
+    throw ProtocolError(fmt::format("{}: expected a JSON object, got {}", what, obj.type_name()));
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+uint64_t jsonUint(const json& obj, std::string_view key, std::string_view what, uint64_t def,
+                  uint64_t min, uint64_t max) {
+  const json* v = jsonFind(obj, key, what);
+  if (!v) return def;
+  bool neg = false, tooLarge = false;
+  uint64_t mag = 0;
+  if (!integralParts(*v, neg, mag, tooLarge))
+    fail(what, key, fmt::format("must be a whole number, got {}", shortValue(*v)));
+  if ((neg && mag != 0) || tooLarge || mag < min || mag > max)
+    fail(what, key, fmt::format("= {} is out of range [{}, {}]", shortValue(*v), min, max));
+  return mag;
+}
+
+int64_t jsonInt(const json& obj, std::string_view key, std::string_view what, int64_t def,
+                int64_t min, int64_t max) {
+  const json* v = jsonFind(obj, key, what);
+  if (!v) return def;
+  bool neg = false, tooLarge = false;
+  uint64_t mag = 0;
+  if (!integralParts(*v, neg, mag, tooLarge))
+    fail(what, key, fmt::format("must be a whole number, got {}", shortValue(*v)));
+  constexpr uint64_t kMaxPos = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  bool fits = !tooLarge && (neg ? mag <= kMaxPos + 1 : mag <= kMaxPos);
+  int64_t value = 0;
+  if (fits)
+    value = neg ? (mag == kMaxPos + 1 ? std::numeric_limits<int64_t>::min()
+                                      : -static_cast<int64_t>(mag))
+                : static_cast<int64_t>(mag);
+  if (!fits || value < min || value > max)
+    fail(what, key, fmt::format("= {} is out of range [{}, {}]", shortValue(*v), min, max));
+  return value;
+}
+
+double jsonDouble(const json& obj, std::string_view key, std::string_view what, double def,
+                  double min, double max) {
+  const json* v = jsonFind(obj, key, what);
+  if (!v) return def;
+  if (!v->is_number()) fail(what, key, fmt::format("must be a number, got {}", shortValue(*v)));
+  double d = v->get<double>();
+  if (!std::isfinite(d) || d < min || d > max)
+    fail(what, key, fmt::format("= {} is out of range [{}, {}]", shortValue(*v), min, max));
+  return d;
+}
+
+bool jsonBool(const json& obj, std::string_view key, std::string_view what, bool def) {
+  const json* v = jsonFind(obj, key, what);
+  if (!v) return def;
+  if (!v->is_boolean())
+    fail(what, key, fmt::format("must be true or false, got {}", shortValue(*v)));
+  return v->get<bool>();
+}
+
+std::string jsonString(const json& obj, std::string_view key, std::string_view what,
+                       std::string_view def, size_t maxBytes) {
+  const json* v = jsonFind(obj, key, what);
+  if (!v) return std::string(def);
+  if (!v->is_string()) fail(what, key, fmt::format("must be a string, got {}", shortValue(*v)));
+  const std::string& s = v->get_ref<const std::string&>();
+  if (s.size() > maxBytes)
+    fail(what, key, fmt::format("is {} bytes long, limit {} bytes", s.size(), maxBytes));
+  return s;
+}
+
+const json* jsonArray(const json& obj, std::string_view key, std::string_view what,
+                      size_t maxItems) {
+  const json* v = jsonFind(obj, key, what);
+  if (!v) return nullptr;
+  if (!v->is_array()) fail(what, key, fmt::format("must be an array, got {}", v->type_name()));
+  if (v->size() > maxItems)
+    fail(what, key, fmt::format("has {} items, limit {}", v->size(), maxItems));
+  return v;
+}
+
+const json* jsonObject(const json& obj, std::string_view key, std::string_view what) {
+  const json* v = jsonFind(obj, key, what);
+  if (!v) return nullptr;
+  if (!v->is_object()) fail(what, key, fmt::format("must be an object, got {}", v->type_name()));
+  return v;
+}
+
+std::string escapeForLog(std::string_view text, size_t maxBytes) {
+  std::string out;
+  out.reserve(std::min(text.size(), maxBytes) + 8);
+  size_t i = 0;
+  while (i < text.size()) {
+    if (out.size() >= maxBytes) {
+      out += "...";
+      break;
+    }
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\\') {
+      out += "\\\\";
+      ++i;
+    } else if (c == '\n') {
+      out += "\\n";
+      ++i;
+    } else if (c == '\r') {
+      out += "\\r";
+      ++i;
+    } else if (c == '\t') {
+      out += "\\t";
+      ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else {
+      // Keep well-formed UTF-8 sequences (2-4 bytes, no overlongs/surrogates); escape the rest.
+      size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+      bool ok = len > 0 && i + len <= text.size();
+      for (size_t k = 1; ok && k < len; ++k)
+        ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+      if (ok && len == 3) {
+        auto c1 = static_cast<unsigned char>(text[i + 1]);
+        ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
+      }
+      if (ok && len == 4) {
+        auto c1 = static_cast<unsigned char>(text[i + 1]);
+        ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+      }
+      if (ok) {
+        out.append(text.substr(i, len));
+        i += len;
+      } else {
+        out += fmt::format("\\x{:02x}", c);
+        ++i;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace rdmabench
