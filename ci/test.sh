@@ -1,25 +1,79 @@
 #!/usr/bin/env bash
-# Builds rdmabench (warnings are errors), runs the unit tests under ASan+UBSan, then the whole
-# suite with ctest: unit, integration (every transport present), system (CLI on loopback,
-# netns hosts, the soft-RoCE VM). Needs root for netns and the VM; re-runs itself under sudo.
-# Usage: ci/test.sh [BUILD_DIR]   (default: build)
+# The CI test run (docs/testing.md): format check; RelWithDebInfo build with every backend
+# required and warnings as errors; unit tests under ASan+UBSan; then the whole suite with ctest
+# (unit, integration, system: CLI on loopback, netns hosts, the soft-RoCE VM).
+# Every test run writes JUnit XML that ci/check-skips.py reads: under CI=true a skip that is not
+# in ci/skip-allowlist.txt fails the run. Per-phase durations are printed at the end.
+# Needs root for netns and the VM; re-runs itself under sudo.
+# Usage: ci/test.sh [BUILD_DIR]   (default: build; sanitizer/Release builds go to BUILD_DIR-*)
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then exec sudo -E bash "$0" "$@"; fi
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 JOBS=$(nproc)
+RESULTS=$BUILD-results # JUnit files of every phase
+rm -rf "$RESULTS" && mkdir -p "$RESULTS"
+RESULTS=$(readlink -f "$RESULTS")
+CONFIG=(-G Ninja -DRDMABENCH_WERROR=ON -DRDMABENCH_WITH_VERBS=ON -DRDMABENCH_WITH_OFI=ON)
+[ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] ||
+  CONFIG+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$CMAKE_CXX_COMPILER_LAUNCHER")
 
-echo "== clang-format check"
-git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
+# phase NAME COMMAND...: runs one phase, records its duration (printed on exit, pass or fail).
+DURATIONS=()
+CURRENT=
+phase() {
+  local name=$1 t=$SECONDS
+  shift
+  echo "== $name"
+  CURRENT=$name
+  "$@"
+  CURRENT=
+  DURATIONS+=("$(printf '%-44s %5d s' "$name" $((SECONDS - t)))")
+}
+summary() {
+  local rc=$?
+  echo "== phase durations (total $SECONDS s, exit $rc)"
+  printf '   %s\n' "${DURATIONS[@]}"
+  [ -z "$CURRENT" ] || echo "   FAILED in: $CURRENT"
+}
+trap summary EXIT
 
-echo "== build ($BUILD)"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" -j "$JOBS"
+# gtest_run SCOPE BINARY [GTEST_ARGS...]: one gtest binary run (prefixed by the command in
+# the WRAP array, if any), JUnit to $RESULTS/SCOPE-BINARY.xml, then the skip guard for SCOPE.
+WRAP=()
+gtest_run() {
+  local scope=$1 bin=$2
+  shift 2
+  local xml=$RESULTS/$scope-$(basename "$bin").xml
+  "${WRAP[@]}" "$bin" --gtest_brief=1 --gtest_output=xml:"$xml" "$@"
+  python3 ci/check-skips.py "$scope" --junit "$xml"
+}
 
-echo "== unit tests under ASan+UBSan ($BUILD-asan)"
-cmake -S . -B "$BUILD-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRDMABENCH_SANITIZE=ON >/dev/null
-cmake --build "$BUILD-asan" -j "$JOBS" --target unit_tests
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$BUILD-asan/tests/unit_tests" --gtest_brief=1
+format_check() { git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror; }
 
-echo "== ctest (unit, integration, system)"
-ctest --test-dir "$BUILD" --output-on-failure --timeout 900 -j 1
+build_main() {
+  cmake -S . -B "$BUILD" "${CONFIG[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD" -j "$JOBS"
+}
+
+# ASan+UBSan: unit tests.
+asan() {
+  cmake -S . -B "$BUILD-asan" "${CONFIG[@]}" -DCMAKE_BUILD_TYPE=Debug -DRDMABENCH_SANITIZE=ON \
+    >/dev/null
+  cmake --build "$BUILD-asan" -j "$JOBS" --target unit_tests
+  export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+  gtest_run asan "$BUILD-asan/tests/unit_tests"
+}
+
+run_ctest() {
+  local rc=0
+  ctest --test-dir "$BUILD" --output-on-failure --timeout 900 -j 1 \
+    --output-junit "$RESULTS/ctest.xml" || rc=$?
+  python3 ci/check-skips.py ctest --junit "$RESULTS/ctest.xml" || rc=1
+  return $rc
+}
+
+phase "clang-format check" format_check
+phase "build RelWithDebInfo ($BUILD)" build_main
+phase "ASan+UBSan: unit" asan
+phase "ctest: unit, integration, system, VM" run_ctest
