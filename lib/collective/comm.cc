@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
@@ -95,7 +96,6 @@ void Communicator::post(bool recv, int peer, uint64_t offset, uint64_t bytes, ui
   if (bytes == 0) return;
   transport::Endpoint& ep = endpoint(peer);
   const uint64_t chunk = maxMessage_ ? std::min<uint64_t>(maxMessage_, 1ull << 30) : 1ull << 30;
-  auto ignore = [](const transport::Completion&) {};
   for (uint64_t done = 0; done < bytes; done += chunk) {
     uint32_t len = static_cast<uint32_t>(std::min(chunk, bytes - done));
     uint64_t ctx = makeContext(recv, peer, tag);
@@ -103,10 +103,11 @@ void Communicator::post(bool recv, int peer, uint64_t offset, uint64_t bytes, ui
       transport::PostResult r = recv ? ep.postRecv(*region_, offset + done, len, ctx)
                                      : ep.postSend(*region_, offset + done, len, ctx);
       if (r == transport::PostResult::kOk) break;
-      // Queue full: make progress, accounting completions as waitAll would.
-      progress_->pollOnce([this](const transport::Completion&) { --outstanding_; });
+      // Queue full: make progress. The completions belong to the caller (poll() delivers them
+      // next); this may run inside poll()'s callback, which is why poll() hands out copies
+      // and is not itself inside Progress::pollOnce any more.
+      progress_->pollOnce([this](const transport::Completion& c) { pending_.push_back(c); });
     }
-    (void)ignore;
     ++outstanding_;
   }
 }
@@ -120,20 +121,39 @@ void Communicator::postRecv(int peer, uint64_t offset, uint64_t bytes, uint32_t 
 }
 
 size_t Communicator::poll(const std::function<void(int, bool, uint32_t, uint32_t)>& fn) {
-  try {
-    return progress_->pollOnce([&](const transport::Completion& c) {
-      --outstanding_;
-      fn(static_cast<int>((c.context >> 32) & 0x7fffff), (c.context >> 63) != 0,
-         static_cast<uint32_t>(c.context & 0xffffffffu), c.bytes);
-    });
-  } catch (const InterruptedError&) {
-    throw;
-  } catch (const std::exception& e) {
-    rethrowWithCause(e);
+  if (inPoll_) throw std::logic_error("Communicator::poll called from inside its own callback");
+  inPoll_ = true;
+  struct Reset {
+    Communicator& c;
+    ~Reset() {
+      c.inPoll_ = false;
+      c.delivering_.clear();
+    }
+  } reset{*this};
+  if (pending_.empty()) {
+    try {
+      progress_->pollOnce([this](const transport::Completion& c) { pending_.push_back(c); });
+    } catch (const InterruptedError&) {
+      throw;
+    } catch (const std::exception& e) {
+      rethrowWithCause(e);
+    }
   }
+  // Deliver from a second vector: posts made by `fn` may append to pending_ meanwhile.
+  delivering_.swap(pending_);
+  for (const transport::Completion& c : delivering_) {
+    --outstanding_;
+    fn(static_cast<int>((c.context >> 32) & 0x7fffff), (c.context >> 63) != 0,
+       static_cast<uint32_t>(c.context & 0xffffffffu), c.bytes);
+  }
+  return delivering_.size();
 }
 
 void Communicator::waitAll(const std::string& what) {
+  if (inPoll_) throw std::logic_error("Communicator::waitAll called from inside poll()");
+  // Completions queued by posts are done operations the caller waits for anyway.
+  outstanding_ -= pending_.size();
+  pending_.clear();
   if (outstanding_ == 0) return;
   progress_->setPhase(what);
   try {

@@ -53,14 +53,17 @@ class Communicator {
   const std::vector<int>& peers() const { return peers_; }
   double wireupSeconds() const { return wireupSeconds_; }
 
-  // Non-blocking posts (retrying while the queue is full). `tag` comes back in poll().
+  // Non-blocking posts. While the queue is full a post makes progress itself: completions it
+  // sees are queued and delivered by the next poll() (or discarded by waitAll()), never lost,
+  // so posting from inside poll()'s callback is allowed. `tag` comes back in poll().
   // Zero-length posts are skipped. UsageError for a rank that is not a peer.
   void postSend(int peer, uint64_t offset, uint64_t bytes, uint32_t tag = 0);
   void postRecv(int peer, uint64_t offset, uint64_t bytes, uint32_t tag = 0);
   // Waits until every posted operation completed. `what` names the phase in errors.
   void waitAll(const std::string& what);
   // Polls once; calls `fn(peer, isRecv, tag, bytes)` per completion (all chunks of a split
-  // message complete separately). Returns the completions seen.
+  // message complete separately), first those queued by posts. Returns the completions
+  // delivered. `fn` may post but not call poll() or waitAll() (std::logic_error).
   size_t poll(const std::function<void(int, bool, uint32_t, uint32_t)>& fn);
   uint64_t outstanding() const { return outstanding_; }
 
@@ -96,7 +99,10 @@ class Communicator {
   std::map<int, std::unique_ptr<transport::Endpoint>> endpoints_;
   std::vector<int> peers_;
   std::unique_ptr<engine::Progress> progress_;
-  uint64_t outstanding_ = 0;
+  uint64_t outstanding_ = 0;                    // posted, not yet delivered by poll() or waited for
+  std::vector<transport::Completion> pending_;  // seen by a post's progress, not delivered
+  std::vector<transport::Completion> delivering_;  // being handed to poll()'s callback
+  bool inPoll_ = false;
   std::map<int, std::pair<std::string, std::string>> hosts_;
   double wireupSeconds_ = 0;
 };

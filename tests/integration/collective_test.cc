@@ -1,6 +1,9 @@
 // Every allreduce algorithm, the barrier and the ring ping-pong, over every usable transport,
 // for N in {1, 2, 3, 4, 5, 7, 8, 16} ranks forked on this host (launch::runLocal, the code
 // behind `--np`), with data checks: a child exits non-zero when any rank's result is wrong.
+// TinySendQueue: --tx-depth 1 on the socket transport, so that posts return kRetry and the
+// communicator makes progress from inside a post (the ring ping-pong posts from inside its
+// completion handler: completions seen there must reach the handler, not be dropped).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -19,11 +22,23 @@ struct Case {
   std::string test;
   std::string algo;
   int ranks;
+  uint32_t txDepth = 0;     // 0 = the transport's default
+  uint64_t ringBytes = 64;  // ring ping-pong message size
 };
 
+std::string nameOf(const Case& c) {
+  std::string n = c.transport + "_" + c.test + "_" + c.algo + "_" + std::to_string(c.ranks);
+  if (c.txDepth) n += "_tx" + std::to_string(c.txDepth) + "_" + std::to_string(c.ringBytes) + "B";
+  return n;
+}
+
 std::string caseName(const testing::TestParamInfo<Case>& i) {
-  return i.param.transport + "_" + i.param.test + "_" + i.param.algo + "_" +
-         std::to_string(i.param.ranks);
+  return nameOf(i.param);
+}
+
+// gtest prints the parameter in every test line: the case name, not a byte dump.
+[[maybe_unused]] void PrintTo(const Case& c, std::ostream* os) {
+  *os << nameOf(c);
 }
 
 std::vector<Case> allCases() {
@@ -38,10 +53,20 @@ std::vector<Case> allCases() {
   return cases;
 }
 
-class Collective : public testing::TestWithParam<Case> {};
+std::vector<Case> tinyQueueCases() {
+  std::vector<Case> cases;
+  for (int n : {2, 3, 4, 5}) {
+    for (uint64_t b : {1, 4096, 262144})
+      cases.push_back({"socket", "ring", "pingpong", n, 1, b});
+    cases.push_back({"socket", "allreduce", "ring", n, 1});
+  }
+  return cases;
+}
 
-TEST_P(Collective, ResultsAreCorrect) {
-  const Case& c = GetParam();
+class Collective : public testing::TestWithParam<Case> {};
+class TinySendQueue : public testing::TestWithParam<Case> {};
+
+void runCase(const Case& c) {
   transport::BackendStatus st = transport::probeBackend(c.transport);
   if (!st.usable) GTEST_SKIP() << c.transport << " not usable here: " << st.reason;
   CollectiveParams p;
@@ -54,12 +79,13 @@ TEST_P(Collective, ResultsAreCorrect) {
   p.iterations = 2;
   p.warmup = 1;
   p.check = true;
-  p.ringBytes = 64;
+  p.ringBytes = c.ringBytes;
+  p.device.txDepth = c.txDepth;
   p.timeoutMs = 20'000;
   p.dtype = c.ranks % 2 ? DType::kInt32 : DType::kFloat64;
   p.op = c.ranks == 5 ? ReduceOp::kMax : ReduceOp::kSum;
   launch::RankInfo base;
-  base.runId = "test-" + caseName({GetParam(), 0});
+  base.runId = "test-" + nameOf(c);
   base.source = "np";
   base.host = "testhost";
   int rc = launch::runLocal(c.ranks, base, [&](const launch::RankInfo& info) {
@@ -90,7 +116,15 @@ TEST_P(Collective, ResultsAreCorrect) {
   EXPECT_EQ(rc, 0) << "10 = wrong elements, 11 = missing rows, 1 = error (see stderr)";
 }
 
+TEST_P(Collective, ResultsAreCorrect) {
+  runCase(GetParam());
+}
+TEST_P(TinySendQueue, ResultsAreCorrectWhenPostsRetry) {
+  runCase(GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, Collective, testing::ValuesIn(allCases()), caseName);
+INSTANTIATE_TEST_SUITE_P(Socket, TinySendQueue, testing::ValuesIn(tinyQueueCases()), caseName);
 
 }  // namespace
 }  // namespace rdmabench::collective
