@@ -355,8 +355,9 @@ std::vector<Variant> parseCompareList(std::string_view text) {
   return out;
 }
 
-std::string defaultTransport(std::string& note) {
+std::string defaultTransport(std::string& note, bool* verbsBuilt) {
   transport::BackendStatus verbs = transport::probeBackend("verbs");
+  if (verbsBuilt) *verbsBuilt = verbs.built;
   if (verbs.usable) {
     note = "auto: verbs (an RDMA device with an active port is present)";
     return "verbs";

@@ -68,7 +68,8 @@ uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t 
 double parseSeconds(std::string_view text, std::string_view option, double min, double max);
 
 // The transport `rdmabench lat` uses when -t is not given: verbs when a device with an active
-// port exists, else socket. `note` says why (for the run header).
-std::string defaultTransport(std::string& note);
+// port exists, else socket. `note` says why (for the run header); `verbsBuilt` (optional) is
+// set to whether the verbs backend is compiled into this binary at all.
+std::string defaultTransport(std::string& note, bool* verbsBuilt = nullptr);
 
 }  // namespace rdmabench::cli
