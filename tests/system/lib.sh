@@ -66,6 +66,22 @@ wait_port() {
   fail "nothing listens on port $port${ns:+ in $ns}"
 }
 
+# wait_for FILE REGEX [PID] [SECONDS]: waits until a line of FILE matches the extended REGEX
+# (a marker: the first result row, a log line), at most SECONDS (default 120, far above any
+# healthy start). Fails naming the file and the marker, or at once when PID has exited.
+wait_for() {
+  local file=$1 re=$2 pid=${3:-} secs=${4:-120} i
+  for ((i = 0; i < secs * 20; i++)); do
+    grep -qE -- "$re" "$file" 2>/dev/null && return 0
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      grep -qE -- "$re" "$file" 2>/dev/null && return 0
+      fail "process $pid ended before '$re' appeared in $file: $(tail -3 "$file" 2>/dev/null)"
+    fi
+    sleep 0.05
+  done
+  fail "no line matching '$re' in $file after ${secs}s: $(tail -3 "$file" 2>/dev/null)"
+}
+
 # json_check FILE PYTHON-EXPR: parses FILE with a real JSON parser and asserts the expression
 # (variable d holds the document).
 json_check() {
