@@ -69,6 +69,18 @@ expect_error() {
   echo "   error ok (exit $rc): $(cat "$TMP/err")"
 }
 
+# wait_for FILE REGEX PID: waits (at most 300 s: the TCG VM is slow) until a line of FILE
+# matches REGEX, e.g. the first CSV result row; fails at once when PID has exited.
+wait_for() {
+  local i
+  for ((i = 0; i < 6000; i++)); do
+    grep -qE -- "$2" "$1" 2>/dev/null && return 0
+    kill -0 "$3" 2>/dev/null || { grep -qE -- "$2" "$1" && return 0; fail "process $3 ended before '$2' appeared in $1: $(tail -3 "$1")"; }
+    sleep 0.05
+  done
+  fail "no line matching '$2' in $1 after 300 s"
+}
+
 wait_port() {
   local port=$1 i
   for i in $(seq 1 200); do
@@ -193,19 +205,29 @@ P2=18651
 S2=$!
 PIDS+=("$S2")
 wait_port $P2
-start=$(date +%s)
+# Killed after the first result row (1 B done; 1 MiB x 8000 messages takes minutes on rxe).
 rc=0
-( sleep 3; kill -9 "$S2" ) &
-timeout 60 "$RB" bw -t verbs "$RXE_IP" --port $P2 --op write -s 65536 -n 1000000 -w 16 \
-  --timeout 5 >"$TMP/dead.out" 2>"$TMP/dead.err" || rc=$?
+timeout 600 "$RB" bw -t verbs "$RXE_IP" --port $P2 --op write -s 1,1M -n 500 -w 16 -f csv \
+  --timeout 5 >"$TMP/dead.out" 2>"$TMP/dead.err" &
+CL=$!
+wait_for "$TMP/dead.out" '^bw,verbs,write,false,false,16,1,500,[0-9]' "$CL"
+start=$(date +%s)
+kill -9 "$S2"
+wait "$CL" || rc=$?
 took=$(($(date +%s) - start))
 [ "$rc" != 0 ] || fail "client survived a killed server with exit 0"
 [ "$rc" != 124 ] || fail "client spun until killed after the server died"
 [ "$(wc -l <"$TMP/dead.err")" = 1 ] || fail "dead server: expected one error line: $(cat "$TMP/dead.err")"
 pass "killed server: client exit $rc after ${took}s: $(cat "$TMP/dead.err")"
 
+# Ctrl-C after the first result row: the client is past its start (a SIGINT during start-up
+# in the slow VM once killed it before main() ran), in the middle of the 1 MiB size.
 rc=0
-timeout --preserve-status -s INT 4 "$RB" bw "${C[@]}" -s 65536 -n 1000000 -w 16 >"$TMP/int.out" 2>"$TMP/int.err" || rc=$?
+timeout 600 "$RB" bw "${C[@]}" -s 1,1M -n 500 -w 16 -f csv >"$TMP/int.out" 2>"$TMP/int.err" &
+CL=$!
+wait_for "$TMP/int.out" '^bw,verbs,send,false,false,16,1,500,[0-9]' "$CL"
+kill -INT "$CL"
+wait "$CL" || rc=$?
 [ "$rc" = 4 ] || fail "Ctrl-C: exit $rc, expected 4: $(cat "$TMP/int.err")"
 grep -q "interrupted" "$TMP/int.err" || fail "Ctrl-C: no 'interrupted' message: $(cat "$TMP/int.err")"
 run after lat "${C[@]}" -s 8 -n 50
