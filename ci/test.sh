@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CI test run (docs/testing.md): format check; RelWithDebInfo build with every backend
-# required and warnings as errors; unit tests under ASan+UBSan; then the whole suite with ctest
-# (unit, integration, system: CLI on loopback, netns hosts, the soft-RoCE VM).
+# required and warnings as errors; Release build of the binary; unit + socket/ofi integration
+# tests under ASan+UBSan; then the whole suite with ctest (unit, integration, system: CLI on
+# loopback, netns hosts, the soft-RoCE VM).
 # Every test run writes JUnit XML that ci/check-skips.py reads: under CI=true a skip that is not
 # in ci/skip-allowlist.txt fails the run. Per-phase durations are printed at the end.
 # Needs root for netns and the VM; re-runs itself under sudo.
@@ -56,13 +57,25 @@ build_main() {
   cmake --build "$BUILD" -j "$JOBS"
 }
 
-# ASan+UBSan: unit tests.
+# Release (-O3, NDEBUG): the binary users build by default in packages; GCC warns differently.
+build_release() {
+  cmake -S . -B "$BUILD-release" "${CONFIG[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DRDMABENCH_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$BUILD-release" -j "$JOBS" --target rdmabench
+  "$BUILD-release/rdmabench" version
+}
+
+# ASan+UBSan: unit tests, and the socket and ofi integration tests (verbs needs the VM).
+ASAN_FILTER='Socket*:Ofi*:*Collective*/socket_*:*Collective*/ofi_*'
 asan() {
   cmake -S . -B "$BUILD-asan" "${CONFIG[@]}" -DCMAKE_BUILD_TYPE=Debug -DRDMABENCH_SANITIZE=ON \
     >/dev/null
-  cmake --build "$BUILD-asan" -j "$JOBS" --target unit_tests
+  cmake --build "$BUILD-asan" -j "$JOBS" --target unit_tests integration_tests
   export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+  # Leaks inside libfabric / rdma-core are theirs, not ours (ci/lsan.supp names them).
+  export LSAN_OPTIONS="suppressions=$PWD/ci/lsan.supp print_suppressions=0"
   gtest_run asan "$BUILD-asan/tests/unit_tests"
+  gtest_run asan "$BUILD-asan/tests/integration_tests" --gtest_filter="$ASAN_FILTER"
 }
 
 run_ctest() {
@@ -75,5 +88,6 @@ run_ctest() {
 
 phase "clang-format check" format_check
 phase "build RelWithDebInfo ($BUILD)" build_main
-phase "ASan+UBSan: unit" asan
+phase "build Release ($BUILD-release, binary)" build_release
+phase "ASan+UBSan: unit, socket+ofi integration" asan
 phase "ctest: unit, integration, system, VM" run_ctest
