@@ -45,7 +45,11 @@ grep -q 'link_layer:[[:space:]]*Ethernet' "$tmp/devinfo" || fail "rxe0 link laye
 # 2. ib_send_lat loopback on rxe0 (server in the background, client to the VM's own address).
 echo "== ci/rxe-vm run -- ib_send_lat loopback"
 timeout 400 "$VM" run --timeout 180 -- sh -c \
-  'ib_send_lat -x "$RXE_GID_INDEX" -n 100 >/dev/null 2>&1 & sleep 2
+  'ib_send_lat -x "$RXE_GID_INDEX" -n 100 >/dev/null 2>&1 &
+   i=0; until ss -ltn | grep -q ":18515 "; do   # the server listens: then the client starts
+     i=$((i + 1)); [ $i -lt 1200 ] || { echo "ib_send_lat server never listened" >&2; exit 98; }
+     sleep 0.1
+   done
    ib_send_lat -x "$RXE_GID_INDEX" -n 100 "$RXE_IP"; rc=$?; wait; exit $rc' \
   >"$tmp/lat" 2>"$tmp/lat.err"
 rc=$?
