@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "rendezvous/channel.h"
 
 namespace rdmabench::rendezvous {
@@ -125,9 +126,11 @@ class TcpStoreServer {
   // misbehaviour (that client gets kError and is closed); SystemError for epoll failures.
   void serve(int timeoutMs);
   // True once every rank of every run that joined has left (bye or lost) and at least one
-  // rank joined.
+  // rank joined. Not synchronized with serve(): call it from the thread that serves, or after
+  // stop() (serveUntilAllLeft below does both); reading while startThread()'s thread serves
+  // is a data race.
   bool allLeft() const;
-  // Ranks that joined so far (all runs).
+  // Ranks that joined so far (all runs). Same thread rule as allLeft().
   size_t joinedCount() const;
   // Log lines (one per lost rank / refused client) go to stderr when verbose.
   void setVerbose(bool verbose) { verbose_ = verbose; }
@@ -165,6 +168,17 @@ class TcpStoreServer {
   std::unique_ptr<std::thread> thread_;
   std::atomic<bool> stop_{false};
 };
+
+// Rank 0's end of a run: stops the server's background thread, then serves from the calling
+// thread until every rank that joined has left (bye or lost) or `timeoutMs` passed, so the
+// server's state is only ever touched by one thread. Returns allLeft(). SystemError as serve().
+inline bool serveUntilAllLeft(TcpStoreServer& server, int64_t timeoutMs) {
+  server.stop();
+  Deadline deadline(timeoutMs);
+  while (!server.allLeft() && !deadline.expired())
+    server.serve(20);
+  return server.allLeft();
+}
 
 // A directory on a shared file system: one file per key, written to a temporary name and
 // renamed (atomic on POSIX); add() holds flock() on the counter's file. Waits poll every 2 ms.

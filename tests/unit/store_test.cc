@@ -66,9 +66,7 @@ TEST_F(TcpStore, SetGetAddAcrossClients) {
   EXPECT_EQ(b->add("n", 1), 2);
   a->leave(true, "");
   b->leave(true, "");
-  for (int i = 0; i < 100 && !server_->allLeft(); ++i)
-    usleep(10000);
-  EXPECT_TRUE(server_->allLeft());
+  EXPECT_TRUE(serveUntilAllLeft(*server_, 3000));
 }
 
 TEST_F(TcpStore, TimeoutNamesMissingRanks) {
@@ -129,33 +127,30 @@ TEST_F(TcpStore, LostRankIsReportedToWaiters) {
   }
 }
 
-// Rank 0's main thread asks allLeft() / joinedCount() while the server thread accepts joins and
-// leaves (tools/rdmabench/collectives.cc does this at the end of every run). Only
-// ThreadSanitizer (ci/test.sh) sees a data race here; without it the test checks the counts.
-TEST_F(TcpStore, AllLeftWhileServingIsSafe) {
+// Rank 0's end of a run (tools/rdmabench/collectives.cc): other ranks join and leave while it
+// waits for all of them. It used to poll allLeft() while the server thread served, a data race
+// that ThreadSanitizer (ci/test.sh) reports; serveUntilAllLeft() serves from the waiting thread.
+TEST_F(TcpStore, ServeUntilAllLeftWhileRanksJoinAndLeave) {
   constexpr int kRanks = 8;
-  std::atomic<int> done{0};
-  std::atomic<bool> polling{false};
+  std::atomic<bool> go{false};
+  std::atomic<int> joined{0};
   std::vector<std::thread> ranks;
   for (int r = 0; r < kRanks; ++r)
     ranks.emplace_back([&, r] {
-      while (!polling)  // join and leave while the main thread is asking
+      while (!go)
         std::this_thread::yield();
       auto c = client(r, kRanks);
+      ++joined;
+      while (joined < kRanks)  // nobody leaves before all joined, as in a real run
+        std::this_thread::yield();
       c->leave(true, "");
-      ++done;
     });
-  while (done < kRanks) {
-    (void)server_->allLeft();
-    (void)server_->joinedCount();
-    polling = true;
-  }
+  go = true;
+  // The ranks' joins need the server thread until serveUntilAllLeft() takes over.
+  EXPECT_TRUE(serveUntilAllLeft(*server_, 20000));
+  EXPECT_EQ(server_->joinedCount(), static_cast<size_t>(kRanks));
   for (auto& t : ranks)
     t.join();
-  for (int i = 0; i < 500 && !server_->allLeft(); ++i)
-    usleep(10000);
-  EXPECT_TRUE(server_->allLeft());
-  EXPECT_EQ(server_->joinedCount(), static_cast<size_t>(kRanks));
 }
 
 TEST_F(TcpStore, FailedRankInterruptsWaits) {

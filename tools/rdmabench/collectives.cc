@@ -259,12 +259,9 @@ int runRank(const CollCommand& cmd, launch::RankInfo info) {
     collective::CollectiveOutcome o = collective::runCollective(p, info, *store, reporter.get());
     if (reporter) reporter->end();
     store->leave(true, "");
-    if (server) {
-      Deadline dl(cmd.params.timeoutMs);
-      while (!server->allLeft() && !dl.expired())
-        usleep(2000);
-      server->stop();
-    }
+    // Rank 0 hosts the rendezvous: it serves the other ranks' leaves from this thread (asking
+    // allLeft() while the server thread serves was a data race).
+    if (server) rendezvous::serveUntilAllLeft(*server, cmd.params.timeoutMs);
     if (info.rank == 0 && o.wrong > 0)
       throw Error(fmt::format("allreduce: {} wrong element(s) in the results (#wrong)", o.wrong));
     if (info.rank == 0 && !o.outlierSummary.empty()) {
