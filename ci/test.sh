@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The CI test run (docs/testing.md): format check; RelWithDebInfo build with every backend
 # required and warnings as errors; Release build of the binary; unit + socket/ofi integration
-# tests under ASan+UBSan; then the whole suite with ctest (unit, integration, system: CLI on
-# loopback, netns hosts, the soft-RoCE VM).
+# tests under ASan+UBSan; unit + socket integration tests under ThreadSanitizer; then the whole
+# suite with ctest (unit, integration, system: CLI on loopback, netns hosts, the soft-RoCE VM).
 # Every test run writes JUnit XML that ci/check-skips.py reads: under CI=true a skip that is not
 # in ci/skip-allowlist.txt fails the run. Per-phase durations are printed at the end.
 # Needs root for netns and the VM; re-runs itself under sudo.
@@ -78,6 +78,22 @@ asan() {
   gtest_run asan "$BUILD-asan/tests/integration_tests" --gtest_filter="$ASAN_FILTER"
 }
 
+# ThreadSanitizer: unit tests (the rendezvous server thread) and the socket integration tests.
+TSAN_FILTER='Socket*:*Collective*/socket_*'
+tsan() {
+  cmake -S . -B "$BUILD-tsan" "${CONFIG[@]}" -DCMAKE_BUILD_TYPE=Debug -DRDMABENCH_SANITIZE=thread \
+    >/dev/null
+  cmake --build "$BUILD-tsan" -j "$JOBS" --target unit_tests integration_tests
+  # halt_on_error: a race fails the test binary, not only a report in the log.
+  export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+  # GCC 12's TSan cannot map its shadow memory with the 32-bit mmap randomisation of newer
+  # kernels: run without address randomisation.
+  WRAP=(setarch "$(uname -m)" -R)
+  gtest_run tsan "$BUILD-tsan/tests/unit_tests"
+  gtest_run tsan "$BUILD-tsan/tests/integration_tests" --gtest_filter="$TSAN_FILTER"
+  WRAP=()
+}
+
 run_ctest() {
   local rc=0
   ctest --test-dir "$BUILD" --output-on-failure --timeout 900 -j 1 \
@@ -90,4 +106,5 @@ phase "clang-format check" format_check
 phase "build RelWithDebInfo ($BUILD)" build_main
 phase "build Release ($BUILD-release, binary)" build_release
 phase "ASan+UBSan: unit, socket+ofi integration" asan
+phase "TSan: unit, socket integration" tsan
 phase "ctest: unit, integration, system, VM" run_ctest
