@@ -108,3 +108,5 @@ phase "build Release ($BUILD-release, binary)" build_release
 phase "ASan+UBSan: unit, socket+ofi integration" asan
 phase "TSan: unit, socket integration" tsan
 phase "ctest: unit, integration, system, VM" run_ctest
+# SHARP: a second build with RDMABENCH_WITH_SHARP=ON against the stand-in libsharp_coll.
+phase "SHARP=ON build + ctest -R sharp (ci/sharp.sh)" bash ci/sharp.sh "$BUILD-sharp"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "collective/comm.h"
 #include "collective/model.h"
 #include "collective/outliers.h"
+#include "collective/sharp/sharp.h"
 #include "collective/topology.h"
 #include "common/clock.h"
 #include "common/error.h"
@@ -52,7 +54,8 @@ std::vector<int> peersNeeded(const CollectiveParams& p, int rank, int n) {
   };
   add("barrier");
   if (p.test == "ring") add("ringpingpong");
-  if (p.test == "allreduce") {
+  if (p.algo == "sharp") add("tree");  // SHARP's out-of-band collectives (sharp/oob.h)
+  if (p.test == "allreduce" && p.algo != "sharp") {
     if (p.algo == "auto") {
       for (const auto& a : allreduceAlgorithms())
         add(a);
@@ -277,7 +280,13 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
   uint64_t maxBytes = 0;
   for (uint64_t b : p.sizes)
     maxBytes = std::max(maxBytes, b);
-  if (p.test == "allreduce")
+  const bool useSharp = p.algo == "sharp" && (p.test == "allreduce" || p.test == "barrier");
+  // SHARP: [0, 2 * maxBytes) input and result (one sharp_coll_reg_mr), then the staging area of
+  // the out-of-band collectives.
+  const uint64_t sharpRegion = p.test == "allreduce" ? 2 * std::max<uint64_t>(maxBytes, 64) : 64;
+  if (useSharp)
+    co.dataBytes = sharpRegion + sharp::kStageBytes;
+  else if (p.test == "allreduce")
     co.dataBytes = allreduceDataBytes(me, n, std::max<uint64_t>(maxBytes, 65536));
   else if (p.test == "ring")
     co.dataBytes = 6 * p.ringBytes;
@@ -290,6 +299,21 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
   json extra{{"wireup_s", out.wireupSeconds},
              {"peers_per_rank", c.peers().size()},
              {"rendezvous", store.describe()}};
+  std::unique_ptr<sharp::Session> sharpSession;
+  if (useSharp) {
+    const int64_t t0 = nowNs();
+    sharp::SessionOptions so;
+    so.timeoutMs = p.timeoutMs;
+    so.localRank = info.localRank;
+    so.registerBytes = sharpRegion;
+    so.stageOffset = sharpRegion;
+    so.stageBytes = sharp::kStageBytes;
+    sharpSession = sharp::open(c, so);
+    if (p.test == "allreduce") sharpSession->checkSupported(p.dtype, p.op);
+    extra["sharp"] = sharpSession->facts();
+    extra["sharp"]["init_s"] = static_cast<double>(nowNs() - t0) / 1e9;
+    c.barrier();
+  }
 
   if (p.test == "barrier") {
     if (root) reporter->begin(runInfo(c, p, info, extra));
@@ -298,8 +322,13 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
     int64_t sum = 0;
     for (uint64_t i = 0; i < warm + iters; ++i) {
       int64_t t0 = nowNs();
-      c.barrier();
+      int rc = 0;
+      if (sharpSession)
+        rc = sharpSession->barrier();
+      else
+        c.barrier();
       int64_t dt = nowNs() - t0;
+      if (rc != 0) sharpSession->fail("sharp_coll_do_barrier", rc);
       if (i >= warm) {
         rr.samplesUs.push_back(static_cast<double>(dt) / 1000);
         sum += dt;
@@ -313,7 +342,7 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
       row.warmup = warm;
       uint64_t w = 0;
       row.collective = gather(c, "res/barrier", 0, p.timeoutMs, w);
-      row.collective->algorithm = "dissemination";
+      row.collective->algorithm = sharpSession ? "sharp" : "dissemination";
       row.collective->wrong.reset();
       reporter->row(row);
     }
@@ -337,8 +366,13 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
       int64_t sum = 0;
       for (uint64_t i = 0; i < warm + iters; ++i) {
         int64_t t0 = nowNs();
-        allreduce(c, algo, count, p.dtype, p.op);
+        int rc = 0;
+        if (sharpSession)
+          rc = sharpSession->allreduce(0, bytes, count, p.dtype, p.op);
+        else
+          allreduce(c, algo, count, p.dtype, p.op);
         int64_t dt = nowNs() - t0;
+        if (rc != 0) sharpSession->fail("sharp_coll_do_allreduce", rc);
         c.barrier();
         if (i >= warm) {
           rr.samplesUs.push_back(static_cast<double>(dt) / 1000);
@@ -348,7 +382,12 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
       rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
       if (p.check) {
         std::memset(c.data() + bytes, 0xee, bytes);  // a stale result cannot pass
-        allreduce(c, algo, count, p.dtype, p.op);
+        if (sharpSession) {
+          if (int rc = sharpSession->allreduce(0, bytes, count, p.dtype, p.op))
+            sharpSession->fail("sharp_coll_do_allreduce", rc);
+        } else {
+          allreduce(c, algo, count, p.dtype, p.op);
+        }
         c.barrier();
         rr.wrong = countWrong(c.data() + bytes, count, p.dtype, p.op, n);
         out.wrong += rr.wrong;
@@ -364,6 +403,13 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
         row.collective = gather(c, prefix, bytes, p.timeoutMs, w);
         row.collective->algorithm = algo;
         row.collective->count = count;
+        if (sharpSession) {
+          // In-network reduction: the switches reduce, so nccl-tests' busbw factor does not
+          // apply; one request per call, split by libsharp_coll into OST payloads.
+          row.collective->busbwGBs = 0;
+          row.collective->inNetwork = true;
+          row.collective->ostPayloadBytes = sharpSession->payloadPerOst();
+        }
         if (!p.check) row.collective->wrong.reset();
         out.wrong = w;
         reporter->row(row);
@@ -443,6 +489,7 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
   }
   // Everyone stays until rank 0 has read every result.
   c.barrier();
+  if (sharpSession) sharpSession->close();
   return out;
 }
 

@@ -100,8 +100,9 @@ class CsvReporter : public Reporter {
       f.push_back(num(static_cast<uint64_t>(c.ranks)));
       f.push_back(c.algorithm);
       for (double v : {c.tMinUs, c.tMaxUs, c.tAvgUs, c.slowestP50Us, c.slowestP99Us, c.slowestMaxUs,
-                       c.algbwGBs, c.busbwGBs})
+                       c.algbwGBs})
         f.push_back(num(v));
+      f.push_back(c.inNetwork ? "" : num(c.busbwGBs));  // n/a for in-network reduction
       f.push_back(c.wrong ? num(*c.wrong) : "");
     } else {
       f.resize(f.size() + 11);

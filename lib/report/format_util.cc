@@ -121,7 +121,12 @@ nlohmann::ordered_json rowJson(const Row& row) {
     k["slowest_p99_us"] = c.slowestP99Us;
     k["slowest_max_us"] = c.slowestMaxUs;
     k["algbw_gb_per_s"] = c.algbwGBs;
-    k["busbw_gb_per_s"] = c.busbwGBs;
+    k["busbw_gb_per_s"] =
+        c.inNetwork ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.busbwGBs);
+    if (c.inNetwork && c.ostPayloadBytes > 0) {
+      k["ost_payload_bytes"] = c.ostPayloadBytes;
+      k["ost_payloads"] = (row.bytes + c.ostPayloadBytes - 1) / c.ostPayloadBytes;
+    }
     k["wrong"] = c.wrong ? nlohmann::ordered_json(*c.wrong) : nlohmann::ordered_json(nullptr);
     j["collective"] = std::move(k);
     return j;

@@ -59,6 +59,10 @@ struct CollectiveRow {
   double slowestP50Us = 0, slowestP99Us = 0, slowestMaxUs = 0;
   double algbwGBs = 0, busbwGBs = 0;
   std::optional<uint64_t> wrong;  // mismatched elements summed over ranks; empty = not checked
+  // In-network reduction (--algo sharp): busbw does not apply (printed n/a, JSON null, CSV
+  // empty); a request of `bytes` travels as ceil(bytes / ostPayloadBytes) OST payloads.
+  bool inNetwork = false;
+  uint64_t ostPayloadBytes = 0;  // 0 = not known
 };
 
 // One directed link of `rdmabench ring`: rank src ping-pongs with dst; latency = RTT/2 in us.

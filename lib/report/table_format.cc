@@ -172,7 +172,14 @@ class TableReporter : public TextReporter {
           cells.push_back(fmt::format("{:.2f}", v));
         if (kind() == TestKind::kAllreduce) {
           cells.push_back(fmt::format("{:.3f}", c.algbwGBs));
-          cells.push_back(fmt::format("{:.3f}", c.busbwGBs));
+          cells.push_back(c.inNetwork ? std::string("n/a") : fmt::format("{:.3f}", c.busbwGBs));
+          if (c.inNetwork) {
+            inNetwork_ = true;
+            if (c.ostPayloadBytes) {
+              ostPayload_ = c.ostPayloadBytes;
+              largest_ = std::max(largest_, row.bytes);
+            }
+          }
           cells.push_back(c.wrong ? fmt::format("{}", *c.wrong) : std::string("N/A"));
         }
         break;
@@ -191,6 +198,16 @@ class TableReporter : public TextReporter {
   }
 
   void writeEnd() override {
+    if (inNetwork_) {
+      line(
+          "note: sharp = in-network reduction (the switches reduce): busbw n/a, nccl-tests' "
+          "2(n-1)/n factor does not apply");
+      if (ostPayload_)
+        line(
+            "note: sharp: one sharp_coll_do_allreduce per iteration; libsharp_coll splits it into "
+            "ceil(bytes / {}) OST payloads of {} bytes (caps_query), {} for {} bytes",
+            ostPayload_, ostPayload_, (largest_ + ostPayload_ - 1) / ostPayload_, largest_);
+    }
     if (inexact_.empty()) return;
     line(
         "note: percentiles of {} byte rows come from the log-linear histogram past the sample "
@@ -231,6 +248,8 @@ class TableReporter : public TextReporter {
 
   std::vector<Column> columns_;
   std::vector<uint64_t> inexact_;
+  bool inNetwork_ = false;
+  uint64_t ostPayload_ = 0, largest_ = 0;
   bool peer_ = false;
 };
 

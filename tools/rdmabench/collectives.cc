@@ -13,6 +13,7 @@
 #include "cli/options.h"
 #include "collective/allreduce.h"
 #include "collective/bench.h"
+#include "collective/sharp/sharp.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/units.h"
@@ -90,9 +91,14 @@ CollCommand parseCollective(const std::string& test, const std::vector<std::stri
       "warmup", po::value<std::string>(), "warmup iterations per size (default: OSU's)")(
       "timeout", po::value<std::string>(),
       "longest wait without progress and for other ranks, seconds (default 10)");
+  if (test == "barrier")
+    general.add_options()("algo", po::value<std::string>(),
+                          "dissemination | sharp (in-network, NVIDIA SHARP; default "
+                          "dissemination)");
   if (test == "allreduce")
     general.add_options()("algo", po::value<std::string>(),
-                          "tree | ring | rd | rabenseifner | auto (default tree)")(
+                          "tree | ring | rd | rabenseifner | auto | sharp (default tree; auto "
+                          "never picks sharp)")(
         "dtype", po::value<std::string>(), "int32 | int64 | float32 | float64 (default float32)")(
         "op", po::value<std::string>(), "sum | min | max (default sum)")(
         "size,s", po::value<std::string>(), "one message size, bytes (K/M suffixes)")(
@@ -156,13 +162,18 @@ CollCommand parseCollective(const std::string& test, const std::vector<std::stri
   if (has("timeout"))
     p.timeoutMs =
         static_cast<int64_t>(cli::parseSeconds(str("timeout"), "--timeout", 0.1, 3600) * 1000);
+  if (test == "barrier") {
+    p.algo = has("algo") ? str("algo") : "dissemination";
+    if (p.algo != "dissemination" && p.algo != "sharp")
+      throw UsageError(fmt::format("--algo {}: unknown (valid: dissemination, sharp)", p.algo));
+  }
   if (test == "allreduce") {
     if (has("algo")) p.algo = str("algo");
-    if (p.algo != "auto") {
+    if (p.algo != "auto" && p.algo != "sharp") {
       const auto& algos = collective::allreduceAlgorithms();
       if (std::find(algos.begin(), algos.end(), p.algo) == algos.end())
-        throw UsageError(
-            fmt::format("--algo {}: unknown (valid: tree, ring, rd, rabenseifner, auto)", p.algo));
+        throw UsageError(fmt::format(
+            "--algo {}: unknown (valid: tree, ring, rd, rabenseifner, auto, sharp)", p.algo));
     }
     if (has("dtype")) p.dtype = collective::parseDType(str("dtype"));
     if (has("op")) p.op = collective::parseOp(str("op"));
@@ -181,6 +192,8 @@ CollCommand parseCollective(const std::string& test, const std::vector<std::stri
         throw UsageError(fmt::format("--size {}: above the limit of 1G per rank", b));
     p.check = vm["check"].as<bool>();
   }
+  if (p.algo == "sharp" && !collective::sharp::built())
+    throw UsageError(fmt::format("--algo sharp: not built: {}", collective::sharp::probe().reason));
   if (test == "ring") {
     if (has("size")) p.ringBytes = parseSize(str("size"), "--size");
     if (p.ringBytes < 1 || p.ringBytes > (64u << 20))

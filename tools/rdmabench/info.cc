@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "collective/sharp/sharp.h"
 #include "common/error.h"
 #include "tools/rdmabench/commands.h"
 #include "transport/transport.h"
@@ -46,7 +47,8 @@ int runInfoCommand(const std::vector<std::string>& args) {
     if (args[i] == "--help" || args[i] == "-h") {
       std::cout << "Usage: rdmabench info [--format table|json]\n"
                    "Lists every transport: built, usable here, and why not; devices, ports,\n"
-                   "GID tables (verbs) and providers/domains (libfabric).\n";
+                   "GID tables (verbs) and providers/domains (libfabric); then the SHARP\n"
+                   "collective backend (library, caps_query facts, or why not usable).\n";
       return 0;
     }
     if ((args[i] == "--format" || args[i] == "-f") && i + 1 < args.size()) {
@@ -72,6 +74,20 @@ int runInfoCommand(const std::vector<std::string>& args) {
     std::cout << fmt::format("{:<7} {:<10} {}\n", s.name,
                              !s.built ? "not built" : (s.usable ? "usable" : "unusable"), s.reason);
     if (!s.details.is_null() && !s.details.empty()) printDetails(s.details, 2);
+  }
+  // SHARP is a collective backend, not a transport: one line of its own.
+  collective::sharp::Status sh = collective::sharp::probe();
+  if (json) {
+    all.push_back({{"collective", "sharp"},
+                   {"built", sh.built},
+                   {"usable", sh.usable},
+                   {"reason", sh.reason},
+                   {"details", sh.details}});
+  } else {
+    std::cout << fmt::format("{:<7} {:<10} {}\n", "sharp",
+                             !sh.built ? "not built" : (sh.usable ? "usable" : "unusable"),
+                             sh.reason);
+    if (!sh.details.is_null() && !sh.details.empty()) printDetails(sh.details, 2);
   }
   if (json) std::cout << all.dump(2) << "\n";
   return 0;
