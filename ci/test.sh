@@ -67,7 +67,9 @@ build_release() {
 
 # ASan+UBSan: unit tests, and the socket and ofi integration tests (verbs, including libfabric
 # over verbs, needs the VM). gtest filters match the whole name: "Providers/OfiTransport.X/p".
-ASAN_FILTER='Socket*:Ofi*:*/Ofi*:*Collective*/socket_*:*Collective*/ofi_*'
+# The collective cases run over socket only here (the ofi ones, 56 cases of up to 16 ranks over
+# tcp;ofi_rxm, take many minutes and run unsanitized in the ctest phase).
+ASAN_FILTER='Socket*:Ofi*:*/Ofi*:*Collective*/socket_*'
 ASAN_FILTER+='-*/verbs_ofi_rxm:*OfiMsgTransport.*/verbs'
 asan() {
   cmake -S . -B "$BUILD-asan" "${CONFIG[@]}" -DCMAKE_BUILD_TYPE=Debug -DRDMABENCH_SANITIZE=ON \
