@@ -14,7 +14,7 @@ PKGS=(
   # tests: netns hosts, soft-RoCE VM, JSON checks, plots
   iproute2 procps psmisc python3 qemu-system-x86 busybox-static kmod cpio gnuplot-nox
   # anchors measured side by side in bench/
-  perftest sockperf qperf
+  perftest sockperf qperf iperf3
   # collectives: a throw-away Slurm (ci/slurm-cluster), Open MPI beside rdmabench in bench/
   slurmctld slurmd slurm-client openmpi-bin libopenmpi-dev
 )

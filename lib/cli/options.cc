@@ -104,8 +104,11 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       "connect-timeout", po::value<std::string>(), "seconds to reach the server (default 5)")(
       "port,p", po::value<std::string>(), "server control port (default 18515)");
   if (bw)
-    general.add_options()("window,w", po::value<std::string>(),
-                          "messages in flight per iteration (default 64)")(
+    general.add_options()(
+        "mode", po::value<std::string>(),
+        "window (osu_bw: windows of --window messages, acked) | stream (perftest: --tx-depth "
+        "posts kept in flight); default stream with --format perftest, else window")(
+        "window,w", po::value<std::string>(), "window mode: messages per window (default 64)")(
         "bidir,b", po::bool_switch(), "bidirectional (osu_bibw)")(
         "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
         "cq-mod", po::value<std::string>(), "request a completion every N posts (default 1)");
@@ -203,6 +206,16 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       spec.window =
           static_cast<uint32_t>(parseUnsigned(str("window"), "--window", 1, engine::kMaxWindow));
     spec.bidirectional = vm["bidir"].as<bool>();
+    if (vm.count("mode")) {
+      spec.mode = str("mode");
+      if (spec.mode != "window" && spec.mode != "stream")
+        throw UsageError(fmt::format("--mode {}: unknown (valid: window, stream)", spec.mode));
+    } else if (vm.count("format") && str("format") == "perftest") {
+      spec.mode = "stream";  // perftest's ib_*_bw method
+    }
+    if (spec.mode == "stream" && vm.count("window"))
+      throw UsageError(
+          "--window: only for --mode window (stream mode keeps --tx-depth posts in flight)");
     if (vm.count("qp"))
       spec.queuePairs =
           static_cast<uint32_t>(parseUnsigned(str("qp"), "--qp", 1, engine::kMaxQueuePairs));
@@ -261,6 +274,9 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   if (spec.serverDevice.device.empty() && vm.count("domain") && cmd.client.host.empty())
     spec.serverDevice.device = d.device;
   spec.serverDevice.gidIndex = -1;
+  // Stream mode moderates completions as perftest does (-Q 100, capped at the tx depth).
+  if (bw && spec.mode == "stream" && !vm.count("cq-mod"))
+    spec.cqModeration = std::min<uint32_t>(100, spec.streamDepth());
   if (cmd.client.host.empty()) {
     // Loopback: both sides use the same device and GID.
     spec.serverDevice.device = d.device;

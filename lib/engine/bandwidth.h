@@ -1,20 +1,35 @@
 #pragma once
-// Windowed bandwidth / message-rate engine (osu_bw, osu_bibw, perftest ib_*_bw).
+// Bandwidth / message-rate engine (osu_bw, osu_bibw, perftest ib_{send,write,read}_bw).
 //
-// Each iteration the sender posts `window` messages per connection (a completion requested
-// every `cqModeration` posts and for the last of the window), waits for their completions and,
-// for send/recv, for a small ack from the receiver (osu_bw); RDMA write needs no ack (the
-// write completion means the data was placed, as ib_write_bw). Bidirectional: both sides send
-// and receive windows at once, no acks (osu_bibw). Receives are pre-posted (up to twice the
-// window) and re-posted as they complete.
-// Timing: from the first post of the first measured iteration to the last completion (and ack)
-// of the last one, on each side. MB/s = bytes * messages / seconds / 10^6 (10^6 B/s, as OSU);
-// bidirectional figures add both directions (osu_bibw).
-// Errors: TimeoutError / TransportError (Progress), UsageError when the window exceeds the
-// receive queue.
+// Two methods (docs/metrics.md, "window vs stream"):
+//  - BwMode::kWindow (osu_bw / osu_bibw): each iteration posts `window` messages per connection
+//    and waits for their completions; for send/recv the receiver acks every window (osu_bw).
+//    Bidirectional: both sides post and receive windows at once, no per-window acks (osu_bibw).
+//    `iterations` and `warmup` count windows.
+//  - BwMode::kStream (perftest, ucx_perftest STREAM_UNI): keeps `window` posts (the --tx-depth)
+//    in flight per connection and re-posts as completions arrive. `iterations` and `warmup`
+//    count messages per connection. Warmup posts are drained before the clock starts.
+// Delivery: the clock stops only when the target holds the data, on every transport. For send,
+// the receiver acks after it received the last message (per window in window mode); for write,
+// the writer sends a fin after its last write and the target acks it (ordered after the writes:
+// docs/transport.md); for read, the reader's last read completion is local delivery. So the
+// timed interval runs from the first measured post to that delivery event.
+// The target times its own interval: send, from its last warmup receive (or the first measured
+// one, which it then does not count) to the last receive; write/read, from the initiator's start
+// marker (sent just before the first measured post) to its fin.
+// MB/s = bytes * messages / seconds / 10^6 (10^6 B/s, as OSU); bidirectional figures add both
+// directions (osu_bibw).
+// --check: the sender stamps its send area with a per-size pattern before the run and the target
+// verifies the last message landed; then a separate, untimed verification pass sends up to
+// kCheckMessages messages one at a time, each with its own pattern, and the target verifies each
+// (bidirectional: one direction after the other). Wrong messages are counted in `wrong`.
+// Errors: TimeoutError / TransportError (Progress), UsageError for bad parameters.
+// Thread-safety: one run per thread; the Device/Links belong to the caller's thread.
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/link.h"
@@ -22,24 +37,47 @@
 
 namespace rdmabench::engine {
 
+enum class BwOp : uint8_t { kSend, kWrite, kRead };
+enum class BwMode : uint8_t { kWindow, kStream };
+
+// "send"/"tagged" -> kSend, "write", "read"; throws UsageError naming --op otherwise.
+BwOp parseBwOp(std::string_view op);
+// "window" / "stream"; throws UsageError naming --mode otherwise.
+BwMode parseBwMode(std::string_view mode);
+const char* toString(BwMode mode);
+
+// Largest number of messages the untimed verification pass of --check sends per direction.
+inline constexpr uint64_t kCheckMessages = 256;
+
 struct BandwidthParams {
-  std::string op = "send";  // send | write
+  BwOp op = BwOp::kSend;
+  BwMode mode = BwMode::kWindow;
   uint64_t bytes = 0;
-  uint64_t iterations = 0;
-  uint64_t warmup = 0;
-  uint32_t window = 64;
+  uint64_t iterations = 0;  // window mode: windows; stream mode: messages per connection
+  uint64_t warmup = 0;      // same unit as iterations
+  uint32_t window = 64;     // window mode: messages per window; stream: posts in flight
   uint32_t cqModeration = 1;
-  bool sender = true;          // unidirectional role
+  bool sender = true;          // unidirectional role (client = sender/initiator)
   bool bidirectional = false;  // both sides send and receive
+  bool check = false;          // verify payloads (see above)
+  // Clock in nanoseconds (differences only); empty = rdmabench::nowNs. Tests inject a fake.
+  std::function<int64_t()> clock;
 };
 
 struct BandwidthResult {
-  double seconds = 0;             // measured interval on this side
-  uint64_t messages = 0;          // messages this side sent in the measured interval
-  uint64_t messagesBothWays = 0;  // bidirectional: sent + received
+  double seconds = 0;             // this side's measured interval
+  uint64_t messages = 0;          // messages this side sent (or, target: received) while timed
+  uint64_t messagesBothWays = 0;  // bidirectional: sent + received; else = messages
   double megabytesPerSec = 0;     // this side's figure (bidirectional: both directions)
   double messagesPerSec = 0;
+  bool target = false;   // this side was the data target (uni receiver / write-read target)
+  uint64_t checked = 0;  // messages verified by this side (check = true)
+  uint64_t wrong = 0;    // of those, messages whose payload or length was wrong
 };
+
+// Messages posted per connection and direction by a run (warmup included); the engine's
+// counters are 64-bit, so any value fits (contexts carry the low 40 bits, see link.h).
+uint64_t bandwidthPosts(const BandwidthParams& params);
 
 BandwidthResult runBandwidth(transport::Device& device, std::vector<Link>& links,
                              Progress& progress, const BandwidthParams& params);

@@ -30,5 +30,13 @@ inline uint32_t ctxLink(uint64_t ctx) {
 inline uint64_t ctxSeq(uint64_t ctx) {
   return ctx & ((1ull << 40) - 1);
 }
+// The full 64-bit sequence number of a completion whose context carries the low 40 bits `seq40`,
+// given `next`, the full number of the oldest post not yet known complete (completions arrive
+// in post order and fewer than 2^40 posts are ever in flight, so the context's sequence number
+// wraps harmlessly: a run may post any number of messages).
+inline uint64_t unwrapSeq(uint64_t next, uint64_t seq40) {
+  constexpr uint64_t kMask = (1ull << 40) - 1;
+  return next + ((seq40 - next) & kMask);
+}
 
 }  // namespace rdmabench::engine

@@ -1,23 +1,19 @@
 #include "engine/pingpong.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "engine/pattern.h"
 
 namespace rdmabench::engine {
 namespace {
 
 using transport::Completion;
 using transport::PostResult;
-
-// Fills `n` bytes with a pattern unique to iteration `i` (check mode only, outside the timing).
-void stamp(uint8_t* p, uint64_t n, uint64_t i) {
-  for (uint64_t k = 0; k < n; ++k)
-    p[k] = static_cast<uint8_t>(i * 131 + k * 7 + 1);
-}
 
 class PingPong {
  public:
@@ -27,7 +23,8 @@ class PingPong {
         link_(link),
         progress_(progress),
         p_(p),
-        len_(static_cast<uint32_t>(p.bytes)) {
+        len_(static_cast<uint32_t>(p.bytes)),
+        now_(p.clock ? p.clock : &nowNs) {
     (void)device;
   }
 
@@ -50,7 +47,7 @@ class PingPong {
   PingPongResult run() {
     PingPongResult r;
     r.samples.reserve(p_.iterations);
-    int64_t start = nowNs();
+    int64_t start = now_();
     if (p_.op == "send")
       p_.initiator ? sendInitiator(r) : sendResponder();
     else if (p_.op == "write")
@@ -59,7 +56,9 @@ class PingPong {
       p_.initiator ? readInitiator(r) : passiveUntilFin();
     else
       throw UsageError(fmt::format("--op {}: not supported by the latency engine", p_.op));
-    r.seconds = static_cast<double>(nowNs() - start) / 1e9;
+    // Warmup excluded, as bandwidth: from the first measured iteration on.
+    if (measureStartNs_ != INT64_MIN) start = measureStartNs_;
+    r.seconds = static_cast<double>(now_() - start) / 1e9;
     while (outstanding_ > 0)
       progress_.pollOnce(handler());
     return r;
@@ -88,11 +87,12 @@ class PingPong {
     const uint64_t total = p_.warmup + p_.iterations;
     postRecv(ro, len_, Ctx::kRecvData);
     for (uint64_t i = 0; i < total; ++i) {
-      if (p_.check) stamp(sendArea, len_, i);
-      int64_t t0 = nowNs();
+      if (p_.check) stampPattern(sendArea, len_, i);
+      int64_t t0 = now_();
+      if (i == p_.warmup) measureStartNs_ = t0;
       postSend(so, len_, Ctx::kData);
       waitRecv();
-      int64_t t1 = nowNs();
+      int64_t t1 = now_();
       if (i + 1 < total) postRecv(ro, len_, Ctx::kRecvData);
       if (i >= p_.warmup) r.samples.add((t1 - t0) / 2);
       if (p_.check && (recvBytes_ != len_ || std::memcmp(sendArea, recvArea, len_) != 0))
@@ -106,28 +106,41 @@ class PingPong {
     postRecv(ro, len_, Ctx::kRecvData);
     for (uint64_t i = 0; i < total; ++i) {
       waitRecv();
+      if (i == p_.warmup) measureStartNs_ = now_();
       if (i + 1 < total) postRecv(ro, len_, Ctx::kRecvData);
       // Echo from the receive area: the next message cannot arrive before this one is read.
       postSend(ro, recvBytes_, Ctx::kData);
     }
   }
 
+  // --check: each side stamps the payload of iteration i (all but the flag byte) before it
+  // writes, and verifies what arrived after the flag byte flipped (the responder's check is
+  // inside the initiator's round trip: check mode costs one compare of `bytes` per iteration).
   void writeLoop(PingPongResult& r) {
     const uint64_t so = link_.layout.sendOffset(), ro = link_.layout.recvOffset();
     volatile uint8_t* recvLast = mr_.data() + ro + len_ - 1;
     uint8_t* sendLast = mr_.data() + so + len_ - 1;
+    const uint8_t* recvArea = mr_.data() + ro;
     const uint64_t total = p_.warmup + p_.iterations;
     for (uint64_t i = 0; i < total; ++i) {
       const uint8_t v = static_cast<uint8_t>(i % 255 + 1);
       if (p_.initiator) {
+        if (p_.check) stampPattern(mr_.data() + so, len_ - 1, i);
         *sendLast = v;
-        int64_t t0 = nowNs();
+        int64_t t0 = now_();
+        if (i == p_.warmup) measureStartNs_ = t0;
         postWrite(so, ro);
         spinFor(recvLast, v);
-        int64_t t1 = nowNs();
+        int64_t t1 = now_();
         if (i >= p_.warmup) r.samples.add((t1 - t0) / 2);
+        if (p_.check && !patternMatches(recvArea, len_ - 1, i)) ++r.checkErrors;
       } else {
         spinFor(recvLast, v);
+        if (i == p_.warmup) measureStartNs_ = now_();
+        if (p_.check) {
+          if (!patternMatches(recvArea, len_ - 1, i)) ++r.checkErrors;
+          stampPattern(mr_.data() + so, len_ - 1, i);
+        }
         *sendLast = v;
         postWrite(so, ro);
       }
@@ -151,16 +164,24 @@ class PingPong {
   void readInitiator(PingPongResult& r) {
     const uint64_t so = link_.layout.sendOffset(), ro = link_.layout.recvOffset();
     const uint64_t total = p_.warmup + p_.iterations;
+    uint8_t* recvArea = mr_.data() + ro;
     for (uint64_t i = 0; i < total; ++i) {
-      int64_t t0 = nowNs();
+      int64_t t0 = now_();
+      if (i == p_.warmup) measureStartNs_ = t0;
       while (ep_.postRead(mr_, ro, len_, link_.remote, so, makeCtx(Ctx::kData, 0, 0)) ==
              PostResult::kRetry)
         progress_.pollOnce(handler());
       ++outstanding_;
       while (outstanding_ > 0)
         progress_.pollOnce(handler());
-      int64_t t1 = nowNs();
+      int64_t t1 = now_();
       if (i >= p_.warmup) r.samples.add(t1 - t0);
+      // --check: the responder stamped readPatternTag(bytes) before the size started; clear
+      // the landing area afterwards so the next read must fill it again (outside the timing).
+      if (p_.check) {
+        if (!patternMatches(recvArea, len_, readPatternTag(p_.bytes))) ++r.checkErrors;
+        std::memset(recvArea, 0, len_);
+      }
     }
     postSend(link_.layout.ctrlOffset() + kCtrlSendOffset, kCtrlMessageBytes, Ctx::kAckSend);
   }
@@ -183,6 +204,8 @@ class PingPong {
   uint64_t outstanding_ = 0;
   bool gotRecv_ = false;
   uint32_t recvBytes_ = 0;
+  int64_t (*now_)();
+  int64_t measureStartNs_ = INT64_MIN;  // first measured iteration (INT64_MIN: none ran)
 };
 
 }  // namespace

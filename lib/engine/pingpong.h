@@ -12,6 +12,9 @@
 //    transports that need target progress make it. Needs bytes >= 1.
 //  - read: the initiator reads the responder's send area; the responder only progresses its
 //    device until the initiator's final control message. Needs bytes >= 1.
+// --check: send verifies the echoed payload; write stamps a per-iteration pattern on both sides and
+// each side verifies what arrived; read verifies the responder's pattern (readPatternTag, stamped
+// by the caller before the size starts: see pair.cc) and clears the landing area after each read.
 // Errors: TimeoutError / TransportError (from Progress), UsageError for unsupported ops.
 
 #include <cstdint>
@@ -29,12 +32,14 @@ struct PingPongParams {
   uint64_t warmup = 0;
   bool initiator = true;
   bool check = false;
+  // Clock in nanoseconds (differences only); nullptr = rdmabench::nowNs. Tests inject a fake.
+  int64_t (*clock)() = nullptr;
 };
 
 struct PingPongResult {
   stats::SampleSet samples;  // per-iteration latency, ns (one-way, or round trip for read)
-  uint64_t checkErrors = 0;  // iterations whose echoed payload differed (check = true)
-  double seconds = 0;        // measured loop wall time
+  uint64_t checkErrors = 0;  // iterations whose payload differed (check = true; this side's view)
+  double seconds = 0;        // wall time of the measured iterations (warmup excluded)
 };
 
 // Runs one size on `link`. The caller has synchronised both sides (the receive area is

@@ -60,6 +60,7 @@ json TestSpec::toJson() const {
               {"warmup", warmup},
               {"duration_s", durationSec},
               {"window", window},
+              {"mode", mode},
               {"queue_pairs", queuePairs},
               {"cq_moderation", cqModeration},
               {"check", check},
@@ -83,6 +84,7 @@ TestSpec TestSpec::fromJson(const json& j) {
     s.warmup = j.value("warmup", int64_t{-1});
     s.durationSec = j.value("duration_s", 0.0);
     s.window = j.value("window", uint32_t{64});
+    s.mode = j.value("mode", std::string("window"));
     s.queuePairs = j.value("queue_pairs", uint32_t{1});
     s.cqModeration = j.value("cq_moderation", uint32_t{1});
     s.check = j.value("check", false);
@@ -106,8 +108,12 @@ void TestSpec::validate() const {
     throw UsageError(
         fmt::format("--op tagged: only for -t ofi with --ep rdm (FI_TAGGED), not -t {}{}",
                     transport, serverDevice.endpointType == "msg" ? " --ep msg" : ""));
-  if (test == "bw" && op == "read")
-    throw UsageError("--op read: only for `lat` (RDMA read latency) in this version");
+  if (mode != "window" && mode != "stream")
+    throw UsageError(fmt::format("--mode {}: unknown (valid: window, stream)", mode));
+  if (test == "bw" && op == "read" && check)
+    throw UsageError(
+        "--check: not available for `bw --op read` (the reader cannot tell a stale buffer from a "
+        "fresh one without a target pass; use `lat --op read --check`)");
   if (sizes.empty()) throw UsageError("--size: no message sizes given");
   if (sizes.size() > kMaxSizes)
     throw UsageError(fmt::format("--size: {} sizes given, limit {}", sizes.size(), kMaxSizes));
@@ -131,9 +137,11 @@ void TestSpec::validate() const {
     throw UsageError(fmt::format("--qp {}: out of range 1..{}", queuePairs, kMaxQueuePairs));
   if (test == "lat" && queuePairs != 1)
     throw UsageError("--qp: several queue pairs only apply to `bw`");
-  if (cqModeration < 1 || cqModeration > window)
-    throw UsageError(
-        fmt::format("--cq-mod {}: out of range 1..{} (the window)", cqModeration, window));
+  const bool stream = test == "bw" && mode == "stream";
+  const uint32_t inFlight = stream ? streamDepth() : window;
+  if (cqModeration < 1 || cqModeration > inFlight)
+    throw UsageError(fmt::format("--cq-mod {}: out of range 1..{} ({})", cqModeration, inFlight,
+                                 stream ? "the --tx-depth" : "the window"));
   if (timeoutMs < 100 || timeoutMs > kMaxTimeoutMs)
     throw UsageError(fmt::format("--timeout {}: out of range 0.1..3600 seconds",
                                  static_cast<double>(timeoutMs) / 1000));
@@ -144,14 +152,14 @@ uint64_t TestSpec::iterationsFor(uint64_t bytes) const {
   if (iterations > 0) return iterations;
   bool large = bytes > kLargeMessageBytes;
   if (test == "lat") return large ? 1000 : 10000;
-  return large ? 20 : 100;
+  return (large ? 20 : 100) * (mode == "stream" ? 64 : 1);
 }
 
 uint64_t TestSpec::warmupFor(uint64_t bytes) const {
   if (warmup >= 0) return static_cast<uint64_t>(warmup);
   bool large = bytes > kLargeMessageBytes;
   if (test == "lat") return large ? 10 : 100;
-  return large ? 2 : 10;
+  return (large ? 2 : 10) * (mode == "stream" ? 64 : 1);
 }
 
 uint64_t TestSpec::maxSize() const {

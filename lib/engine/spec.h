@@ -31,7 +31,8 @@ struct TestSpec {
   uint64_t iterations = 0;           // measured iterations per size; 0 = automatic
   int64_t warmup = -1;               // warmup iterations per size; -1 = automatic
   double durationSec = 0;            // > 0: iterations calibrated to last this long per size
-  uint32_t window = 64;              // bw: messages in flight per iteration (osu_bw's 64)
+  uint32_t window = 64;              // bw window mode: messages per window (osu_bw's 64)
+  std::string mode = "window";       // bw: "window" (osu_bw) or "stream" (perftest)
   uint32_t queuePairs = 1;           // bw: connections used in parallel (perftest -q)
   uint32_t cqModeration = 1;         // bw: request a completion every N posts (perftest -Q)
   bool check = false;                // verify payload data (latency echo / bandwidth pattern)
@@ -48,9 +49,13 @@ struct TestSpec {
   void validate() const;
 
   // Iterations / warmup actually used for `bytes` (OSU defaults when automatic:
-  // latency 10000/100 up to 8 KiB and 1000/10 above; bandwidth 100/10 and 20/2).
+  // latency 10000/100 up to 8 KiB and 1000/10 above; bandwidth 100/10 and 20/2 windows; bw
+  // stream mode counts messages: the same data as 64-message windows, 6400/640 and 1280/128).
   uint64_t iterationsFor(uint64_t bytes) const;
   uint64_t warmupFor(uint64_t bytes) const;
+  // bw stream mode: posts kept in flight per connection = --tx-depth (serverDevice.txDepth,
+  // which the CLI copies from the client's), default 128 as perftest's bandwidth tests.
+  uint32_t streamDepth() const { return serverDevice.txDepth ? serverDevice.txDepth : 128; }
   // Largest size in the sweep.
   uint64_t maxSize() const;
   // Bytes one side allocates per connection for this test (buffer layout in buffers.h).

@@ -105,7 +105,8 @@ class CsvReporter : public Reporter {
       f.push_back(c.inNetwork ? "" : num(c.busbwGBs));  // n/a for in-network reduction
       f.push_back(c.wrong ? num(*c.wrong) : "");
     } else {
-      f.resize(f.size() + 11);
+      f.resize(f.size() + 10);
+      f.push_back(row.wrong ? num(*row.wrong) : "");
     }
     if (row.link) {
       const RingLinkRow& l = *row.link;

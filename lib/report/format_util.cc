@@ -157,6 +157,8 @@ nlohmann::ordered_json rowJson(const Row& row) {
     j["peer_mb_per_s"] = row.peerMegabytesPerSec ? nlohmann::ordered_json(*row.peerMegabytesPerSec)
                                                  : nlohmann::ordered_json(nullptr);
   }
+  if (row.messages > 0) j["messages"] = row.messages;
+  if (row.wrong) j["wrong"] = *row.wrong;
   return j;
 }
 

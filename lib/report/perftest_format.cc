@@ -10,9 +10,9 @@
 //    2       1000          1.02           3.56         1.05     ...
 //   ---------------------------------------------------------------------------------------
 //
-// Differences in meaning (docs/metrics.md): MB/sec is 10^6 B/s (perftest 6.06 prints "MB/sec"
-// but divides by 2^20; 2024+ perftest prints MiB/sec); "BW peak" repeats the average because
-// rdmabench does not compute perftest's peak; t_max is the true maximum (perftest drops the 2
+// Meaning (docs/metrics.md): MB/sec is 2^20 B/s as perftest divides (6.06 prints "MB/sec", 2024+
+// prints MiB/sec); #iterations counts messages as perftest; "BW peak" is not computed and printed
+// as 0.00, as perftest does with -N; t_max is the true maximum (perftest drops the 2
 // largest samples); 99%/99.9% are nearest-rank percentiles of all samples.
 
 #include <fmt/format.h>
@@ -63,9 +63,15 @@ class PerftestReporter : public TextReporter {
         field("Latency", latencyMeaning(i));
         break;
       case TestKind::kBandwidth:
-        field("Window", fmt::format("{}", i.window));
-        field("BW units", options().gigabits ? "Gb/sec = 10^9 bit/s (BW peak = BW average)"
-                                             : "MB/sec = 10^6 B/s (BW peak = BW average)");
+        if (i.extra.is_object() && i.extra.value("mode", std::string()) == "stream")
+          field("Mode", fmt::format("stream, TX depth {} (perftest's method)", i.window));
+        else
+          field("Mode", fmt::format("window of {} messages (osu_bw's method)", i.window));
+        field("BW units", options().gigabits ? "Gb/sec = 10^9 bit/s"
+                                             : "MB/sec = 2^20 B/s (MiB/s, "
+                                               "as perftest divides)");
+        field("BW peak", "not computed: printed as 0.00, as perftest -N does");
+        field("#iterations", "messages per connection and direction, as perftest");
         break;
       case TestKind::kBarrier:
       case TestKind::kAllreduce:
@@ -107,11 +113,12 @@ class PerftestReporter : public TextReporter {
         break;
       }
       case TestKind::kBandwidth: {
-        double bw =
-            options().gigabits ? gigabitsFromMegabytes(row.megabytesPerSec) : row.megabytesPerSec;
+        // perftest divides bytes/s by 2^20 under "MB/sec" (docs/metrics.md).
+        double bw = options().gigabits ? gigabitsFromMegabytes(row.megabytesPerSec)
+                                       : row.megabytesPerSec * 1e6 / 1048576.0;
         out() << fmt::format(
             " {:<7}    {:<10}       {:<7.2f}            {:<7.2f}\t\t     {:<7.6f}\n", row.bytes,
-            row.iterations, bw, bw, row.messagesPerSec / 1e6);
+            row.messages > 0 ? row.messages : row.iterations, 0.0, bw, row.messagesPerSec / 1e6);
         break;
       }
       case TestKind::kBarrier:

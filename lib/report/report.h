@@ -85,9 +85,15 @@ struct Row {
   double seconds = 0;                         // timed interval
   double megabytesPerSec = 0;                 // MB/s, 10^6 B/s
   double messagesPerSec = 0;                  // messages/s
-  std::optional<double> peerMegabytesPerSec;  // what the receiving side measured, if known
-  std::optional<CollectiveRow> collective;    // barrier / allreduce runs
-  std::optional<RingLinkRow> link;            // ring runs: one row per directed link
+  std::optional<double> peerMegabytesPerSec;  // what the target measured on its own interval
+  // Messages per connection and direction in the timed interval (bw: window mode = iterations x
+  // window, stream mode = iterations; lat: iterations); perftest's #iterations column.
+  uint64_t messages = 0;
+  // --check: messages (bw) or iterations (lat) whose payload was wrong, both sides summed;
+  // empty = not checked (nccl-tests' #wrong).
+  std::optional<uint64_t> wrong;
+  std::optional<CollectiveRow> collective;  // barrier / allreduce runs
+  std::optional<RingLinkRow> link;          // ring runs: one row per directed link
 };
 
 struct ReportOptions {

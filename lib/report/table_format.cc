@@ -46,9 +46,13 @@ class TableReporter : public TextReporter {
         what = "latency = " + latencyMeaning(i);
         break;
       case TestKind::kBandwidth:
-        what = fmt::format("bandwidth, window {} messages, {}", i.window,
-                           i.bidirectional ? "bidirectional (both directions summed)"
-                                           : "unidirectional (measured by the sender)");
+        what =
+            fmt::format("bandwidth, {}, {}",
+                        i.extra.is_object() && i.extra.value("mode", std::string()) == "stream"
+                            ? fmt::format("stream mode, {} posts in flight", i.window)
+                            : fmt::format("window {} messages (window mode)", i.window),
+                        i.bidirectional ? "bidirectional (both directions summed)"
+                                        : "unidirectional (first post to delivery at the target)");
         break;
       case TestKind::kBarrier:
       case TestKind::kAllreduce:
@@ -101,6 +105,8 @@ class TableReporter : public TextReporter {
         for (const char* name : {"p50", "p90", "p99", "p99.9"}) {
           columns_.push_back(column(p + name + "[us]"));
         }
+        wrong_ = first && first->wrong.has_value();
+        if (wrong_) columns_.push_back(column("#wrong", 6));
         break;
       }
       case TestKind::kBandwidth:
@@ -109,6 +115,8 @@ class TableReporter : public TextReporter {
         columns_.push_back(column("MsgRate[Mmsg/s]"));
         peer_ = first && first->peerMegabytesPerSec.has_value();
         if (peer_) columns_.push_back(column("peer_BW[MB/s]", 12));
+        wrong_ = first && first->wrong.has_value();
+        if (wrong_) columns_.push_back(column("#wrong", 6));
         break;
       case TestKind::kBarrier:
       case TestKind::kAllreduce:
@@ -148,6 +156,7 @@ class TableReporter : public TextReporter {
           cells.push_back(fmt::format("{:.2f}", v));
         }
         if (!s.exact) inexact_.push_back(row.bytes);
+        if (wrong_) cells.push_back(row.wrong ? fmt::format("{}", *row.wrong) : "N/A");
         break;
       }
       case TestKind::kBandwidth:
@@ -160,6 +169,7 @@ class TableReporter : public TextReporter {
           cells.push_back(row.peerMegabytesPerSec ? fmt::format("{:.2f}", *row.peerMegabytesPerSec)
                                                   : std::string("-"));
         }
+        if (wrong_) cells.push_back(row.wrong ? fmt::format("{}", *row.wrong) : "N/A");
         break;
       case TestKind::kBarrier:
       case TestKind::kAllreduce: {
@@ -251,6 +261,7 @@ class TableReporter : public TextReporter {
   bool inNetwork_ = false;
   uint64_t ostPayload_ = 0, largest_ = 0;
   bool peer_ = false;
+  bool wrong_ = false;  // --check: a #wrong column
 };
 
 }  // namespace

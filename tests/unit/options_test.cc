@@ -56,6 +56,33 @@ TEST(ClientOptions, BadValuesNameOptionAndRange) {
   EXPECT_NE(usageError("lat", {"-s", "5G"}).find("--size"), std::string::npos);
 }
 
+TEST(ClientOptions, BandwidthModes) {
+  // window is the default (osu_bw); --format perftest selects perftest's stream method.
+  auto c = parseClientCommand("bw", {"-t", "socket", "-s", "8"});
+  EXPECT_EQ(c.client.spec.mode, "window");
+  EXPECT_EQ(c.client.spec.cqModeration, 1u);
+  c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "-f", "perftest"});
+  EXPECT_EQ(c.client.spec.mode, "stream");
+  EXPECT_EQ(c.client.spec.cqModeration, 100u);  // perftest -Q 100, capped at the tx depth 128
+  c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "-f", "perftest", "--mode", "window"});
+  EXPECT_EQ(c.client.spec.mode, "window");
+  c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "--mode", "stream", "--tx-depth", "16"});
+  EXPECT_EQ(c.client.spec.streamDepth(), 16u);
+  EXPECT_EQ(c.client.spec.cqModeration, 16u);
+  EXPECT_EQ(c.client.spec.iterationsFor(8), 6400u);  // messages: the data of 100 windows of 64
+  EXPECT_NE(usageError("bw", {"--mode", "burst"}).find("--mode burst: unknown"), std::string::npos);
+  EXPECT_NE(usageError("bw", {"--mode", "stream", "-w", "8"})
+                .find("--window: only for --mode "
+                      "window"),
+            std::string::npos);
+  EXPECT_NE(usageError("bw", {"-t", "socket", "--op", "read", "-s", "64", "--check"})
+                .find("--check: not available for `bw --op read`"),
+            std::string::npos);
+  // bw --op read is ib_read_bw now.
+  c = parseClientCommand("bw", {"-t", "socket", "--op", "read", "-s", "64"});
+  EXPECT_EQ(c.client.spec.op, "read");
+}
+
 TEST(ServerOptions, Parse) {
   auto s = parseServerCommand({"--port", "9999", "--once", "--max-bytes", "64M"});
   EXPECT_EQ(s.server.port, 9999);

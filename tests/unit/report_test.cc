@@ -196,15 +196,20 @@ TEST(ReportPerftest, LatencyTableMatchesPerftestColumns) {
 
 TEST(ReportPerftest, BandwidthTableInMegabytesAndGigabits) {
   std::vector<Row> rows{bandwidthRow(65536, 11234.56, 171425.0, 5000)};
+  rows[0].messages = 320000;  // perftest's #iterations counts messages
   std::string mb = run("perftest", bandwidthRun(), rows);
   EXPECT_TRUE(hasLine(mb, "                    Send BW Test")) << mb;
   EXPECT_TRUE(hasLine(
       mb, " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]"))
       << mb;
-  // perftest's row: " %-7lu    %-10lu       %-7.2lf            %-7.2lf\t\t     %-7.6lf".
+  // perftest's row: " %-7lu    %-10lu       %-7.2lf            %-7.2lf\t\t     %-7.6lf";
+  // MB/sec = 2^20 B/s as perftest divides (11234.56 * 10^6 / 2^20 = 10714.11), peak not
+  // computed = 0.00 (perftest -N), #iterations = messages.
   EXPECT_TRUE(hasLine(mb,
-                      " 65536      5000             11234.56            11234.56\t\t     "
+                      " 65536      320000           0.00               10714.11\t\t     "
                       "0.171425"))
+      << mb;
+  EXPECT_TRUE(hasLine(mb, " BW units        : MB/sec = 2^20 B/s (MiB/s, as perftest divides)"))
       << mb;
 
   ReportOptions gbits;
@@ -214,7 +219,7 @@ TEST(ReportPerftest, BandwidthTableInMegabytesAndGigabits) {
       gb, " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"))
       << gb;
   EXPECT_TRUE(hasLine(gb,
-                      " 65536      5000             89.88              89.88  \t\t     "
+                      " 65536      320000           0.00               89.88  \t\t     "
                       "0.171425"))
       << gb;
 }

@@ -6,6 +6,7 @@
 #include <sys/epoll.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -26,6 +27,8 @@ SocketEndpoint::SocketEndpoint(SocketDevice& device, Fd fd, std::string peer, st
       pendingReads_(device.txDepth()),
       inline_(static_cast<size_t>(device.txDepth()) * (kHeaderBytes + device.inlineBytes())),
       stage_(new uint8_t[kStageBytes]) {
+  if (const char* e = std::getenv("RDMABENCH_TEST_CORRUPT_EVERY"))  // test-only fault hook
+    corruptEvery_ = std::strtoull(e, nullptr, 10);
   makeFastSocket(fd_.get(), peer_);
   SockAddr local;
   local.len = sizeof(local.ss);

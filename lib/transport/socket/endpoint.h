@@ -138,6 +138,10 @@ class SocketEndpoint : public Endpoint {
   int closedStatus_ = 0;
   std::string closedText_;
   bool unsolicited_ = false;  // report one error completion (context 0) on the next harvest
+  // TEST ONLY (RDMABENCH_TEST_CORRUPT_EVERY=N, docs/transport.md): flip the first byte of every
+  // Nth incoming payload longer than 8 bytes, so tests can prove that --check catches bad data.
+  uint64_t corruptEvery_ = 0;
+  uint64_t corruptCount_ = 0;
 };
 
 }  // namespace rdmabench::transport::socket

@@ -279,6 +279,9 @@ bool SocketEndpoint::startIncoming() {
 
 void SocketEndpoint::finishIncoming() {
   expectLarge_ = cur_.length >= kDirectReadBytes;
+  if (corruptEvery_ != 0 && cur_.dest != nullptr && cur_.length > 8 &&
+      ++corruptCount_ % corruptEvery_ == 0)
+    cur_.dest[0] ^= 0xff;  // test-only fault hook (RDMABENCH_TEST_CORRUPT_EVERY)
   if (cur_.rq != nullptr) {
     cur_.rq->done = true;
     cur_.rq->bytes = cur_.length;
