@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/token.h"
 #include "common/units.h"
 #include "report/report.h"
 
@@ -102,7 +103,10 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
                                                          "longest wait without progress, seconds "
                                                          "(default 10)")(
       "connect-timeout", po::value<std::string>(), "seconds to reach the server (default 5)")(
-      "port,p", po::value<std::string>(), "server control port (default 18515)");
+      "port,p", po::value<std::string>(), "server control port (default 18515)")(
+      "token", po::value<std::string>(),
+      "access token the server requires (default: $RDMABENCH_TOKEN; prefer the variable, "
+      "command lines are visible in ps)");
   if (bw)
     general.add_options()(
         "mode", po::value<std::string>(),
@@ -195,6 +199,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
     spec.durationSec = parseSeconds(str("duration"), "--duration", 0.01, 3600);
   }
   spec.check = vm["check"].as<bool>();
+  cmd.client.token = resolveToken(
+      vm.count("token") ? std::optional<std::string>(str("token")) : std::nullopt, false);
   if (vm.count("timeout"))
     spec.timeoutMs =
         static_cast<int64_t>(parseSeconds(str("timeout"), "--timeout", 0.1, 3600) * 1000);
@@ -314,7 +320,15 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
                                                                          "exit after one test")(
       "max-bytes", po::value<std::string>(),
       "largest buffer memory a client may make the "
-      "server allocate (default 1G)")("quiet", po::bool_switch(), "no per-session log lines");
+      "server allocate (default 1G)")("quiet", po::bool_switch(), "no per-session log lines")(
+      "token", po::value<std::string>(),
+      "require this access token in every client's hello (default: $RDMABENCH_TOKEN; none = "
+      "anyone who reaches the port may run tests)")(
+      "max-timeout", po::value<std::string>(),
+      "cap on the --timeout a client may ask for, seconds (default 60)")(
+      "max-connections", po::value<std::string>(),
+      "connections served at once (handshakes + one test); more are refused at once "
+      "(default 64)");
   po::positional_options_description pos;
   po::variables_map vm = parseOptions("server", desc, pos, args);
   if (vm.count("help")) {
@@ -336,6 +350,14 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
           fmt::format("--max-bytes {}: below the minimum of 4096 bytes", cmd.server.maxBytes));
   }
   cmd.server.verbose = !vm["quiet"].as<bool>();
+  cmd.server.token = resolveToken(
+      vm.count("token") ? std::optional<std::string>(str("token")) : std::nullopt, false);
+  if (vm.count("max-timeout"))
+    cmd.server.maxTimeoutMs =
+        static_cast<int64_t>(parseSeconds(str("max-timeout"), "--max-timeout", 0.1, 3600) * 1000);
+  if (vm.count("max-connections"))
+    cmd.server.maxConnections =
+        static_cast<uint32_t>(parseUnsigned(str("max-connections"), "--max-connections", 1, 4096));
   return cmd;
 }
 

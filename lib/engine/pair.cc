@@ -21,8 +21,11 @@
 #include "engine/pattern.h"
 #include "engine/pingpong.h"
 #include "engine/progress.h"
+#include "engine/session.h"
 #include "rendezvous/channel.h"
 #include "rendezvous/protocol.h"
+
+extern char** environ;
 
 namespace rdmabench::engine {
 namespace {
@@ -66,6 +69,70 @@ json capsJson(const transport::Caps& c) {
               {"inline_bytes", c.inlineBytes}};
 }
 
+// libfabric variables that change what goes on the wire (rxm/rxd eager, SAR and rendezvous
+// protocols, shm's), so both sides must agree: the client sends its own with the test
+// description and the server's session adopts them. Local-only ones (interfaces, logging,
+// provider paths) stay each side's own.
+constexpr const char* kWireEnvPrefixes[] = {"FI_OFI_RXM_", "FI_OFI_RXD_", "FI_SHM_"};
+constexpr size_t kMaxWireEnv = 64;
+
+bool isWireEnvName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name)
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  for (const char* p : kWireEnvPrefixes)
+    if (name.rfind(p, 0) == 0 && name.size() > std::strlen(p)) return true;
+  return false;
+}
+
+// This process's wire-relevant libfabric variables, name -> value.
+json wireEnv() {
+  json out = json::object();
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos || !isWireEnvName(kv.substr(0, eq))) continue;
+    out[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1, 256));
+  }
+  return out;
+}
+
+// Server session (a child of the daemon): replaces its wire-relevant variables by the client's
+// (`requested`, untrusted) before libfabric reads them. Returns the server's own settings.
+json adoptWireEnv(const json* requested, const std::string& peer) {
+  json own = wireEnv();
+  const std::string what = fmt::format("provider_env from {}", peer);
+  if (requested && requested->size() > kMaxWireEnv)
+    throw ProtocolError(
+        fmt::format("{}: {} variables, limit {}", what, requested->size(), kMaxWireEnv));
+  if (requested)
+    for (const auto& [name, value] : requested->items())
+      if (!isWireEnvName(name))
+        throw ProtocolError(fmt::format("{}: \"{}\" is not a libfabric protocol variable ({}*)",
+                                        what, escapeForLog(name, 64),
+                                        "FI_OFI_RXM_, FI_OFI_RXD_, FI_SHM_"));
+  for (const auto& [name, value] : own.items())
+    unsetenv(name.c_str());
+  if (requested)
+    for (const auto& [name, value] : requested->items()) {
+      std::string v = jsonString(*requested, name, what, {}, 256);
+      for (unsigned char c : v)
+        if (c < 0x20 || c == 0x7f)
+          throw ProtocolError(fmt::format("{}: {} holds a control character", what, name));
+      setenv(name.c_str(), v.c_str(), 1);
+    }
+  return own;
+}
+
+std::string describeEnv(const json& env) {
+  std::string out;
+  for (const auto& [name, value] : env.items())
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", escapeForLog(name, 64),
+                       value.is_string() ? escapeForLog(value.get_ref<const std::string&>(), 64)
+                                         : std::string("?"));
+  return out.empty() ? "libfabric defaults" : out;
+}
+
 // Checks the test against what this side's device can do; `who` is "local" or "server".
 void checkCaps(const TestSpec& spec, const transport::Device& device, const char* who) {
   transport::Caps caps = device.caps();
@@ -103,16 +170,26 @@ json addressesJson(const Side& s) {
 }
 
 void connectSide(Side& s, const json& remote, const Deadline& deadline, const std::string& peer) {
-  const json& conns = remote.value("connectors", json::array());
-  const json& regions = remote.value("regions", json::array());
-  if (!conns.is_array() || !regions.is_array() || conns.size() != s.connectors.size() ||
-      regions.size() != s.connectors.size())
-    throw ProtocolError(fmt::format("peer {} sent {} connection addresses, expected {}", peer,
-                                    conns.size(), s.connectors.size()));
+  // By reference through the bounded readers: never a copy of the peer's DOM.
+  const std::string what = fmt::format("connection addresses from {}", peer);
+  const json* conns = jsonArray(remote, "connectors", what, kMaxQueuePairs);
+  const json* regions = jsonArray(remote, "regions", what, kMaxQueuePairs);
+  size_t nc = conns ? conns->size() : 0, nr = regions ? regions->size() : 0;
+  if (nc != s.connectors.size() || nr != s.connectors.size())
+    throw ProtocolError(
+        fmt::format("peer {} sent {} connection addresses and {} regions, expected {}", peer, nc,
+                    nr, s.connectors.size()));
+  auto hexItem = [&](const json& v, const char* field) -> const std::string& {
+    if (!v.is_string())
+      throw ProtocolError(
+          fmt::format("{}: field \"{}\" holds a {}, not a hex string", what, field, v.type_name()));
+    return v.get_ref<const std::string&>();
+  };
   for (size_t i = 0; i < s.connectors.size(); ++i) {
-    auto addr = rendezvous::fromHex(conns[i].get<std::string>(), transport::kMaxAddressBytes);
+    auto addr =
+        rendezvous::fromHex(hexItem((*conns)[i], "connectors"), transport::kMaxAddressBytes);
     auto region = transport::RemoteRegion::decode(
-        rendezvous::fromHex(regions[i].get<std::string>(), 17 + transport::kMaxKeyBytes));
+        rendezvous::fromHex(hexItem((*regions)[i], "regions"), 17 + transport::kMaxKeyBytes));
     if (region.length < s.layout.total())
       throw ProtocolError(fmt::format("peer {} exported a {}-byte buffer, expected {}", peer,
                                       region.length, s.layout.total()));
@@ -143,7 +220,7 @@ std::function<void()> controlWatchdog(Channel& ch) {
     int type = ch.peekType();
     if (type != rendezvous::kError) return;
     Frame f = ch.receive(Deadline(2000), "the peer's error message");
-    throw PeerError(fmt::format("peer {} reported: {}", ch.peerName(), f.text()));
+    rendezvous::throwPeerReport("peer " + ch.peerName(), f.text());
   };
 }
 
@@ -205,46 +282,53 @@ void tellPeer(Channel& ch, const std::string& message) {
 }
 
 void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOptions& opts,
-                   Side& side);
+                   Side& side, const json& ownEnv);
 
-void serveSession(Channel& ch, const ServerOptions& so) {
-  rendezvous::serverHandshake(ch, Deadline(so.helloTimeoutMs));
+void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
+                      const detail::AdmitFn& admit) {
+  rendezvous::serverHandshake(ch, Deadline(so.helloTimeoutMs), so.token);
   json req =
       expectJson(ch, rendezvous::kTestRequest, Deadline(so.helloTimeoutMs), "test description");
   TestSpec spec = TestSpec::fromJson(req);
+  // The client's timeout bounds how long this session waits for it: capped by the server.
+  spec.timeoutMs = std::min(spec.timeoutMs, so.maxTimeoutMs);
   uint64_t need = spec.bytesPerConnection() * spec.queuePairs;
   if (need > so.maxBytes)
     throw UsageError(fmt::format(
         "test needs {} bytes of buffers on the server ({} connection(s) x {} bytes), above the "
         "server's --max-bytes {}",
         need, spec.queuePairs, spec.bytesPerConnection(), so.maxBytes));
+  if (admit) admit(spec);
   if (so.verbose)
-    std::cerr << fmt::format("rdmabench server: {} {} {} from {}\n", spec.test, spec.transport,
-                             spec.op, ch.peerName());
+    std::cerr << fmt::format("rdmabench server: session {}: {} {} {} from {}\n", session, spec.test,
+                             escapeForLog(spec.transport, 64), spec.op, ch.peerName());
   transport::DeviceOptions opts = spec.serverDevice;
   opts.localHost = ch.localAddress();
   opts.peerHost = ch.peerAddress();
+  // This process is the session's own child (server.cc), so the environment is ours to change.
+  json ownEnv = adoptWireEnv(jsonObject(req, "provider_env", "test description"), ch.peerName());
   Side side;  // outlives the handler below: the client hears why before the data path closes
   try {
-    serveWithSide(ch, spec, opts, side);
+    serveWithSide(ch, spec, opts, side, ownEnv);
   } catch (const InterruptedError&) {
     tellPeer(ch, fmt::format("server interrupted ({})", interruptName()));
     throw;
   } catch (const std::exception& e) {
-    tellPeer(ch, e.what());
+    tellPeer(ch, rendezvous::errorFrameText(e));
     throw;
   }
 }
 
 void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOptions& opts,
-                   Side& side) {
+                   Side& side, const json& ownEnv) {
   auto dl = [&] { return Deadline(spec.timeoutMs); };
   openSide(side, spec, opts, "server");
   ch.sendJson(rendezvous::kTestAccept,
               json{{"host", hostName()},
                    {"version", RDMABENCH_VERSION},
                    {"device", side.device->properties()},
-                   {"caps", capsJson(side.device->caps())}},
+                   {"caps", capsJson(side.device->caps())},
+                   {"provider_env_own", ownEnv}},
               dl());
   ch.sendJson(rendezvous::kAddresses, addressesJson(side), dl());
   json remote = expectJson(ch, rendezvous::kAddresses, Deadline(spec.timeoutMs),
@@ -256,16 +340,16 @@ void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOpt
     Frame f = ch.receive(Deadline(spec.timeoutMs), "the next size or the end of the test");
     if (f.type == rendezvous::kDone) return;
     if (f.type == rendezvous::kError)
-      throw ProtocolError(fmt::format("client {} reported: {}", ch.peerName(), f.text()));
+      rendezvous::throwPeerReport("client " + ch.peerName(), f.text());
     if (f.type != rendezvous::kSizeStart)
       throw ProtocolError(
           fmt::format("client {} sent unexpected message type {}", ch.peerName(), f.type));
-    json j = json::parse(f.payload.begin(), f.payload.end(), nullptr, false);
-    if (!j.is_object()) throw ProtocolError("malformed size start message");
-    SizeRun run{j.value("bytes", uint64_t{0}), j.value("iterations", uint64_t{0}),
-                j.value("warmup", uint64_t{0})};
-    if (std::find(spec.sizes.begin(), spec.sizes.end(), run.bytes) == spec.sizes.end() ||
-        run.iterations > kMaxIterations || run.warmup > kMaxIterations || run.iterations == 0)
+    const std::string what = fmt::format("size start from {}", ch.peerName());
+    json j = rendezvous::parseFrameJson(f, what);
+    SizeRun run{jsonUint(j, "bytes", what, 0),
+                jsonUint(j, "iterations", what, 0, 1, kMaxIterations),
+                jsonUint(j, "warmup", what, 0, 0, kMaxIterations)};
+    if (std::find(spec.sizes.begin(), spec.sizes.end(), run.bytes) == spec.sizes.end())
       throw ProtocolError(
           fmt::format("client asked for size {} / {} iterations outside the test "
                       "description",
@@ -273,28 +357,9 @@ void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOpt
     zeroReceiveAreas(side);
     stampReadSource(side, spec, run.bytes);
     ch.sendJson(rendezvous::kSizeReady, json::object(), dl());
+    detail::testCrashHook(run.bytes);
     json result = runSize(spec, side, progress, run, false, nullptr, nullptr);
     ch.sendJson(rendezvous::kSizeResult, result, Deadline(spec.timeoutMs));
-  }
-}
-
-void serveListener(rendezvous::Listener& listener, const ServerOptions& so) {
-  for (;;) {
-    Channel ch = listener.accept(so.once ? Deadline(60'000) : Deadline::never());
-    try {
-      serveSession(ch, so);
-      if (so.verbose) std::cerr << fmt::format("rdmabench server: {} done\n", ch.peerName());
-    } catch (const InterruptedError&) {
-      tellPeer(ch, fmt::format("server interrupted ({})", interruptName()));
-      throw;
-    } catch (const std::exception& e) {
-      tellPeer(ch, e.what());
-      if (so.verbose)
-        std::cerr << fmt::format("rdmabench server: session with {} failed: {}\n", ch.peerName(),
-                                 e.what());
-      if (so.once) throw;
-    }
-    if (so.once) return;
   }
 }
 
@@ -317,7 +382,8 @@ class LoopbackServer {
         ServerOptions so;
         so.once = true;
         so.verbose = false;
-        serveListener(listener, so);
+        so.maxTimeoutMs = kMaxTimeoutMs;  // the client's own --timeout applies as given
+        detail::serveListener(listener, so);
       } catch (...) {
         rc = 1;
       }
@@ -370,8 +436,10 @@ class Client {
  private:
   void session(Channel& ch) {
     const TestSpec& spec = o_.spec;
-    rendezvous::clientHandshake(ch, Deadline(spec.timeoutMs));
-    ch.sendJson(rendezvous::kTestRequest, spec.toJson(), Deadline(spec.timeoutMs));
+    rendezvous::clientHandshake(ch, Deadline(spec.timeoutMs), o_.token);
+    json req = spec.toJson();
+    req["provider_env"] = wireEnv();  // the server's session adopts these (adoptWireEnv)
+    ch.sendJson(rendezvous::kTestRequest, req, Deadline(spec.timeoutMs));
     transport::DeviceOptions opts = o_.localDevice;
     opts.localHost = ch.localAddress();
     opts.peerHost = ch.peerAddress();
@@ -380,12 +448,41 @@ class Client {
       sessionWithSide(ch, side, opts);
     } catch (const PeerError&) {
       throw;
+    } catch (const TimeoutError& e) {
+      // Tagged: the server fails with the same class (docs/wire-protocol.md).
+      tellPeer(ch, std::string(rendezvous::kTimeoutTag) + "client failed: " + e.what());
+      throw;
     } catch (const InterruptedError&) {
       tellPeer(ch, fmt::format("client interrupted ({})", interruptName()));
       throw;
     } catch (const std::exception& e) {
+      // A data path that broke because the server's session died (a provider crash) is
+      // reported by the daemon on the control connection within ~100 ms: the server's fate is
+      // the cause worth naming.
+      serverFate(ch, e);
       tellPeer(ch, fmt::format("client failed: {}", e.what()));
       throw;
+    }
+  }
+
+  // Waits up to 1 s for an Error frame from the server; throws PeerError carrying it and the
+  // local error when one arrives.
+  static void serverFate(Channel& ch, const std::exception& local) {
+    if (ch.fd() < 0) return;
+    try {
+      Deadline dl(1000);
+      while (!dl.expired()) {
+        if (ch.peekType() == rendezvous::kError) {
+          Frame f = ch.receive(Deadline(1000), "the server's error message");
+          throw PeerError(fmt::format("server {} reported: {} (here: {})", ch.peerName(),
+                                      escapeForLog(f.text(), 400), local.what()));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    } catch (const PeerError&) {
+      throw;
+    } catch (const std::exception&) {
+      // EOF or another frame: nothing more to learn.
     }
   }
 
@@ -409,17 +506,19 @@ class Client {
     const bool stream = spec.test == "bw" && spec.mode == "stream";
     info.window = spec.test == "bw" ? (stream ? spec.streamDepth() : spec.window) : 0;
     info.localHost = hostName();
-    info.remoteHost = accept.value("host", std::string());
+    const std::string what = fmt::format("test accept from {}", ch.peerName());
+    info.remoteHost = escapeForLog(jsonString(accept, "host", what, {}, 256), 256);
     info.local = side.device->properties();
     info.local["connection"] = side.endpoints[0]->properties();
     info.local["caps"] = capsJson(side.device->caps());
-    info.remote = accept.value("device", json::object());
-    info.remote["caps"] = accept.value("caps", json::object());
+    if (const json* dev = jsonObject(accept, "device", what)) info.remote = *dev;  // depth-bounded
+    if (!info.remote.is_object()) info.remote = json::object();
+    if (const json* caps = jsonObject(accept, "caps", what)) info.remote["caps"] = *caps;
     info.commandLine = o_.commandLine;
     info.date = isoDateUtc();
     info.toolVersion = RDMABENCH_VERSION;
     info.extra = json{{"server", ch.peerName()},
-                      {"server_version", accept.value("version", std::string())},
+                      {"server_version", escapeForLog(jsonString(accept, "version", what), 64)},
                       {"queue_pairs", spec.queuePairs},
                       {"cq_moderation", spec.cqModeration},
                       {"timeout_s", static_cast<double>(spec.timeoutMs) / 1000},
@@ -437,6 +536,15 @@ class Client {
                                      "peer_BW = the target's own interval");
     }
     if (!o_.transportNote.empty()) info.extra["transport_note"] = o_.transportNote;
+    if (spec.transport == "ofi") {
+      // Both sides' wire-relevant libfabric settings: the server ran with the client's.
+      json clientEnv = wireEnv();
+      std::string server = "server used the client's";
+      if (const json* own = jsonObject(accept, "provider_env_own", what);
+          own && own->size() <= kMaxWireEnv && *own != clientEnv)
+        server += fmt::format(" (its own: {})", describeEnv(*own));
+      info.extra["provider_env"] = fmt::format("client {}; {}", describeEnv(clientEnv), server);
+    }
     reporter_.begin(info);
     begun_ = true;
 
@@ -515,14 +623,21 @@ void runClient(const ClientOptions& options, report::Reporter& reporter) {
   Client(options, reporter).run();
 }
 
-void runServer(const ServerOptions& options) {
-  rendezvous::Listener listener(options.bind, options.port);
-  if (options.verbose)
-    std::cerr << fmt::format(
-        "rdmabench server {} listening on {} (protocol v{}, --max-bytes {})\n", RDMABENCH_VERSION,
-        rendezvous::formatHostPort(options.bind.empty() ? "*" : options.bind, listener.port()),
-        rendezvous::kProtocolVersion, options.maxBytes);
-  serveListener(listener, options);
+namespace detail {
+
+void serveSession(Channel& ch, const ServerOptions& so, uint64_t session, const AdmitFn& admit) {
+  serveSessionImpl(ch, so, session, admit);
 }
+
+void tellPeer(Channel& ch, const std::string& message) {
+  engine::tellPeer(ch, message);
+}
+
+void testCrashHook(uint64_t bytes) {
+  const char* at = std::getenv("RDMABENCH_TEST_SESSION_CRASH_AT");
+  if (at && *at && std::to_string(bytes) == at) raise(SIGSEGV);
+}
+
+}  // namespace detail
 
 }  // namespace rdmabench::engine

@@ -26,6 +26,7 @@ struct ClientOptions {
   transport::DeviceOptions localDevice;  // this side's device options
   std::string commandLine;
   int64_t connectTimeoutMs = 5000;
+  std::string token;  // access token sent in the hello (common/token.h); empty = none
   // Informational line for the header, e.g. why this transport was chosen automatically.
   std::string transportNote;
   // Called before each measured size starts (index from 0, count of sizes, message bytes), e.g.
@@ -45,6 +46,13 @@ struct ServerOptions {
   // connection holds up the next client for at most this long.
   int64_t helloTimeoutMs = 2'000;
   bool verbose = true;  // one log line per session on stderr
+  // Access token every client's hello must carry (common/token.h); empty = anyone.
+  std::string token;
+  // Cap on the client's timeout_ms: the longest a session waits for a silent client.
+  int64_t maxTimeoutMs = 60'000;
+  // Connections served at once (handshakes in progress + the running test); a connection
+  // beyond it is answered "server busy" and closed at once.
+  uint32_t maxConnections = 64;
 };
 
 class Listener;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/json_read.h"
 #include "common/units.h"
 #include "engine/buffers.h"
 
@@ -28,25 +29,19 @@ json deviceOptionsToJson(const transport::DeviceOptions& o) {
 }
 
 transport::DeviceOptions deviceOptionsFromJson(const json& j) {
+  constexpr std::string_view what = "test description server_device";
   transport::DeviceOptions o;
-  auto str = [&](const char* k, size_t limit) {
-    std::string s = j.value(k, std::string());
-    if (s.size() > limit) throw ProtocolError(fmt::format("field '{}' longer than {}", k, limit));
-    return s;
-  };
-  o.device = str("device", 256);
-  o.provider = str("provider", 256);
-  o.endpointType = str("endpoint_type", 16);
-  o.inlineBytes = j.value("inline", int64_t{-1});
-  o.txDepth = j.value("tx_depth", uint32_t{0});
-  o.rxDepth = j.value("rx_depth", uint32_t{0});
-  o.mtu = j.value("mtu", uint32_t{0});
-  o.useEvent = j.value("use_event", false);
-  o.rdmaCm = j.value("rdma_cm", false);
-  o.ibPort = j.value("ib_port", 1);
-  o.gidIndex = j.value("gid_index", -1);
-  if (o.txDepth > 1u << 20 || o.rxDepth > 1u << 20 || o.inlineBytes > (1 << 20))
-    throw UsageError("device options out of range (tx/rx depth or inline above 1M)");
+  o.device = jsonString(j, "device", what, {}, 256);
+  o.provider = jsonString(j, "provider", what, {}, 256);
+  o.endpointType = jsonString(j, "endpoint_type", what, {}, 16);
+  o.inlineBytes = jsonInt(j, "inline", what, -1, -1, 1 << 20);
+  o.txDepth = static_cast<uint32_t>(jsonUint(j, "tx_depth", what, 0, 0, 1u << 20));
+  o.rxDepth = static_cast<uint32_t>(jsonUint(j, "rx_depth", what, 0, 0, 1u << 20));
+  o.mtu = static_cast<uint32_t>(jsonUint(j, "mtu", what, 0, 0, 1u << 20));
+  o.useEvent = jsonBool(j, "use_event", what, false);
+  o.rdmaCm = jsonBool(j, "rdma_cm", what, false);
+  o.ibPort = static_cast<int>(jsonInt(j, "ib_port", what, 1, 0, 255));
+  o.gidIndex = static_cast<int>(jsonInt(j, "gid_index", what, -1, -1, 1 << 16));
   return o;
 }
 
@@ -69,30 +64,41 @@ json TestSpec::toJson() const {
 }
 
 TestSpec TestSpec::fromJson(const json& j) {
+  // Every field through the range-checked readers (common/json_read.h): out-of-range values are
+  // refused with the field named, never truncated; limits wider than validate()'s only where
+  // validate() names the option in its message.
+  constexpr std::string_view what = "test description";
   TestSpec s;
-  try {
-    if (!j.is_object()) throw ProtocolError("test description is not a JSON object");
-    s.test = j.at("test").get<std::string>();
-    s.transport = j.at("transport").get<std::string>();
-    s.op = j.at("op").get<std::string>();
-    s.bidirectional = j.value("bidirectional", false);
-    const json& sizes = j.at("sizes");
-    if (!sizes.is_array() || sizes.size() > kMaxSizes)
-      throw UsageError(fmt::format("test description: at most {} sizes", kMaxSizes));
-    s.sizes = sizes.get<std::vector<uint64_t>>();
-    s.iterations = j.value("iterations", uint64_t{0});
-    s.warmup = j.value("warmup", int64_t{-1});
-    s.durationSec = j.value("duration_s", 0.0);
-    s.window = j.value("window", uint32_t{64});
-    s.mode = j.value("mode", std::string("window"));
-    s.queuePairs = j.value("queue_pairs", uint32_t{1});
-    s.cqModeration = j.value("cq_moderation", uint32_t{1});
-    s.check = j.value("check", false);
-    s.timeoutMs = j.value("timeout_ms", int64_t{10'000});
-    if (j.contains("server_device")) s.serverDevice = deviceOptionsFromJson(j.at("server_device"));
-  } catch (const json::exception& e) {
-    throw ProtocolError(std::string("malformed test description: ") + e.what());
+  if (!j.is_object()) throw ProtocolError("test description is not a JSON object");
+  auto required = [&](const char* key) {
+    if (!jsonFind(j, key, what))
+      throw ProtocolError(fmt::format("test description: field \"{}\" missing", key));
+    return jsonString(j, key, what, {}, 64);
+  };
+  s.test = required("test");
+  s.transport = required("transport");
+  s.op = required("op");
+  s.bidirectional = jsonBool(j, "bidirectional", what, false);
+  const json* sizes = jsonArray(j, "sizes", what, kMaxSizes);
+  if (!sizes) throw ProtocolError("test description: field \"sizes\" missing");
+  for (const json& v : *sizes) {
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+      throw ProtocolError(
+          fmt::format("test description: field \"sizes\" holds {}, not a byte count",
+                      escapeForLog(v.dump(), 40)));
+    s.sizes.push_back(v.get<uint64_t>());
   }
+  s.iterations = jsonUint(j, "iterations", what, 0, 0, kMaxIterations);
+  s.warmup = jsonInt(j, "warmup", what, -1, -1, static_cast<int64_t>(kMaxIterations));
+  s.durationSec = jsonDouble(j, "duration_s", what, 0.0, 0, 3600);
+  s.window = static_cast<uint32_t>(jsonUint(j, "window", what, 64, 0, kMaxWindow));
+  s.mode = jsonString(j, "mode", what, "window", 16);
+  s.queuePairs = static_cast<uint32_t>(jsonUint(j, "queue_pairs", what, 1, 0, kMaxQueuePairs));
+  s.cqModeration = static_cast<uint32_t>(jsonUint(j, "cq_moderation", what, 1, 0, kMaxWindow));
+  s.check = jsonBool(j, "check", what, false);
+  s.timeoutMs = jsonInt(j, "timeout_ms", what, 10'000, 0, kMaxTimeoutMs);
+  if (const json* dev = jsonObject(j, "server_device", what))
+    s.serverDevice = deviceOptionsFromJson(*dev);
   s.validate();
   return s;
 }

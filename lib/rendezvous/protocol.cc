@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/json_read.h"
+#include "common/token.h"
 
 namespace rdmabench::rendezvous {
 
@@ -12,30 +14,40 @@ std::string encodeHello(const Hello& hello) {
   std::string out(reinterpret_cast<const char*>(kMagic), 4);
   out.push_back(static_cast<char>(hello.protocolVersion & 0xff));
   out.push_back(static_cast<char>(hello.protocolVersion >> 8));
-  out.push_back(0);
-  out.push_back(0);
+  std::string token = hello.token.substr(0, kMaxTokenBytes);
+  out.push_back(static_cast<char>(token.size() & 0xff));
+  out.push_back(static_cast<char>(token.size() >> 8));
+  out += token;
   out += hello.toolVersion.substr(0, 64);
   return out;
 }
 
 Hello decodeHello(const Frame& frame, const std::string& peer) {
   const auto& p = frame.payload;
-  if (p.size() < 8 || p.size() > 72 || std::memcmp(p.data(), kMagic, 4) != 0)
-    throw ProtocolError(fmt::format(
-        "peer {} is not an rdmabench peer (bad hello: {} bytes, wrong magic)", peer, p.size()));
+  if (p.size() < 8 || p.size() > 8 + kMaxTokenBytes + 64 || std::memcmp(p.data(), kMagic, 4) != 0)
+    throw ProtocolError(
+        fmt::format("peer {} is not an rdmabench peer (bad hello: {} bytes, wrong magic)",
+                    escapeForLog(peer), p.size()));
   Hello h;
   h.protocolVersion = static_cast<uint16_t>(p[4] | (p[5] << 8));
-  h.toolVersion.assign(p.begin() + 8, p.end());
+  size_t tokenBytes = static_cast<size_t>(p[6] | (p[7] << 8));
+  if (tokenBytes > kMaxTokenBytes || 8 + tokenBytes > p.size() || p.size() - 8 - tokenBytes > 64)
+    throw ProtocolError(
+        fmt::format("peer {} sent a malformed hello ({} bytes, token length {}, limit {})",
+                    escapeForLog(peer), p.size(), tokenBytes, kMaxTokenBytes));
+  h.token.assign(p.begin() + 8, p.begin() + 8 + static_cast<std::ptrdiff_t>(tokenBytes));
+  h.toolVersion.assign(p.begin() + 8 + static_cast<std::ptrdiff_t>(tokenBytes), p.end());
   for (char& c : h.toolVersion)
     if (c < 0x20 || c > 0x7e) c = '?';
   return h;
 }
 
-Hello clientHandshake(Channel& channel, const Deadline& deadline) {
-  channel.send(kHello, encodeHello({kProtocolVersion, RDMABENCH_VERSION}), deadline);
+Hello clientHandshake(Channel& channel, const Deadline& deadline, const std::string& token) {
+  channel.send(kHello, encodeHello({kProtocolVersion, RDMABENCH_VERSION, token}), deadline);
   Frame f = channel.receive(deadline, "the hello answer");
   if (f.type == kError)
-    throw ProtocolError(fmt::format("server {} refused: {}", channel.peerName(), f.text()));
+    throw PeerError(
+        fmt::format("server {} refused: {}", channel.peerName(), escapeForLog(f.text(), 400)));
   if (f.type != kHelloAck)
     throw ProtocolError(fmt::format("server {} answered the hello with message type {}",
                                     channel.peerName(), f.type));
@@ -47,7 +59,7 @@ Hello clientHandshake(Channel& channel, const Deadline& deadline) {
   return h;
 }
 
-Hello serverHandshake(Channel& channel, const Deadline& deadline) {
+Hello serverHandshake(Channel& channel, const Deadline& deadline, const std::string& token) {
   Frame f = channel.receive(deadline, "the hello");
   Hello h;
   try {
@@ -73,8 +85,27 @@ Hello serverHandshake(Channel& channel, const Deadline& deadline) {
     }
     throw ProtocolError(msg);
   }
+  if (std::string refusal = tokenRefusal(token, h.token); !refusal.empty()) {
+    try {
+      channel.send(kError, std::string_view(refusal), deadline);
+    } catch (const Error&) {
+    }
+    throw ProtocolError(fmt::format("client {}: {}", channel.peerName(), refusal));
+  }
   channel.send(kHelloAck, encodeHello({kProtocolVersion, RDMABENCH_VERSION}), deadline);
   return h;
+}
+
+std::string errorFrameText(const std::exception& e) {
+  if (dynamic_cast<const TimeoutError*>(&e)) return std::string(kTimeoutTag) + e.what();
+  return e.what();
+}
+
+void throwPeerReport(const std::string& peer, std::string_view text) {
+  if (text.substr(0, kTimeoutTag.size()) == kTimeoutTag)
+    throw TimeoutError(
+        fmt::format("{} reported: {}", peer, escapeForLog(text.substr(kTimeoutTag.size()), 400)));
+  throw PeerError(fmt::format("{} reported: {}", peer, escapeForLog(text, 400)));
 }
 
 std::string toHex(const std::vector<uint8_t>& bytes) {
@@ -107,8 +138,7 @@ std::vector<uint8_t> fromHex(const std::string& hex, size_t maxBytes) {
 Frame expectFrame(Channel& channel, uint16_t type, const Deadline& deadline,
                   std::string_view phase) {
   Frame f = channel.receive(deadline, phase);
-  if (f.type == kError)
-    throw ProtocolError(fmt::format("peer {} reported: {}", channel.peerName(), f.text()));
+  if (f.type == kError) throwPeerReport("peer " + channel.peerName(), f.text());
   if (f.type != type)
     throw ProtocolError(fmt::format("peer {} sent message type {} while waiting for {} (type {})",
                                     channel.peerName(), f.type, phase, type));
@@ -118,10 +148,14 @@ Frame expectFrame(Channel& channel, uint16_t type, const Deadline& deadline,
 nlohmann::json expectJson(Channel& channel, uint16_t type, const Deadline& deadline,
                           std::string_view phase) {
   Frame f = expectFrame(channel, type, deadline, phase);
-  auto j = nlohmann::json::parse(f.payload.begin(), f.payload.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw ProtocolError(
-        fmt::format("peer {} sent malformed JSON for {}", channel.peerName(), phase));
+  return parseFrameJson(f, fmt::format("{} from {}", phase, channel.peerName()));
+}
+
+nlohmann::json parseFrameJson(const Frame& frame, std::string_view what) {
+  auto j = parseUntrustedJson(
+      std::string_view(reinterpret_cast<const char*>(frame.payload.data()), frame.payload.size()),
+      what);
+  if (!j.is_object()) throw ProtocolError(fmt::format("{}: not a JSON object", what));
   return j;
 }
 

@@ -80,6 +80,43 @@ TEST(TestSpec, LimitsNameTheOption) {
   expectUsage(s, "--cq-mod");
 }
 
+// Values a hostile client might send are refused with the field named, never truncated (2^32+1
+// used to become 1) or converted out of range (1e30 -> uint64 is undefined behaviour).
+TEST(TestSpec, OutOfRangeFieldsAreRejectedNotTruncated) {
+  auto expectRejected = [](const char* field, nlohmann::json value) {
+    TestSpec s = latSpec();
+    s.test = "bw";
+    s.sizes = {64};
+    auto j = s.toJson();
+    j[field] = value;
+    try {
+      TestSpec t = TestSpec::fromJson(j);
+      FAIL() << field << "=" << value.dump() << " accepted as window " << t.window << " qp "
+             << t.queuePairs << " iterations " << t.iterations;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  expectRejected("window", (1ull << 32) + 1);
+  expectRejected("queue_pairs", (1ull << 32) + 1);
+  expectRejected("cq_moderation", (1ull << 32) + 1);
+  expectRejected("iterations", 1e30);
+  expectRejected("iterations", 2.5);
+  expectRejected("iterations", -1);
+  expectRejected("warmup", 1e30);
+  expectRejected("timeout_ms", 1e30);
+  expectRejected("duration_s", 1e30);
+  expectRejected("sizes", nlohmann::json::array({1.5}));
+  expectRejected("sizes", nlohmann::json::array({-1}));
+  expectRejected("test", 7);
+  auto j = latSpec().toJson();
+  j["server_device"]["tx_depth"] = (1ull << 32) + 1;
+  EXPECT_THROW(TestSpec::fromJson(j), ProtocolError);
+  j = latSpec().toJson();
+  j["server_device"]["ib_port"] = 1e30;
+  EXPECT_THROW(TestSpec::fromJson(j), ProtocolError);
+}
+
 TEST(TestSpec, OsuDefaultIterations) {
   TestSpec s = latSpec();
   EXPECT_EQ(s.iterationsFor(8192), 10000u);

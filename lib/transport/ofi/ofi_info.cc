@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
+#include <utility>
 
 #include "common/error.h"
 
@@ -265,6 +267,15 @@ BackendStatus probeProviders() {
   const std::string version = fmt::format("{}.{}", FI_MAJOR(v), FI_MINOR(v));
   InfoPtr list;
   int rc = query("", false, "", FI_EP_RDM, list);
+  // `rma` tells what a run will get: selectInfo() asks for FI_RMA first, and providers such as
+  // ofi_rxm grant only the capabilities a query asks for, so the answer comes from a query with
+  // FI_RMA, not from the caps of the query without it.
+  std::set<std::pair<std::string, std::string>> withRma;
+  InfoPtr rmaList;
+  if (query("", true, "", FI_EP_RDM, rmaList) == 0)
+    for (fi_info* i = rmaList.get(); i; i = i->next)
+      if (i->caps & FI_RMA)
+        withRma.emplace(str(i->fabric_attr->prov_name), str(i->domain_attr->name));
   nlohmann::json providers = nlohmann::json::object();
   std::vector<std::string> order;
   for (fi_info* i = rc == 0 ? list.get() : nullptr; i; i = i->next) {
@@ -283,7 +294,7 @@ BackendStatus probeProviders() {
               {"inject_size", i->tx_attr->inject_size},
               {"max_msg_size", i->ep_attr->max_msg_size},
               {"mr_mode", mrModeNames(static_cast<uint64_t>(i->domain_attr->mr_mode))},
-              {"rma", (i->caps & FI_RMA) != 0}};
+              {"rma", (i->caps & FI_RMA) != 0 || withRma.count({prov, dom}) > 0}};
   }
   nlohmann::json list2 = nlohmann::json::array();
   std::vector<std::string> summary;

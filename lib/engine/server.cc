@@ -1,0 +1,263 @@
+// `rdmabench server`: the daemon that accepts clients and runs each session in a child process
+// (qperf / sshd style). The parent never opens a device or reads a client's bytes, so
+// - handshakes run concurrently, each bounded by its own deadline (an idle connection costs a
+//   sleeping child, never the next client's turn);
+// - one test runs at a time: a second client is told at once "server busy: running ..." instead
+//   of waiting in the backlog;
+// - a provider crash or abort ends that session's child; the parent reports it in its log and to
+//   the client, and keeps serving.
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/interrupt.h"
+#include "common/json_read.h"
+#include "engine/pair.h"
+#include "engine/session.h"
+#include "rendezvous/channel.h"
+#include "rendezvous/protocol.h"
+
+namespace rdmabench::engine {
+namespace detail {
+namespace {
+
+using rendezvous::Channel;
+
+// Who holds the one test slot; lives in memory shared by the parent and every child.
+struct TestSlot {
+  std::atomic<int32_t> owner;  // pid of the child running a test, 0 = free
+  std::atomic<uint32_t> described;
+  char what[256];
+};
+static_assert(std::atomic<int32_t>::is_always_lock_free);
+
+class SharedSlot {
+ public:
+  SharedSlot() {
+    void* p =
+        mmap(nullptr, sizeof(TestSlot), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw SystemError("mmap (server test slot)", errno);
+    slot_ = new (p) TestSlot{};
+  }
+  ~SharedSlot() { munmap(slot_, sizeof(TestSlot)); }
+  SharedSlot(const SharedSlot&) = delete;
+  SharedSlot& operator=(const SharedSlot&) = delete;
+
+  // In a child: takes the slot or throws "server busy" naming the running test.
+  void take(const std::string& description) {
+    int32_t expected = 0;
+    if (!slot_->owner.compare_exchange_strong(expected, static_cast<int32_t>(getpid()))) {
+      std::string running = slot_->described.load() ? std::string(slot_->what) : "a test";
+      throw Error(fmt::format("server busy: running {}, retry later", running));
+    }
+    std::snprintf(slot_->what, sizeof slot_->what, "%s", description.c_str());
+    slot_->described.store(1);
+  }
+  // Frees the slot when `pid` holds it; true when it did.
+  bool release(pid_t pid) {
+    int32_t expected = static_cast<int32_t>(pid);
+    if (slot_->owner.load() != expected) return false;
+    slot_->described.store(0);
+    return slot_->owner.compare_exchange_strong(expected, 0);
+  }
+
+ private:
+  TestSlot* slot_ = nullptr;
+};
+
+struct Child {
+  uint64_t session = 0;
+  Channel channel;  // the parent's copy: tells the client when the child died
+};
+
+std::string signalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
+}
+
+class Daemon {
+ public:
+  Daemon(rendezvous::Listener& listener, const ServerOptions& so) : listener_(listener), so_(so) {}
+
+  void run() {
+    const auto start = std::chrono::steady_clock::now();
+    bool emfileLogged = false;
+    try {
+      for (;;) {
+        reap(false);
+        if (so_.once && accepted_ > 0) {
+          if (children_.empty()) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          throwIfInterrupted("the session to end");
+          continue;
+        }
+        if (so_.once &&
+            std::chrono::steady_clock::now() - start > std::chrono::milliseconds(60'000))
+          throw TimeoutError(
+              fmt::format("no client connected to port {} within 60 s", listener_.port()));
+        std::optional<Channel> ch;
+        try {
+          ch.emplace(listener_.accept(Deadline(100)));
+        } catch (const TimeoutError&) {
+          continue;
+        } catch (const SystemError& e) {
+          // Out of descriptors: back off instead of spinning; sessions ending free some.
+          if (e.code() != EMFILE && e.code() != ENFILE && e.code() != ENOBUFS && e.code() != ENOMEM)
+            throw;
+          if (!emfileLogged)
+            std::cerr << fmt::format("rdmabench server: {}; refusing clients until sessions end\n",
+                                     e.what());
+          emfileLogged = true;
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          continue;
+        }
+        emfileLogged = false;
+        admitConnection(std::move(*ch));
+      }
+    } catch (const InterruptedError&) {
+      stopChildren();
+      throw;
+    }
+    if (so_.once && failed_) throw Error("the session failed");
+  }
+
+ private:
+  void admitConnection(Channel ch) {
+    ++accepted_;
+    if (children_.size() >= so_.maxConnections) {
+      std::string msg =
+          fmt::format("server busy: {} connections in progress (--max-connections {}), retry later",
+                      children_.size(), so_.maxConnections);
+      if (so_.verbose)
+        std::cerr << fmt::format("rdmabench server: refused {}: {}\n", ch.peerName(), msg);
+      tellPeer(ch, msg);
+      return;
+    }
+    const uint64_t session = ++sessions_;
+    std::cout.flush();
+    std::cerr.flush();
+    pid_t pid = fork();
+    if (pid < 0) {
+      tellPeer(ch, fmt::format("server cannot start a session: fork: {}", std::strerror(errno)));
+      return;
+    }
+    if (pid == 0) childMain(ch, session);  // never returns
+    children_.emplace(pid, Child{session, std::move(ch)});
+  }
+
+  [[noreturn]] void childMain(Channel& ch, uint64_t session) {
+    // Only this session's connection stays open in the child.
+    ::close(listener_.fd());
+    for (auto& [pid, c] : children_)
+      ::close(c.channel.fd());
+    int rc = 0;
+    try {
+      serveSession(ch, so_, session, [&](const TestSpec& spec) {
+        slot_.take(fmt::format("{} over {} for {} (session {})", spec.test,
+                               escapeForLog(spec.transport, 64), ch.peerName(), session));
+      });
+      if (so_.verbose)
+        std::cerr << fmt::format("rdmabench server: session {} from {} done\n", session,
+                                 ch.peerName());
+    } catch (const InterruptedError&) {
+      tellPeer(ch, fmt::format("server interrupted ({})", interruptName()));
+      rc = 4;
+    } catch (const std::exception& e) {
+      tellPeer(ch, rendezvous::errorFrameText(e));
+      if (so_.verbose)
+        std::cerr << fmt::format("rdmabench server: session {} from {} failed: {}\n", session,
+                                 ch.peerName(), escapeForLog(e.what(), 400));
+      rc = 1;
+    }
+    slot_.release(getpid());
+    std::cerr.flush();
+    _exit(rc);
+  }
+
+  // Collects ended children; `block` waits for at least one.
+  void reap(bool block) {
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, block ? 0 : WNOHANG);
+      if (pid <= 0) return;
+      block = false;
+      auto it = children_.find(pid);
+      if (it == children_.end()) continue;
+      bool heldSlot = slot_.release(pid);
+      Child& c = it->second;
+      if (WIFSIGNALED(status)) {
+        failed_ = true;
+        std::string where = heldSlot ? "in the data path" : "before its test started";
+        std::string sig = signalName(WTERMSIG(status));
+        std::cerr << fmt::format("rdmabench server: session {} from {} died: {} {}{}\n", c.session,
+                                 c.channel.peerName(), sig, where,
+                                 so_.once ? "" : "; still serving");
+        tellPeer(c.channel, fmt::format("server session {} died: {} {}{}", c.session, sig, where,
+                                        so_.once ? "" : " (the server keeps serving)"));
+      } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        failed_ = true;
+      }
+      children_.erase(it);
+    }
+  }
+
+  // Ctrl-C / SIGTERM on the daemon: every child gets the same signal and tells its client;
+  // SIGKILL after 10 s.
+  void stopChildren() {
+    const int sig = std::string_view(interruptName()) == "SIGTERM" ? SIGTERM : SIGINT;
+    for (auto& [pid, c] : children_)
+      kill(pid, sig);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!children_.empty() && std::chrono::steady_clock::now() < until) {
+      reap(false);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (auto& [pid, c] : children_) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    children_.clear();
+  }
+
+  rendezvous::Listener& listener_;
+  const ServerOptions& so_;
+  SharedSlot slot_;
+  std::map<pid_t, Child> children_;
+  uint64_t sessions_ = 0, accepted_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+void serveListener(rendezvous::Listener& listener, const ServerOptions& so) {
+  Daemon(listener, so).run();
+}
+
+}  // namespace detail
+
+void runServer(const ServerOptions& options) {
+  rendezvous::Listener listener(options.bind, options.port);
+  if (options.verbose)
+    std::cerr << fmt::format(
+        "rdmabench server {} listening on {} (protocol v{}, --max-bytes {}, --max-timeout {} s, "
+        "--max-connections {}, token {})\n",
+        RDMABENCH_VERSION,
+        rendezvous::formatHostPort(options.bind.empty() ? "*" : options.bind, listener.port()),
+        rendezvous::kProtocolVersion, options.maxBytes,
+        static_cast<double>(options.maxTimeoutMs) / 1000, options.maxConnections,
+        options.token.empty() ? "none: anyone who reaches the port may run tests" : "required");
+  detail::serveListener(listener, options);
+}
+
+}  // namespace rdmabench::engine

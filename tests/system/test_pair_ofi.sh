@@ -1,0 +1,30 @@
+# libfabric runs against `rdmabench server` (issue #13): `info` tells what runs will do (rma for
+# tcp;ofi_rxm), and the client's wire-relevant FI_* settings reach the server's session and the
+# run header. Loopback, ~10 s.
+source "$(dirname "$0")/lib.sh"
+"$RB" info --format json >"$TMP/info.json" || fail "info"
+python3 - "$TMP/info.json" <<'PY' || skip "libfabric provider tcp;ofi_rxm not usable here"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ofi = [t for t in d if t["transport"] == "ofi" and t["usable"]]
+assert ofi and any(p["provider"] == "tcp;ofi_rxm" for p in ofi[0]["details"]["providers"])
+PY
+
+# 1. info's rma flag is what a run gets.
+timeout 60 "$RB" lat -t ofi --provider "tcp;ofi_rxm" --op write -s 64 -n 100 -f json -o "$TMP/w.json" 2>"$TMP/w.err" ||
+  fail "--op write over tcp;ofi_rxm: $(cat "$TMP/w.err")"
+json_check "$TMP/info.json" "all(dom['rma'] for t in d if t['transport']=='ofi' for p in t['details']['providers'] if p['provider']=='tcp;ofi_rxm' for dom in p['domains'])"
+json_check "$TMP/w.json" "d['run']['local']['caps']['rma_write'] is True"
+pass "info says rma: true for tcp;ofi_rxm, as --op write runs"
+
+# 2. Wire-relevant provider settings travel with the test description.
+PORT=$((20000 + ($$ + 7) % 20000))
+env -u FI_OFI_RXM_USE_RNDV_WRITE "$RB" server -p "$PORT" 2>"$TMP/server.log" &
+SERVER=$!
+CLEANUP+=("kill -9 $SERVER")
+wait_port "" "$PORT"
+FI_OFI_RXM_USE_RNDV_WRITE=1 timeout 60 "$RB" lat 127.0.0.1 -p "$PORT" -t ofi --provider "tcp;ofi_rxm" -s 64,256K -n 50 -f json -o "$TMP/env.json" 2>"$TMP/env.err" ||
+  fail "client with FI_OFI_RXM_USE_RNDV_WRITE=1 against a default server: $(cat "$TMP/env.err")"
+json_check "$TMP/env.json" "d['run']['extra']['provider_env']==\"client FI_OFI_RXM_USE_RNDV_WRITE=1; server used the client's (its own: libfabric defaults)\""
+kill -0 "$SERVER" || fail "server died"
+pass "FI_OFI_RXM_USE_RNDV_WRITE applied in the server's session, header shows both sides"
