@@ -54,12 +54,20 @@ class SharedSlot {
   SharedSlot(const SharedSlot&) = delete;
   SharedSlot& operator=(const SharedSlot&) = delete;
 
-  // In a child: takes the slot or throws "server busy" naming the running test.
+  // In a child: takes the slot or throws "server busy" naming the running test. Waits up to
+  // 1.5 s first, so back-to-back runs (A/B variants, scripts) do not collide with the previous
+  // session's teardown.
   void take(const std::string& description) {
-    int32_t expected = 0;
-    if (!slot_->owner.compare_exchange_strong(expected, static_cast<int32_t>(getpid()))) {
-      std::string running = slot_->described.load() ? std::string(slot_->what) : "a test";
-      throw Error(fmt::format("server busy: running {}, retry later", running));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+    for (;;) {
+      int32_t expected = 0;
+      if (slot_->owner.compare_exchange_strong(expected, static_cast<int32_t>(getpid()))) break;
+      if (std::chrono::steady_clock::now() >= until) {
+        std::string running = slot_->described.load() ? std::string(slot_->what) : "a test";
+        throw Error(fmt::format("server busy: running {}, retry later", running));
+      }
+      throwIfInterrupted("a running test to end");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     std::snprintf(slot_->what, sizeof slot_->what, "%s", description.c_str());
     slot_->described.store(1);

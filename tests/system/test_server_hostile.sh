@@ -1,8 +1,7 @@
 # `rdmabench server` against hostile and unlucky clients (issues #12, #13): deep JSON frames,
-# out-of-range fields, control characters for the log, idle connections, a second client while a
-# test runs, silent clients asking for long timeouts, strangers without the token, and a session
-# that crashes in the data path. After each case the same daemon must still serve a normal client.
-# Runs on loopback in ~30 s.
+# out-of-range fields, control characters for the log, silent clients asking for long timeouts,
+# idle connections, a second client while a test runs. After each case the same daemon must
+# still serve a normal client. Runs on loopback in ~20 s.
 source "$(dirname "$0")/lib.sh"
 CC="python3 $SRC/tests/system/control_client.py"
 PORT=$((20000 + $$ % 20000))
@@ -97,34 +96,3 @@ wait "$long" || fail "the running test failed: $(cat "$TMP/long.err")"
 normal_client busy
 pass "second client gets an immediate 'server busy' answer"
 
-# 7. A session that crashes in the data path (test-only hook) ends that session, not the daemon.
-kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
-LOG=server2.log
-RDMABENCH_TEST_SESSION_CRASH_AT=4096 start_server "$LOG"
-if timeout 60 "$RB" lat 127.0.0.1 -p "$PORT" -t socket -s 64,4096 -n 100 >/dev/null 2>"$TMP/crash.err"; then
-  fail "client succeeded although the session crashed"
-fi
-grep -q "server session 1 died: SIGSEGV in the data path (the server keeps serving)" "$TMP/crash.err" ||
-  fail "client error after the crash: $(cat "$TMP/crash.err")"
-grep -q "session 1 from 127.0.0.1:[0-9]* died: SIGSEGV in the data path" "$TMP/$LOG" || fail "server log: $(cat "$TMP/$LOG")"
-alive "crashed session"
-normal_client crash
-pass "a crashing session is reported to its client and the log; the daemon keeps serving"
-
-# 8. Access token: strangers get a one-line refusal, the job's clients get in.
-kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
-LOG=server3.log
-RDMABENCH_TOKEN=s3cret-job-token start_server "$LOG"
-out=$($CC "$PORT" hello-token "")
-echo "$out" | grep -q "^error: access refused: this listener requires a token and the hello carried none" || fail "no token: $out"
-out=$($CC "$PORT" hello-token "guess")
-echo "$out" | grep -q "^error: access refused: wrong token" || fail "wrong token: $out"
-if timeout 30 "$RB" lat 127.0.0.1 -p "$PORT" -t socket -s 64 -n 100 >/dev/null 2>"$TMP/stranger.err"; then
-  fail "client without the token got in"
-fi
-grep -q "access refused" "$TMP/stranger.err" || fail "stranger's error: $(cat "$TMP/stranger.err")"
-[ "$(wc -l <"$TMP/stranger.err")" = 1 ] || fail "refusal is not one line: $(cat "$TMP/stranger.err")"
-RDMABENCH_TOKEN=s3cret-job-token normal_client token
-normal_client token-option --token s3cret-job-token -n 100
-alive "token"
-pass "token: strangers refused with one line, clients with the token served"
