@@ -1,6 +1,9 @@
 #include "common/json_read.h"
 
 #include <cmath>
+#include <istream>
+#include <streambuf>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -71,6 +74,87 @@ json parseUntrustedJson(std::string_view text, std::string_view what, size_t max
   try {
     return json::parse(text.begin(), text.end(), limit, /*allow_exceptions=*/true,
                        /*ignore_comments=*/false);
+  } catch (const json::exception& e) {
+    throw ProtocolError(fmt::format("{}: not valid JSON ({})", what, escapeForLog(e.what(), 160)));
+  }
+}
+
+namespace {
+
+// Reads from another stream buffer and throws once more than `max` bytes came through.
+class LimitedBuf : public std::streambuf {
+ public:
+  LimitedBuf(std::streambuf* src, size_t max, std::string_view what)
+      : src_(src), max_(max), what_(what) {}
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (!src_) return traits_type::eof();
+    std::streamsize n = src_->sgetn(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    if (n <= 0) return traits_type::eof();
+    total_ += static_cast<size_t>(n);
+    if (total_ > max_)
+      throw ProtocolError(fmt::format("{}: more than the limit of {} bytes of JSON", what_, max_));
+    setg(buf_.data(), buf_.data(), buf_.data() + n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::streambuf* src_;
+  size_t max_;
+  size_t total_ = 0;
+  std::string what_;
+  std::vector<char> buf_ = std::vector<char>(65536);
+};
+
+}  // namespace
+
+json parseUntrustedJsonStream(std::istream& in, std::string_view what,
+                              const JsonStreamCallback& onValue, size_t maxDepth, size_t maxBytes) {
+  struct Frame {
+    bool array;
+    std::string key;  // current member name (objects)
+  };
+  std::vector<Frame> open;        // enclosing containers
+  std::vector<std::string> path;  // member names down to the current value
+  // The path of a value whose parent is open.back(): objects add the member name.
+  auto valuePath = [&]() -> std::span<const std::string> {
+    path.clear();
+    for (const Frame& f : open)
+      if (!f.array) path.push_back(f.key);
+    return path;
+  };
+  auto report = [&](const json& value) {
+    if (open.empty()) return true;  // the top-level value itself
+    JsonStreamValue v{open.size(), valuePath(), open.back().array, value};
+    return onValue(v);
+  };
+  auto callback = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (static_cast<size_t>(depth) + 1 > maxDepth)
+          throw ProtocolError(
+              fmt::format("{}: JSON nests deeper than the limit of {} levels", what, maxDepth));
+        open.push_back({event == json::parse_event_t::array_start, {}});
+        return true;
+      case json::parse_event_t::key:
+        if (!open.empty() && parsed.is_string()) open.back().key = parsed.get<std::string>();
+        return true;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!open.empty()) open.pop_back();
+        return report(parsed);
+      case json::parse_event_t::value:
+        return report(parsed);
+    }
+    return true;
+  };
+  LimitedBuf limited(in.rdbuf(), maxBytes, what);
+  std::istream stream(&limited);
+  try {
+    return json::parse(stream, callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const json::exception& e) {
     throw ProtocolError(fmt::format("{}: not valid JSON ({})", what, escapeForLog(e.what(), 160)));
   }

@@ -11,7 +11,10 @@
 // Thread-safety: pure functions.
 
 #include <cstdint>
+#include <functional>
+#include <iosfwd>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -28,6 +31,30 @@ inline constexpr size_t kJsonMaxDepth = 32;
 nlohmann::json parseUntrustedJson(std::string_view text, std::string_view what,
                                   size_t maxDepth = kJsonMaxDepth,
                                   size_t maxBytes = std::numeric_limits<size_t>::max());
+
+// One complete value of a document read by parseUntrustedJsonStream.
+struct JsonStreamValue {
+  size_t depth = 0;  // enclosing containers: 1 = a member or element of the top-level value
+  // Member names from the top down to this value; array levels add no name (an element carries
+  // the name of its array): rows[3] -> {"rows"}, variants[1].rows[0] -> {"variants", "rows"}.
+  std::span<const std::string> path;
+  bool arrayElement = false;  // an element of an array (else a member of an object)
+  const nlohmann::json& value;
+};
+
+// Called for every complete value below the top level, in document order (members before their
+// object). Returning false drops the value from the document being built, so a reader that
+// consumes rows as they come keeps only what it returns true for.
+using JsonStreamCallback = std::function<bool(const JsonStreamValue&)>;
+
+// Reads one JSON document from `in` incrementally, with the limits of parseUntrustedJson (depth
+// at parse time, at most `maxBytes` bytes read from `in`), calling `onValue` as values complete.
+// Returns the top-level value without the dropped parts. Throws ProtocolError naming `what`
+// (invalid JSON, too deep, too long); exceptions thrown by `onValue` propagate.
+nlohmann::json parseUntrustedJsonStream(std::istream& in, std::string_view what,
+                                        const JsonStreamCallback& onValue,
+                                        size_t maxDepth = kJsonMaxDepth,
+                                        size_t maxBytes = std::numeric_limits<size_t>::max());
 
 // The member `key` of object `obj`, or nullptr when absent (or null). Throws when `obj` is not an
 // object.

@@ -14,6 +14,12 @@ bool ComparedRow::complete() const {
   return std::all_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); });
 }
 
+bool ComparedRow::missing() const {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!values[i] && (i >= failed.size() || failed[i].empty())) return true;
+  return false;
+}
+
 Cell difference(Metric metric, bool mpiOverhead, bool valueIsMpi, double value, double reference) {
   Cell c;
   if (mpiOverhead) {
@@ -88,6 +94,22 @@ Group buildGroup(std::vector<Series> inputs, size_t baseline, std::vector<std::s
       }
       r.values[i] = p.value;
     }
+    for (const RowIssue& f : s.failures) {
+      uint64_t key = g.sized ? f.bytes : 0;
+      ComparedRow& r = rows[key];
+      r.bytes = key;
+      r.values.resize(n);
+      r.failed.resize(n);
+      if (!r.values[i] && r.failed[i].empty()) r.failed[i] = f.text;
+    }
+    for (const RowIssue& w : s.warnings) {
+      uint64_t key = g.sized ? w.bytes : 0;
+      auto it = rows.find(key);
+      if (it == rows.end()) continue;
+      it->second.warnings.resize(n);
+      std::string& text = it->second.warnings[i];
+      text += (text.empty() ? "" : "; ") + w.text;
+    }
     if (!dup.empty())
       notes.push_back(
           fmt::format("{} ({}): {} size(s) appear more than once; the first row of "
@@ -97,6 +119,8 @@ Group buildGroup(std::vector<Series> inputs, size_t baseline, std::vector<std::s
   bool common = false;
   for (auto& [bytes, r] : rows) {
     r.values.resize(n);
+    r.failed.resize(n);
+    r.warnings.resize(n);
     for (const Difference& d : g.differences) {
       Cell c;
       if (r.values[d.of] && r.values[d.to]) {

@@ -38,7 +38,13 @@ struct ComparedRow {
   uint64_t bytes = 0;                         // meaningless when !Group::sized
   std::vector<std::optional<double>> values;  // one per input, empty when the size is missing
   std::vector<Cell> cells;                    // one per Group::differences
-  bool complete() const;                      // every input has this size
+  // One per input: why the tool gave no value for this size (Series::failures, e.g. "failed in
+  // IMB: out-of-mem"), else empty. Such an input has no value in this row.
+  std::vector<std::string> failed;
+  // One per input: the tool's own flag on this value (Series::warnings), else empty.
+  std::vector<std::string> warnings;
+  bool complete() const;  // every input has a value for this size
+  bool missing() const;   // some input has neither a value nor a failure for this size
 };
 
 // All inputs of one test kind.
@@ -73,8 +79,9 @@ Comparison compareSeries(const std::vector<std::vector<Series>>& files,
 // `valueIsMpi` says which of the two ran under MPI when d.mpiOverhead.
 Cell difference(Metric metric, bool mpiOverhead, bool valueIsMpi, double value, double reference);
 
-// Output: "table" (aligned text, `#` header lines naming the inputs), "json" (one document,
-// docs/compare.md) or "csv" (one line per size and input, RFC 4180). Throws UsageError naming
+// Output: "table" (aligned text, `#` header lines naming the inputs; a failed size shows
+// "failed" and the reason in the note column), "json" (one document, docs/compare.md) or "csv"
+// (one line per size and input, RFC 4180, with a trailing note column). Throws UsageError naming
 // --format for another name.
 void writeComparison(const Comparison& comparison, std::string_view format, std::ostream& out);
 

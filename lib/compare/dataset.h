@@ -32,6 +32,14 @@ struct Point {
   std::optional<uint64_t> iterations;  // iterations / repetitions, when printed
 };
 
+// A size the tool printed something else than a result for (a failure), or a result it flagged
+// itself (a warning). `text` is one line, already escaped for a terminal.
+struct RowIssue {
+  uint64_t bytes = 0;  // 0 for size-less tests
+  std::string text;    // e.g. "failed in IMB: out-of-mem", "IMB reported 3 defects"
+  uint64_t line = 0;   // input line (0 when the input has no lines, e.g. JSON)
+};
+
 // One benchmark table.
 struct Series {
   std::string path;   // the file it came from ("-" for stdin)
@@ -46,7 +54,13 @@ struct Series {
   std::string column;            // the tool's column the value came from, e.g. "Avg Latency(us)"
   std::string note;              // conversions applied, e.g. "perftest MiB/sec converted to MB/s"
   std::optional<int> processes;  // IMB "#processes = N"
-  std::vector<Point> points;     // in file order
+  std::vector<Point> points;     // in file order; one per size (repeats are dropped on input)
+  // Sizes the tool reports as failed (IMB out-of-mem / time-out, OSU nan, a JSON null): never a
+  // value, shown as "failed" in the comparison.
+  std::vector<RowIssue> failures;
+  // Sizes whose value the tool itself flagged (IMB defects > 0, OSU validation Fail, rdmabench
+  // --check wrong elements, a ring outlier link): compared, with the warning in the row.
+  std::vector<RowIssue> warnings;
 };
 
 // "rdmabench", "OSU", "IMB-MPI1", "perftest".

@@ -17,12 +17,27 @@ std::string fixed(const std::optional<double>& v) {
   return v ? fmt::format("{:.2f}", *v) : std::string("-");
 }
 
-std::string onlyIn(const Group& g, const ComparedRow& r) {
-  if (r.complete()) return "";
+// The note column: "only in [1],[3]" when an input lacks the size, then each input's failure
+// and warning.
+std::string rowNote(const ComparedRow& r) {
   std::string s;
-  for (size_t i = 0; i < r.values.size(); ++i)
-    if (r.values[i]) s += fmt::format("{}[{}]", s.empty() ? "only in " : ",", i + 1);
-  (void)g;
+  if (r.missing())
+    for (size_t i = 0; i < r.values.size(); ++i)
+      if (r.values[i]) s += fmt::format("{}[{}]", s.empty() ? "only in " : ",", i + 1);
+  for (size_t i = 0; i < r.failed.size(); ++i)
+    if (!r.failed[i].empty())
+      s += fmt::format("{}[{}] {}", s.empty() ? "" : "; ", i + 1, r.failed[i]);
+  for (size_t i = 0; i < r.warnings.size(); ++i)
+    if (!r.warnings[i].empty())
+      s += fmt::format("{}[{}] warning: {}", s.empty() ? "" : "; ", i + 1, r.warnings[i]);
+  return s;
+}
+
+// The note of one input of a row (csv).
+std::string inputNote(const ComparedRow& r, size_t i) {
+  std::string s = i < r.failed.size() ? r.failed[i] : std::string();
+  if (i < r.warnings.size() && !r.warnings[i].empty())
+    s += (s.empty() ? "warning: " : "; warning: ") + r.warnings[i];
   return s;
 }
 
@@ -68,8 +83,10 @@ void writeTable(const Comparison& c, std::ostream& out) {
     std::vector<std::vector<std::string>> cells;
     for (const ComparedRow& r : g.rows) {
       std::vector<std::string> line{g.sized ? fmt::format("{}", r.bytes) : std::string("-")};
-      for (const auto& v : r.values)
-        line.push_back(fixed(v));
+      for (size_t i = 0; i < r.values.size(); ++i)
+        line.push_back(!r.values[i] && i < r.failed.size() && !r.failed[i].empty()
+                           ? std::string("failed")
+                           : fixed(r.values[i]));
       for (const Cell& cell : r.cells) {
         line.push_back(fixed(cell.absolute));
         line.push_back(fixed(cell.percent));
@@ -90,7 +107,7 @@ void writeTable(const Comparison& c, std::ostream& out) {
       std::string l;
       for (size_t i = 0; i < head.size(); ++i)
         l += fmt::format("{:>{}}  ", cells[row][i], width[i]);
-      l += onlyIn(g, g.rows[row]);
+      l += rowNote(g.rows[row]);
       while (!l.empty() && l.back() == ' ')
         l.pop_back();
       out << l << '\n';
@@ -149,10 +166,20 @@ void writeJson(const Comparison& c, std::ostream& out) {
       for (const Cell& cell : r.cells)
         jr["differences"].push_back(
             {{"absolute", optionalJson(cell.absolute)}, {"percent", optionalJson(cell.percent)}});
-      if (!r.complete()) {
+      if (r.missing()) {
         jr["only_in"] = ordered_json::array();
         for (size_t i = 0; i < r.values.size(); ++i)
           if (r.values[i]) jr["only_in"].push_back(i);
+      }
+      for (size_t i = 0; i < r.failed.size(); ++i) {
+        if (r.failed[i].empty()) continue;
+        if (!jr.contains("failed")) jr["failed"] = ordered_json::array();
+        jr["failed"].push_back({{"input", i}, {"reason", r.failed[i]}});
+      }
+      for (size_t i = 0; i < r.warnings.size(); ++i) {
+        if (r.warnings[i].empty()) continue;
+        if (!jr.contains("warnings")) jr["warnings"] = ordered_json::array();
+        jr["warnings"].push_back({{"input", i}, {"warning", r.warnings[i]}});
       }
       jg["rows"].push_back(jr);
     }
@@ -176,7 +203,7 @@ std::string csvNumber(const std::optional<double>& v) {
 
 void writeCsv(const Comparison& c, std::ostream& out) {
   out << "test,metric,bytes,input,path,source,mpi,baseline,value,unit,diff_label,diff_absolute,"
-         "diff_unit,diff_percent\n";
+         "diff_unit,diff_percent,note\n";
   for (const Group& g : c.groups) {
     for (const ComparedRow& r : g.rows) {
       for (size_t i = 0; i < g.inputs.size(); ++i) {
@@ -188,11 +215,12 @@ void writeCsv(const Comparison& c, std::ostream& out) {
           diff = fmt::format("{},{},{},{}", csvCell(d.label), csvNumber(r.cells[k].absolute),
                              csvCell(d.unit), csvNumber(r.cells[k].percent));
         }
-        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csvCell(g.test),
+        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csvCell(g.test),
                            metricName(g.metric), g.sized ? fmt::format("{}", r.bytes) : "",
                            csvCell(s.label), csvCell(s.path), sourceName(s.source),
                            isMpi(s.source) ? "true" : "false", i == g.baseline ? "true" : "false",
-                           csvNumber(r.values[i]), metricUnit(g.metric), diff);
+                           csvNumber(r.values[i]), metricUnit(g.metric), diff,
+                           csvCell(inputNote(r, i)));
       }
     }
   }

@@ -1,15 +1,27 @@
 #pragma once
 // Readers for the inputs of `rdmabench compare` / `rdmabench plot`: rdmabench JSON
-// (--format json), OSU Micro-Benchmarks 5.x-7.x text (with or without -f / -z / -c columns,
-// point-to-point and collectives), IMB-MPI1 output (any number of benchmarks per file) and
-// perftest ib_*_lat / ib_*_bw result tables. Each reader tolerates banners, warnings and other
-// text between tables, trailing whitespace, tabs and Windows (CRLF) line endings.
+// (--format json, also the A/B `--compare`/`--provider A --provider B` document), OSU
+// Micro-Benchmarks 5.x-7.x text (with or without -f / -z / -c columns, point-to-point and
+// collectives), IMB-MPI1 output (any number of benchmarks per file, with or without the
+// `defects` column of data checking) and perftest ib_*_lat / ib_*_bw result tables (also with
+// -U / -H sample dumps and -C cycles). docs/compare.md lists what is accepted and rejected.
 //
-// Errors: UsageError, one line naming the file and what is wrong (unknown format, no rows,
-// malformed JSON); SystemError when a file cannot be read. Thread-safety: pure functions.
+// Inputs are streamed: memory grows with the rows kept, not with the file. Text lines may carry
+// a launcher prefix (mpirun --tag-output / --timestamp-output, srun --label, mpiexec
+// -prepend-rank / -l); it is stripped and the lines of other ranks and stderr are ignored.
+// Nothing is dropped silently: lines not understood, ignored lines, repeated sizes and sizes the
+// tool reported as failed are counted in ReadReport (readNotes() turns it into notes).
+//
+// Errors: UsageError, one line naming the file and what is wrong (unknown format, with the
+// launcher prefix seen if any; no rows; malformed JSON; too large; cycles without --cpu-mhz);
+// SystemError when a file cannot be read. Thread-safety: pure functions.
 
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "compare/dataset.h"
@@ -21,25 +33,77 @@ enum class Format { kUnknown, kRdmabenchJson, kOsu, kImb, kPerftest };
 // "rdmabench JSON", "OSU", "IMB-MPI1", "perftest", "unknown".
 const char* formatName(Format format);
 
-// Guesses the format from the text: a JSON object -> kRdmabenchJson; an IMB banner
-// ("# Benchmarking X") or IMB header -> kImb; an OSU title ("# OSU ...") or header ("# Size",
-// "# Avg Latency(us)") -> kOsu; a perftest header (" #bytes #iterations ... [usec]" or
-// "BW average[") -> kPerftest; else kUnknown.
+// Guesses the format from the text: a JSON object -> kRdmabenchJson; else the first decisive
+// line (after a recognised launcher prefix): an IMB banner ("# Benchmarking X", "Intel(R) MPI
+// Benchmarks") or IMB header -> kImb; an OSU title ("# OSU ...") or header ("# Size", "# Avg
+// Latency(us)") -> kOsu; a perftest header (" #bytes #iterations ... [usec]", "BW average[") or
+// sample dump ("#, usec", "#, cycles") -> kPerftest; else kUnknown.
 Format detectFormat(std::string_view text);
 
-// Parses `text` in the detected format. `path` names the input in errors and labels. Series get
-// labels: the file's base name, plus ":<test>" (and "/np<N>" for IMB) when the file holds more
-// than one table. Throws UsageError for an unknown format or when no table has a row.
+struct ReadOptions {
+  // Largest input accepted, bytes (`compare --max-input`). Larger inputs are refused.
+  uint64_t maxBytes = uint64_t{1} << 30;
+  // Longest text line kept, bytes; longer lines are skipped (and counted).
+  size_t maxLineBytes = 64 * 1024;
+  // CPU frequency (MHz = cycles per microsecond) used to convert perftest -C cycles to us
+  // (`compare --cpu-mhz`). Without it a file in cycles is refused.
+  std::optional<double> cpuMhz;
+  // How many skipped/ignored lines ReadReport keeps verbatim for --verbose.
+  size_t maxListed = 1000;
+};
+
+// One line (or JSON row) that was not used, for --verbose.
+struct ListedLine {
+  uint64_t line = 0;   // 1-based line number; for JSON the row index (1-based)
+  std::string reason;  // "not understood", "rank 1 stdout", "size 8 repeated", ...
+  std::string text;    // the line, escaped and shortened for a terminal
+};
+
+// What a reader did with an input besides the series it returns.
+struct ReadReport {
+  Format format = Format::kUnknown;
+  uint64_t bytes = 0;           // bytes read
+  uint64_t lines = 0;           // text lines read (0 for JSON)
+  uint64_t skipped = 0;         // lines (JSON: rows) not understood
+  uint64_t ignored = 0;         // lines of other ranks, stderr or the launcher itself
+  uint64_t repeated = 0;        // rows repeating a size of their table (the first row is kept)
+  uint64_t failed = 0;          // sizes reported as failed (Series::failures)
+  uint64_t warned = 0;          // values the tool flagged (Series::warnings)
+  std::string launcher;         // the launcher prefix recognised, e.g. "mpirun --tag-output"
+  std::string launcherExample;  // its first occurrence, e.g. "[1,0]<stdout>:"
+  // Line numbers of the skipped lines as inclusive ranges (at most 1000 ranges kept).
+  std::vector<std::pair<uint64_t, uint64_t>> skippedRanges;
+  std::vector<ListedLine> listed;  // first ReadOptions::maxListed skipped/ignored/repeated lines
+  uint64_t listedDropped = 0;      // listed lines not kept beyond maxListed
+};
+
+struct ParsedInput {
+  std::vector<Series> series;
+  ReadReport report;
+};
+
+// Reads one input from `in` (streamed; at most options.maxBytes bytes) in the detected format.
+// `path` names it in errors and labels. Series get labels: the file's base name, plus ":<test>"
+// (and "/np<N>" for IMB) when the input holds more than one table. Throws UsageError for an
+// unknown format, an input that is too large, or when no table has a row (a failed size counts
+// as a row).
+ParsedInput readInput(std::istream& in, const std::string& path, const ReadOptions& options = {});
+
+// Opens `path` ("-" = stdin) and reads it. Throws SystemError when it cannot be opened or read,
+// UsageError (before reading) when a regular file is larger than options.maxBytes.
+ParsedInput readFile(const std::string& path, const ReadOptions& options = {});
+
+// readInput on a string (tests, fuzzing).
+ParsedInput readText(std::string_view text, const std::string& path,
+                     const ReadOptions& options = {});
+
+// One-line notes for the user about `input` (labelled with `path`): lines skipped and where,
+// launcher prefix stripped and lines ignored, repeated sizes dropped, failed sizes, warnings.
+// `verbose` adds one note per listed line ("path:LINE: reason: text").
+std::vector<std::string> readNotes(const ParsedInput& input, const std::string& path, bool verbose);
+
+// Shorthands that return only the series (the report is dropped): tests and fuzzing.
 std::vector<Series> parseText(std::string_view text, const std::string& path);
-
-// Reads `path` ("-" = stdin) and parses it. Throws SystemError when it cannot be read.
 std::vector<Series> parseFile(const std::string& path);
-
-// The format-specific readers (parseText dispatches to them). They return the tables found,
-// possibly none; they throw UsageError only for malformed JSON.
-std::vector<Series> parseOsu(std::string_view text, const std::string& path);
-std::vector<Series> parseImb(std::string_view text, const std::string& path);
-std::vector<Series> parsePerftest(std::string_view text, const std::string& path);
-std::vector<Series> parseRdmabenchJson(std::string_view text, const std::string& path);
 
 }  // namespace rdmabench::compare

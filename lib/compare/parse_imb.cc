@@ -10,21 +10,22 @@
 // t_avg -> collective time (t_avg, with t_min/t_max). rdmabench's preamble line ("rdmabench
 // X, IMB-MPI1 layout (no MPI)") marks
 // `rdmabench --format imb` output, which did not run under MPI.
+//
+// A row must have one number per header column. IMB prints a failed sample as the size followed
+// by a sentence ("4194304 out-of-mem.; needed X=   2.148 GB; use flag ...", "... time-out.; ...",
+// "... int-overflow.; ..."): that size becomes a failure ("failed in IMB: out-of-mem"), never a
+// value. With data checking (-check) IMB adds a `defects` column: a row with defects > 0 is
+// compared with a warning in the row.
 
-#include "compare/parse.h"
+#include <fmt/format.h>
+
+#include "common/json_read.h"
+#include "compare/read_detail.h"
 #include "compare/text_util.h"
 
-namespace rdmabench::compare {
-
-using namespace detail;
+namespace rdmabench::compare::detail {
 
 namespace {
-
-struct Table {
-  Series series;
-  std::string name;  // IMB benchmark name
-  std::vector<std::string> columns;
-};
 
 int columnIndex(const std::vector<std::string>& columns, const char* name) {
   for (size_t i = 0; i < columns.size(); ++i)
@@ -32,96 +33,164 @@ int columnIndex(const std::vector<std::string>& columns, const char* name) {
   return -1;
 }
 
-}  // namespace
+// "out-of-mem.;" -> "out-of-mem"; a sentence -> its first words, escaped and shortened.
+std::string failureReason(const std::vector<std::string>& tok, size_t from) {
+  if (from >= tok.size()) return "row ends early";
+  std::string word = tok[from];
+  while (!word.empty() && (word.back() == ';' || word.back() == '.' || word.back() == ','))
+    word.pop_back();
+  for (const char* known : {"out-of-mem", "time-out", "int-overflow"})
+    if (lower(word) == known) return known;
+  std::string rest;
+  for (size_t i = from; i < tok.size() && rest.size() < 60; ++i)
+    rest += (rest.empty() ? "" : " ") + tok[i];
+  return "`" + escapeForLog(rest, 60) + "`";
+}
 
-std::vector<Series> parseImb(std::string_view text, const std::string& path) {
-  std::vector<Series> out;
-  Table cur;
-  bool open = false;
-  bool rdmabench = false;  // preamble written by rdmabench --format imb
-  int valueCol = -1, minCol = -1, maxCol = -1, repCol = -1;
-  auto finish = [&] {
-    if (open) out.push_back(std::move(cur.series));
-    cur = Table{};
-    open = false;
-    valueCol = minCol = maxCol = repCol = -1;
-  };
-  auto start = [&](const std::string& name) {
-    finish();
-    open = true;
-    cur.name = name;
-    cur.series.path = path;
-    cur.series.source = rdmabench ? Source::kRdmabench : Source::kImb;
-    cur.series.title = name.empty() ? "IMB-MPI1" : "IMB-MPI1 " + name;
-  };
-  for (const std::string& raw : splitLines(text)) {
-    std::string line = trim(raw);
-    if (line.empty()) continue;
+class ImbReader : public TableReader {
+ public:
+  explicit ImbReader(ReadContext& ctx) : ctx_(ctx) {}
+
+  void line(std::string_view line, uint64_t no) override {
+    if (line.empty()) return;
     std::vector<std::string> tok = splitWhitespace(line);
-    if (line.rfind("# Benchmarking ", 0) == 0) {
+    if (line.starts_with("# Benchmarking ")) {
       start(trim(line.substr(15)));
-      continue;
+      return;
     }
     if (line[0] == '#' && tok[0] != "#bytes" && tok[0] != "#repetitions") {
       // rdmabench's preamble: "#    rdmabench 0.1.0, IMB-MPI1 layout (no MPI)".
-      if (!open && containsNoCase(line, "rdmabench") && containsNoCase(line, "layout (no MPI)"))
-        rdmabench = true;
-      if (open && line.rfind("# #processes = ", 0) == 0) {
-        if (auto n = parseCount(trim(line.substr(15)))) cur.series.processes = static_cast<int>(*n);
+      if (!open_ && containsNoCase(line, "rdmabench") && containsNoCase(line, "layout (no MPI)"))
+        rdmabench_ = true;
+      if (open_ && line.starts_with("# #processes = ")) {
+        if (auto n = parseCount(trim(line.substr(15))); n && *n <= 1u << 30)
+          cur_.series.processes = static_cast<int>(*n);
       }
-      continue;
+      return;
     }
     if (tok[0] == "#bytes" || tok[0] == "#repetitions") {
-      if (!open || !cur.columns.empty()) start(open ? cur.name : std::string());
-      cur.columns = tok;
-      Series& s = cur.series;
-      s.sized = tok[0] == "#bytes";
-      repCol = columnIndex(tok, "#repetitions");
-      std::string lname = lower(cur.name);
-      if (int avg = columnIndex(tok, "t_avg[usec]"); avg >= 0) {
-        valueCol = avg;
-        minCol = columnIndex(tok, "t_min[usec]");
-        maxCol = columnIndex(tok, "t_max[usec]");
-        s.column = "t_avg[usec]";
-        s.metric = Metric::kCollective;
-        s.test = lname.empty() ? "collective" : lname;
-      } else if (int t = columnIndex(tok, "t[usec]"); t >= 0) {
-        valueCol = t;
-        s.column = "t[usec]";
-        s.metric = Metric::kLatency;
-        s.test = (lname.empty() || lname == "pingpong") ? "latency" : lname;
-      } else if (int bw = columnIndex(tok, "Mbytes/sec"); bw >= 0) {
-        valueCol = bw;
-        s.column = "Mbytes/sec";
-        s.metric = Metric::kBandwidth;
-        s.test = lname == "biband"                       ? "bibw"
-                 : (lname.empty() || lname == "uniband") ? "bandwidth"
-                                                         : lname;
-      }
-      if (!s.sized && s.test == "collective") s.test = "barrier";
-      continue;
+      header(tok);
+      return;
     }
-    if (!open || cur.columns.empty() || valueCol < 0) continue;
+    if (!open_ || columns_.empty() || valueCol_ < 0) {
+      ctx_.skipped(no, line, "not understood (outside an IMB table)");
+      return;
+    }
+    Series& s = cur_.series;
+    uint64_t bytes = 0;
+    if (s.sized) {
+      auto b = parseCount(tok[0]);
+      if (!b) {
+        ctx_.skipped(no, line, "not understood (no message size)");
+        return;
+      }
+      bytes = *b;
+    }
+    // Every column must be a number; the first that is not starts IMB's failure sentence.
+    const size_t firstValue = s.sized ? 1 : 0;
+    for (size_t i = firstValue; i < columns_.size() && i < tok.size(); ++i) {
+      if (parseNumber(tok[i])) continue;
+      if (!s.sized && !containsNoCase(line, "out-of-mem") && !containsNoCase(line, "time-out") &&
+          !containsNoCase(line, "overflow")) {
+        ctx_.skipped(no, line);
+        return;
+      }
+      cur_.fail(bytes, "failed in IMB: " + failureReason(tok, i), no, line, ctx_);
+      return;
+    }
+    if (tok.size() != columns_.size()) {
+      ctx_.skipped(
+          no, line,
+          fmt::format("not understood ({} fields for {} columns)", tok.size(), columns_.size()));
+      return;
+    }
     auto at = [&](int col) -> std::optional<double> {
       if (col < 0 || static_cast<size_t>(col) >= tok.size()) return std::nullopt;
       return parseNumber(tok[static_cast<size_t>(col)]);
     };
     Point p;
-    if (cur.series.sized) {
-      auto bytes = parseCount(tok[0]);
-      if (!bytes) continue;
-      p.bytes = *bytes;
-    }
-    auto value = at(valueCol);
-    if (!value) continue;
-    p.value = *value;
-    p.min = at(minCol);
-    p.max = at(maxCol);
-    if (auto r = at(repCol); r && *r >= 0) p.iterations = static_cast<uint64_t>(*r);
-    cur.series.points.push_back(p);
+    p.bytes = bytes;
+    p.value = *at(valueCol_);
+    p.min = at(minCol_);
+    p.max = at(maxCol_);
+    if (repCol_ >= 0) p.iterations = parseCount(tok[static_cast<size_t>(repCol_)]);
+    if (!cur_.add(p, no, line, ctx_)) return;
+    if (auto defects = at(defectsCol_); defects && *defects != 0)
+      cur_.warn(bytes, fmt::format("IMB reported {} defects (data check failed)", *defects), no,
+                ctx_);
   }
-  finish();
-  return out;
+
+  std::vector<Series> finish() override {
+    finish1();
+    return std::move(out_);
+  }
+
+ private:
+  void finish1() {
+    if (open_) out_.push_back(std::move(cur_.series));
+    cur_ = SeriesBuilder{};
+    open_ = false;
+    columns_.clear();
+    valueCol_ = minCol_ = maxCol_ = repCol_ = defectsCol_ = -1;
+  }
+
+  void start(const std::string& name) {
+    finish1();
+    open_ = true;
+    name_ = name;
+    cur_.series.source = rdmabench_ ? Source::kRdmabench : Source::kImb;
+    cur_.series.title = name.empty() ? "IMB-MPI1" : "IMB-MPI1 " + name;
+  }
+
+  void header(const std::vector<std::string>& tok) {
+    if (!open_ || !columns_.empty()) {
+      std::optional<int> processes = cur_.series.processes;
+      start(open_ ? name_ : std::string());
+      cur_.series.processes = processes;
+    }
+    columns_ = tok;
+    Series& s = cur_.series;
+    s.sized = tok[0] == "#bytes";
+    repCol_ = columnIndex(tok, "#repetitions");
+    defectsCol_ = columnIndex(tok, "defects");
+    std::string lname = lower(name_);
+    if (int avg = columnIndex(tok, "t_avg[usec]"); avg >= 0) {
+      valueCol_ = avg;
+      minCol_ = columnIndex(tok, "t_min[usec]");
+      maxCol_ = columnIndex(tok, "t_max[usec]");
+      s.column = "t_avg[usec]";
+      s.metric = Metric::kCollective;
+      s.test = lname.empty() ? "collective" : lname;
+    } else if (int t = columnIndex(tok, "t[usec]"); t >= 0) {
+      valueCol_ = t;
+      s.column = "t[usec]";
+      s.metric = Metric::kLatency;
+      s.test = (lname.empty() || lname == "pingpong") ? "latency" : lname;
+    } else if (int bw = columnIndex(tok, "Mbytes/sec"); bw >= 0) {
+      valueCol_ = bw;
+      s.column = "Mbytes/sec";
+      s.metric = Metric::kBandwidth;
+      s.test = lname == "biband"                       ? "bibw"
+               : (lname.empty() || lname == "uniband") ? "bandwidth"
+                                                       : lname;
+    }
+    if (!s.sized && s.test == "collective") s.test = "barrier";
+  }
+
+  ReadContext& ctx_;
+  std::vector<Series> out_;
+  SeriesBuilder cur_;
+  std::string name_;  // IMB benchmark name
+  std::vector<std::string> columns_;
+  bool open_ = false;
+  bool rdmabench_ = false;  // preamble written by rdmabench --format imb
+  int valueCol_ = -1, minCol_ = -1, maxCol_ = -1, repCol_ = -1, defectsCol_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<TableReader> makeImbReader(ReadContext& ctx) {
+  return std::make_unique<ImbReader>(ctx);
 }
 
-}  // namespace rdmabench::compare
+}  // namespace rdmabench::compare::detail

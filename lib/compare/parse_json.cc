@@ -1,127 +1,332 @@
-// rdmabench --format json (docs/metrics.md §3): {"tool","version","run":{"test",...},"rows":[...]}.
-// Latency rows: latency_us.mean (min, max); bandwidth rows: mb_per_s; collective rows
-// (run.test "allreduce", "barrier", ...): the first of latency_us / time_us / t_us objects with
-// mean|avg|t_avg (min|t_min, max|t_max), or flat t_avg_us / t_avg / avg_us / mean_us keys with
-// their t_min*/t_max* companions. A row without "bytes" (barrier) makes the series size-less.
+// rdmabench JSON, read as a stream (parseUntrustedJsonStream: depth-limited, rows handled as
+// they complete and then dropped, so memory follows the rows kept, not the file):
+//  - one run (`lat`, `bw`, `allreduce`, `barrier`, `ring`, ... --format json):
+//      {"tool","version","run":{"test",...},"rows":[...][,"error"]}
+//  - an A/B run (`lat --compare ...`, `--provider A --provider B`, --format json):
+//      {"tool","comparison","baseline","variants":[{"label","run","rows"[,"error"]}],"by_size"}
+//    one series per variant.
+// Row values (docs/metrics.md §3): latency: latency_us.mean (min, max); bandwidth: mb_per_s;
+// collectives: collective.t_avg_us (t_min_us, t_max_us; `wrong` > 0 is a warning), older
+// latency_us / time_us / t_us objects with mean|avg|t_avg, or flat t_avg_us / t_avg / avg_us /
+// mean_us; ring: one row per directed link, aggregated per size (mean of the links' mean_us,
+// min/max = fastest/slowest link; outlier links are warnings). Fields are read with the typed
+// readers of common/json_read.h: a malformed row is counted as skipped (with the reason), a
+// value written as null is a failure of that size, never a number.
 
 #include <fmt/format.h>
 
+#include <istream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/error.h"
-#include "compare/parse.h"
+#include "common/json_read.h"
+#include "compare/read_detail.h"
 #include "compare/text_util.h"
 
-namespace rdmabench::compare {
+namespace rdmabench::compare::detail {
 
 namespace {
 
 using nlohmann::json;
 
-const std::set<std::string> kCollectives = {"allreduce", "allgather",      "alltoall", "barrier",
-                                            "bcast",     "broadcast",      "gather",   "reduce",
-                                            "scatter",   "reduce_scatter", "ring"};
+constexpr uint64_t kMaxBytes = uint64_t{1} << 62;
 
-std::optional<double> number(const json& obj, std::initializer_list<const char*> keys) {
+const std::set<std::string> kCollectives = {"allreduce", "allgather",     "alltoall", "barrier",
+                                            "bcast",     "broadcast",     "gather",   "reduce",
+                                            "scatter",   "reduce_scatter"};
+
+// A row value that is present but null (rdmabench writes NaN as null).
+struct NullValue {
+  std::string field;
+};
+
+// The first of `keys` present in `obj` as a number; nullopt when none is present; NullValue
+// thrown when the first present one is null.
+std::optional<double> number(const json& obj, std::initializer_list<const char*> keys,
+                             const std::string& what) {
   if (!obj.is_object()) return std::nullopt;
   for (const char* k : keys) {
     auto it = obj.find(k);
-    if (it != obj.end() && it->is_number()) return it->get<double>();
+    if (it == obj.end()) continue;
+    if (it->is_null()) throw NullValue{k};
+    return jsonDouble(obj, k, what, 0);
   }
   return std::nullopt;
 }
 
-// Collective or latency time of one row: {value, min, max}.
-bool timeOf(const json& row, Point& p) {
-  for (const char* key : {"latency_us", "time_us", "t_us", "collective_us"}) {
-    auto it = row.find(key);
-    if (it == row.end() || !it->is_object()) continue;
-    auto v = number(*it, {"mean", "avg", "t_avg", "average"});
-    if (!v) continue;
-    p.value = *v;
-    p.min = number(*it, {"min", "t_min"});
-    p.max = number(*it, {"max", "t_max"});
-    return true;
+struct RingSize {
+  double sum = 0, min = 0, max = 0;
+  uint64_t links = 0;
+  std::string slowest;
+  std::vector<std::string> outliers;
+};
+
+// One series being read (the document's, or one A/B variant's).
+class SeriesState {
+ public:
+  explicit SeriesState(ReadContext& ctx) : ctx_(ctx) { b_.series.source = Source::kRdmabench; }
+
+  void run(const json& run, const std::string& what) {
+    std::string test = lower(jsonString(run, "test", what, "", 64));
+    bool bidir = jsonBool(run, "bidirectional", what, false);
+    test_ = test;
+    Series& s = b_.series;
+    if (test == "lat" || test == "latency") {
+      set("latency", Metric::kLatency);
+    } else if (test == "bw" || test == "bandwidth" || test == "bibw") {
+      set((bidir || test == "bibw") ? "bibw" : "bandwidth", Metric::kBandwidth);
+    } else if (test == "ring") {
+      set("ring", Metric::kLatency);
+      ring_ = true;
+    } else if (kCollectives.count(test)) {
+      set(test == "broadcast" ? "bcast" : test, Metric::kCollective);
+      s.sized = test != "barrier";
+    }
+    bidir_ = bidir;
+    std::string how = jsonString(run, "transport", what, "", 256);
+    if (std::string op = jsonString(run, "op", what, "", 256); !op.empty()) how += " " + op;
+    s.title = escapeForLog(fmt::format("rdmabench {} {}", test.empty() ? "run" : test, how), 120);
+    while (!s.title.empty() && s.title.back() == ' ')
+      s.title.pop_back();
+    if (jsonBool(run, "round_trip", what, false)) note("latency is the full round trip");
   }
-  if (auto v = number(row, {"t_avg_us", "t_avg", "avg_us", "mean_us"})) {
-    p.value = *v;
-    p.min = number(row, {"t_min_us", "t_min", "min_us"});
-    p.max = number(row, {"t_max_us", "t_max", "max_us"});
-    return true;
+
+  void row(const json& row, uint64_t index, const std::string& what) {
+    try {
+      row1(row, index, what);
+    } catch (const ProtocolError& e) {
+      ctx_.skipped(index, row.dump(-1, ' ', false, json::error_handler_t::replace),
+                   fmt::format("not understood ({})", e.what()));
+    } catch (const NullValue& n) {
+      uint64_t bytes = 0;
+      if (row.is_object() && jsonFind(row, "bytes", what) && row["bytes"].is_number_unsigned())
+        bytes = std::min<uint64_t>(row["bytes"].get<uint64_t>(), kMaxBytes);
+      b_.fail(bytes, fmt::format("rdmabench wrote null for {} (no measurement)", n.field), 0, "",
+              ctx_);
+    }
   }
-  return false;
-}
+
+  void note(const std::string& n) { b_.series.note += (b_.series.note.empty() ? "" : "; ") + n; }
+
+  // The finished series (empty when no row was read).
+  Series finish() {
+    if (ring_) finishRing();
+    Series s = std::move(b_.series);
+    if (!decided_) s.test = test_.empty() ? "latency" : test_;
+    s.column = s.metric == Metric::kBandwidth    ? "mb_per_s"
+               : ring_                           ? "link mean_us (mean over links)"
+               : s.metric == Metric::kCollective ? "t_avg_us"
+                                                 : "latency_us.mean";
+    return s;
+  }
+
+ private:
+  void set(const std::string& test, Metric metric) {
+    b_.series.test = test;
+    b_.series.metric = metric;
+    decided_ = true;
+  }
+
+  void row1(const json& row, uint64_t index, const std::string& what) {
+    if (!row.is_object()) {
+      ctx_.skipped(index, row.dump(-1, ' ', false, json::error_handler_t::replace),
+                   "not understood (a row that is not an object)");
+      return;
+    }
+    Point p;
+    p.bytes = jsonUint(row, "bytes", what, 0, 0, kMaxBytes);
+    if (row.contains("iterations")) p.iterations = jsonUint(row, "iterations", what, 0);
+    const json* coll = jsonObject(row, "collective", what);
+    const json* link = jsonObject(row, "link", what);
+    const json* lat = jsonObject(row, "latency_us", what);
+    if (!decided_) {
+      // Unknown test name: classify from the first row.
+      if (link) {
+        set(test_.empty() ? "ring" : test_, Metric::kLatency);
+        ring_ = true;
+      } else if (coll) {
+        set(test_, Metric::kCollective);
+      } else if (lat) {
+        set(test_.empty() ? "latency" : test_, Metric::kLatency);
+      } else if (row.contains("mb_per_s")) {
+        set(bidir_ ? "bibw" : "bandwidth", Metric::kBandwidth);
+      } else {
+        set(test_.empty() ? "collective" : test_, Metric::kCollective);
+      }
+      if (b_.series.test.empty()) b_.series.test = "collective";
+    }
+    std::optional<double> v;
+    if (ring_) {
+      if (!link) throw ProtocolError(fmt::format("{}: no \"link\" object in a ring row", what));
+      ringRow(*link, p.bytes, what);
+      return;
+    }
+    if (b_.series.metric == Metric::kBandwidth) {
+      v = number(row, {"mb_per_s"}, what);
+    } else if (b_.series.metric == Metric::kLatency && lat) {
+      v = number(*lat, {"mean"}, what);
+      p.min = number(*lat, {"min"}, what);
+      p.max = number(*lat, {"max"}, what);
+    } else if (coll) {
+      v = number(*coll, {"t_avg_us"}, what);
+      p.min = number(*coll, {"t_min_us"}, what);
+      p.max = number(*coll, {"t_max_us"}, what);
+    } else {
+      for (const char* key : {"latency_us", "time_us", "t_us", "collective_us"}) {
+        const json* o = jsonObject(row, key, what);
+        if (!o) continue;
+        v = number(*o, {"mean", "avg", "t_avg", "average"}, what);
+        if (!v) continue;
+        p.min = number(*o, {"min", "t_min"}, what);
+        p.max = number(*o, {"max", "t_max"}, what);
+        break;
+      }
+      if (!v) {
+        v = number(row, {"t_avg_us", "t_avg", "avg_us", "mean_us"}, what);
+        p.min = number(row, {"t_min_us", "t_min", "min_us"}, what);
+        p.max = number(row, {"t_max_us", "t_max", "max_us"}, what);
+      }
+    }
+    if (!v) throw ProtocolError(fmt::format("{}: no {} value", what, metricName(b_.series.metric)));
+    p.value = *v;
+    if (!b_.add(p, 0, "", ctx_)) return;
+    if (coll) {
+      if (uint64_t wrong = jsonUint(*coll, "wrong", what, 0))
+        b_.warn(p.bytes, fmt::format("{} wrong element(s) in the results (--check)", wrong), 0,
+                ctx_);
+    }
+  }
+
+  void ringRow(const json& link, uint64_t bytes, const std::string& what) {
+    auto mean = number(link, {"mean_us"}, what);
+    if (!mean) throw ProtocolError(fmt::format("{}: no link mean_us", what));
+    std::string name = escapeForLog(fmt::format("{}->{}", jsonInt(link, "src_rank", what, -1),
+                                                jsonInt(link, "dst_rank", what, -1)),
+                                    40);
+    RingSize& r = ring_sizes_[bytes];
+    if (r.links == 0 || *mean < r.min) r.min = *mean;
+    if (r.links == 0 || *mean > r.max) {
+      r.max = *mean;
+      r.slowest = name;
+    }
+    r.sum += *mean;
+    ++r.links;
+    if (jsonBool(link, "outlier", what, false) && r.outliers.size() < 16)
+      r.outliers.push_back(name);
+  }
+
+  void finishRing() {
+    for (const auto& [bytes, r] : ring_sizes_) {
+      Point p;
+      p.bytes = bytes;
+      p.value = r.sum / static_cast<double>(r.links);
+      p.min = r.min;
+      p.max = r.max;
+      b_.add(p, 0, "", ctx_);
+      for (const std::string& o : r.outliers)
+        b_.warn(bytes, fmt::format("ring link {} flagged as an outlier", o), 0, ctx_);
+    }
+    if (!ring_sizes_.empty())
+      note(fmt::format(
+          "ring: value = mean over {} directed links of each link's mean one-way latency; min/max "
+          "= fastest/slowest link (slowest: {})",
+          ring_sizes_.begin()->second.links, ring_sizes_.begin()->second.slowest));
+  }
+
+  ReadContext& ctx_;
+  SeriesBuilder b_;
+  std::string test_;
+  bool decided_ = false, ring_ = false, bidir_ = false;
+  std::map<uint64_t, RingSize> ring_sizes_;
+};
 
 }  // namespace
 
-std::vector<Series> parseRdmabenchJson(std::string_view text, const std::string& path) {
-  json doc;
+std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
+  const std::string& path = ctx.path();
+  std::vector<Series> out;
+  SeriesState top(ctx);
+  std::unique_ptr<SeriesState> variant;
+  std::string variantLabel;
+  bool rows = false, variants = false, compareOutput = false;
+  uint64_t rowIndex = 0;
+  // Depths (enclosing containers): run, rows, variants = 1; a row, a variant = 2; a variant's
+  // run/label = 3; a variant's row = 4. Values inside a run or a row are kept until it completes;
+  // everything else is dropped as soon as it is read.
+  auto onValue = [&](const JsonStreamValue& v) -> bool {
+    const auto& p = v.path;
+    if (p.empty()) return false;
+    const std::string& k0 = p[0];
+    if (v.depth == 1) {
+      if (k0 == "run" && v.value.is_object()) {
+        top.run(v.value, path + " \"run\"");
+      } else if (k0 == "error" && v.value.is_string()) {
+        top.note("run ended with error: " + escapeForLog(v.value.get<std::string>(), 200));
+      } else if (k0 == "command" && v.value.is_string() &&
+                 v.value.get<std::string>() == "compare") {
+        compareOutput = true;
+      } else if (k0 == "rows" && v.value.is_array()) {
+        rows = true;
+      } else if (k0 == "variants" && v.value.is_array()) {
+        variants = true;
+      }
+      return false;
+    }
+    if (k0 == "run") return true;
+    if (k0 == "rows") {
+      if (v.depth == 2 && v.arrayElement) {
+        ++rowIndex;
+        top.row(v.value, rowIndex, fmt::format("{} row {}", path, rowIndex));
+        return false;
+      }
+      return true;
+    }
+    if (k0 != "variants") return false;  // by_size, notes, ...
+    if (v.depth == 2) {
+      // One A/B variant complete (its rows were read as they came).
+      if (!variant) variant = std::make_unique<SeriesState>(ctx);
+      Series s = variant->finish();
+      if (!variantLabel.empty()) s.title += " [" + variantLabel + "]";
+      out.push_back(std::move(s));
+      variant.reset();
+      variantLabel.clear();
+      return false;
+    }
+    if (!variant) variant = std::make_unique<SeriesState>(ctx);
+    const std::string k1 = p.size() >= 2 ? p[1] : std::string();
+    if (v.depth == 3) {
+      if (k1 == "run" && v.value.is_object())
+        variant->run(v.value, path + " variant \"run\"");
+      else if (k1 == "label" && v.value.is_string())
+        variantLabel = escapeForLog(v.value.get<std::string>(), 80);
+      else if (k1 == "error" && v.value.is_string())
+        variant->note("run ended with error: " + escapeForLog(v.value.get<std::string>(), 200));
+      return false;
+    }
+    if (v.depth == 4 && k1 == "rows" && v.arrayElement && p.size() == 2) {
+      ++rowIndex;
+      variant->row(v.value, rowIndex, fmt::format("{} variant row {}", path, rowIndex));
+      return false;
+    }
+    return k1 == "run" || k1 == "rows";
+  };
   try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("{}: invalid JSON: {}", path, e.what()));
+    parseUntrustedJsonStream(in, path, onValue, kJsonMaxDepth, ctx.options().maxBytes);
+  } catch (const ProtocolError& e) {
+    throw UsageError(e.what());
   }
-  if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array())
+  if (compareOutput)
     throw UsageError(fmt::format(
-        "{}: JSON without a \"rows\" array: not `rdmabench --format json` output", path));
-  const json run = doc.value("run", json::object());
-  Series s;
-  s.path = path;
-  s.source = Source::kRdmabench;
-  std::string test = detail::lower(run.value("test", std::string()));
-  const bool bidir = run.value("bidirectional", false);
-  if (test == "lat" || test == "latency") {
-    s.test = "latency";
-    s.metric = Metric::kLatency;
-  } else if (test == "bw" || test == "bandwidth" || test == "bibw") {
-    s.test = (bidir || test == "bibw") ? "bibw" : "bandwidth";
-    s.metric = Metric::kBandwidth;
-  } else if (kCollectives.count(test)) {
-    s.test = test == "broadcast" ? "bcast" : test;
-    s.metric = Metric::kCollective;
-  } else {
-    // Unknown test name: classify from the first row.
-    const json first = doc["rows"].empty() ? json::object() : doc["rows"][0];
-    if (first.contains("mb_per_s")) {
-      s.test = bidir ? "bibw" : "bandwidth";
-      s.metric = Metric::kBandwidth;
-    } else {
-      s.test = test.empty() ? "latency" : test;
-      s.metric = first.contains("latency_us") ? Metric::kLatency : Metric::kCollective;
-    }
-  }
-  std::string how = run.value("transport", std::string());
-  if (std::string op = run.value("op", std::string()); !op.empty()) how += " " + op;
-  s.title = fmt::format("rdmabench {} {}", test.empty() ? s.test : test, how);
-  while (!s.title.empty() && s.title.back() == ' ')
-    s.title.pop_back();
-  s.column = s.metric == Metric::kBandwidth ? "mb_per_s" : "mean (us)";
-  if (run.value("round_trip", false)) s.note = "latency is the full round trip";
-  if (doc.contains("error") && doc["error"].is_string())
-    s.note +=
-        (s.note.empty() ? "" : "; ") + ("run ended with error: " + doc["error"].get<std::string>());
-  bool anyBytes = false;
-  for (const json& row : doc["rows"]) {
-    if (!row.is_object()) continue;
-    Point p;
-    if (auto it = row.find("bytes"); it != row.end() && it->is_number_unsigned()) {
-      p.bytes = it->get<uint64_t>();
-      anyBytes = true;
-    }
-    if (s.metric == Metric::kBandwidth) {
-      auto v = number(row, {"mb_per_s"});
-      if (!v) continue;
-      p.value = *v;
-    } else if (!timeOf(row, p)) {
-      continue;
-    }
-    if (auto it = row.find("iterations"); it != row.end() && it->is_number_unsigned())
-      p.iterations = it->get<uint64_t>();
-    s.points.push_back(p);
-  }
-  s.sized = anyBytes && s.test != "barrier";
-  return {std::move(s)};
+        "{}: this is `rdmabench compare` output, not results; compare its inputs instead", path));
+  if (!rows && !variants)
+    throw UsageError(fmt::format(
+        "{}: JSON without a \"rows\" (or A/B \"variants\") array: not `rdmabench --format json` "
+        "output",
+        path));
+  if (rows) out.insert(out.begin(), top.finish());
+  return out;
 }
 
-}  // namespace rdmabench::compare
+}  // namespace rdmabench::compare::detail

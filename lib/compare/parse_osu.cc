@@ -7,14 +7,19 @@
 // Titles containing "MPI-free" or "rdmabench" were written by `rdmabench --format osu` and are
 // not MPI results.
 
+// Rows whose value is not a number (OSU prints "-nan" and "inf") are failures, never values;
+// a Validation column (-c) other than "Pass" is a warning on the row; lines that are neither
+// comments nor rows are counted as skipped.
+
+#include <fmt/format.h>
+
 #include <set>
 
-#include "compare/parse.h"
+#include "common/json_read.h"
+#include "compare/read_detail.h"
 #include "compare/text_util.h"
 
-namespace rdmabench::compare {
-
-using namespace detail;
+namespace rdmabench::compare::detail {
 
 namespace {
 
@@ -63,99 +68,140 @@ void classifyTitle(const std::string& title, Series& s) {
   }
 }
 
-struct Table {
-  Series series;
-  bool headerSeen = false;
-  int valueCol = -1, minCol = -1, maxCol = -1, iterCol = -1;
-};
+// Why a value token is not a number, for the failure text.
+std::string notNumber(std::string_view tool, std::string_view token) {
+  return fmt::format("{} printed `{}`, not a number", tool, escapeForLog(token, 40));
+}
 
-}  // namespace
+class OsuReader : public TableReader {
+ public:
+  explicit OsuReader(ReadContext& ctx) : ctx_(ctx) {}
 
-std::vector<Series> parseOsu(std::string_view text, const std::string& path) {
-  std::vector<Series> out;
-  Table cur;
-  bool open = false;
-  auto finish = [&] {
-    if (open) out.push_back(std::move(cur.series));
-    cur = Table{};
-    open = false;
-  };
-  for (const std::string& raw : splitLines(text)) {
-    std::string line = trim(raw);
-    if (line.empty()) continue;
-    if (line.rfind("# OSU", 0) == 0) {
-      finish();
-      open = true;
-      cur.series.path = path;
-      cur.series.title = trim(line.substr(1));
-      cur.series.source = (containsNoCase(line, "MPI-free") || containsNoCase(line, "rdmabench"))
-                              ? Source::kRdmabench
-                              : Source::kOsu;
-      classifyTitle(cur.series.title, cur.series);
-      continue;
+  void line(std::string_view line, uint64_t no) override {
+    if (line.empty()) return;
+    if (line.starts_with("# OSU")) {
+      finish1();
+      open_ = true;
+      cur_.series.title = trim(line.substr(1));
+      cur_.series.source = (containsNoCase(line, "MPI-free") || containsNoCase(line, "rdmabench"))
+                               ? Source::kRdmabench
+                               : Source::kOsu;
+      classifyTitle(cur_.series.title, cur_.series);
+      return;
     }
     if (line[0] == '#') {
-      std::vector<std::string> fields = splitColumns(trim(line.substr(1)));
-      if (fields.empty()) continue;
-      bool sized = fields[0] == "Size";
-      bool sizeless = containsNoCase(fields[0], "Latency");  // osu_barrier: "# Avg Latency(us)"
-      if (!sized && !sizeless) continue;                     // "# Datatype: ...", "# [ pairs ..."
-      if (!open || cur.headerSeen) {
-        // A header without a title (pasted table) or a second table: classify from the header.
-        finish();
-        open = true;
-        cur.series.path = path;
-        cur.series.source = Source::kOsu;
-        bool bw = line.find("MB/s") != line.npos || containsNoCase(line, "Bandwidth");
-        cur.series.test = bw ? "bandwidth" : (sized ? "latency" : "barrier");
-        cur.series.metric =
-            bw ? Metric::kBandwidth : (sized ? Metric::kLatency : Metric::kCollective);
-      }
-      cur.series.sized = sized;
-      cur.headerSeen = true;
-      for (size_t i = 0; i < fields.size(); ++i) {
-        const std::string f = lower(fields[i]);
-        int col = static_cast<int>(i);
-        if (cur.valueCol < 0 && (f.find("avg latency") == 0 || f.find("latency") == 0 ||
-                                 f.find("bandwidth") == 0 || f == "mb/s")) {
-          cur.valueCol = col;
-          cur.series.column = fields[i];
-        } else if (f.find("min latency") == 0) {
-          cur.minCol = col;
-        } else if (f.find("max latency") == 0) {
-          cur.maxCol = col;
-        } else if (f == "iterations") {
-          cur.iterCol = col;
-        }
-      }
-      if (cur.valueCol < 0 && fields.size() > (sized ? 1u : 0u)) {
-        cur.valueCol = sized ? 1 : 0;
-        cur.series.column = fields[static_cast<size_t>(cur.valueCol)];
-      }
-      continue;
+      header(line);
+      return;
     }
-    if (!open || !cur.headerSeen || cur.valueCol < 0) continue;
+    if (!open_ || !headerSeen_ || valueCol_ < 0) {
+      ctx_.skipped(no, line,
+                   open_ ? "not understood (before the column header)"
+                         : "not understood (outside an OSU table)");
+      return;
+    }
     std::vector<std::string> tok = splitWhitespace(line);
+    Point p;
+    if (cur_.series.sized) {
+      auto bytes = parseCount(tok[0]);
+      if (!bytes) {
+        ctx_.skipped(no, line, "not understood (no message size)");
+        return;
+      }
+      p.bytes = *bytes;
+    }
+    const size_t vc = static_cast<size_t>(valueCol_);
+    if (vc >= tok.size()) {
+      ctx_.skipped(no, line, "not understood (no value column)");
+      return;
+    }
+    auto value = parseNumber(tok[vc]);
+    if (!value) {
+      cur_.fail(p.bytes, notNumber("OSU", tok[vc]), no, line, ctx_);
+      return;
+    }
+    p.value = *value;
     auto at = [&](int col) -> std::optional<double> {
       if (col < 0 || static_cast<size_t>(col) >= tok.size()) return std::nullopt;
       return parseNumber(tok[static_cast<size_t>(col)]);
     };
-    Point p;
-    if (cur.series.sized) {
-      auto bytes = parseCount(tok[0]);
-      if (!bytes) continue;  // a warning or other text between rows
-      p.bytes = *bytes;
-    }
-    auto value = at(cur.valueCol);
-    if (!value) continue;
-    p.value = *value;
-    p.min = at(cur.minCol);
-    p.max = at(cur.maxCol);
-    if (auto it = at(cur.iterCol); it && *it >= 0) p.iterations = static_cast<uint64_t>(*it);
-    cur.series.points.push_back(p);
+    p.min = at(minCol_);
+    p.max = at(maxCol_);
+    if (iterCol_ >= 0 && static_cast<size_t>(iterCol_) < tok.size())
+      p.iterations = parseCount(tok[static_cast<size_t>(iterCol_)]);
+    if (!cur_.add(p, no, line, ctx_)) return;
+    if (validCol_ >= 0 && static_cast<size_t>(validCol_) < tok.size() &&
+        lower(tok[static_cast<size_t>(validCol_)]) != "pass")
+      cur_.warn(p.bytes,
+                fmt::format("OSU validation (-c) says `{}`",
+                            escapeForLog(tok[static_cast<size_t>(validCol_)], 20)),
+                no, ctx_);
   }
-  finish();
-  return out;
+
+  std::vector<Series> finish() override {
+    finish1();
+    return std::move(out_);
+  }
+
+ private:
+  void finish1() {
+    if (open_) out_.push_back(std::move(cur_.series));
+    cur_ = SeriesBuilder{};
+    open_ = headerSeen_ = false;
+    valueCol_ = minCol_ = maxCol_ = iterCol_ = validCol_ = -1;
+  }
+
+  void header(std::string_view line) {
+    std::vector<std::string> fields = splitColumns(trim(line.substr(1)));
+    if (fields.empty()) return;
+    bool sized = fields[0] == "Size";
+    bool sizeless = containsNoCase(fields[0], "Latency");  // osu_barrier: "# Avg Latency(us)"
+    if (!sized && !sizeless) return;                       // "# Datatype: ...", "# [ pairs ..."
+    if (!open_ || headerSeen_) {
+      // A header without a title (pasted table) or a second table: classify from the header.
+      finish1();
+      open_ = true;
+      cur_.series.source = Source::kOsu;
+      bool bw = line.find("MB/s") != line.npos || containsNoCase(line, "Bandwidth");
+      cur_.series.test = bw ? "bandwidth" : (sized ? "latency" : "barrier");
+      cur_.series.metric =
+          bw ? Metric::kBandwidth : (sized ? Metric::kLatency : Metric::kCollective);
+    }
+    cur_.series.sized = sized;
+    headerSeen_ = true;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      const std::string f = lower(fields[i]);
+      int col = static_cast<int>(i);
+      if (valueCol_ < 0 && (f.find("avg latency") == 0 || f.find("latency") == 0 ||
+                            f.find("bandwidth") == 0 || f == "mb/s")) {
+        valueCol_ = col;
+        cur_.series.column = fields[i];
+      } else if (f.find("min latency") == 0) {
+        minCol_ = col;
+      } else if (f.find("max latency") == 0) {
+        maxCol_ = col;
+      } else if (f == "iterations") {
+        iterCol_ = col;
+      } else if (f == "validation") {
+        validCol_ = col;
+      }
+    }
+    if (valueCol_ < 0 && fields.size() > (sized ? 1u : 0u)) {
+      valueCol_ = sized ? 1 : 0;
+      cur_.series.column = fields[static_cast<size_t>(valueCol_)];
+    }
+  }
+
+  ReadContext& ctx_;
+  std::vector<Series> out_;
+  SeriesBuilder cur_;
+  bool open_ = false, headerSeen_ = false;
+  int valueCol_ = -1, minCol_ = -1, maxCol_ = -1, iterCol_ = -1, validCol_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<TableReader> makeOsuReader(ReadContext& ctx) {
+  return std::make_unique<OsuReader>(ctx);
 }
 
-}  // namespace rdmabench::compare
+}  // namespace rdmabench::compare::detail

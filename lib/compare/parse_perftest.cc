@@ -7,96 +7,197 @@
 // (x 1.048576); "Gb/sec" is 10^9 bit/s (x 125). Output of `rdmabench --format perftest` (its
 // " Tool : rdmabench" info line) already uses 10^6 B/s under "MB/sec". The title line ("Send
 // Latency Test", "RDMA_Write Bidirectional BW Test") gives the test and "bibw".
+//
+// Cycles: with -C perftest prints CPU cycles under headers that still say [usec]; only its -U /
+// -H sample dumps say so ("#, cycles"). A file with such a line (or a [cycles] header) is never
+// read as microseconds: its latencies are divided by ReadOptions::cpuMhz (cycles per us), and
+// without it the file is refused with one line naming it. The sample dump lines ("12, 1.53")
+// are understood and not used (the table rows carry the statistics).
 
-#include "compare/parse.h"
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/json_read.h"
+#include "compare/read_detail.h"
 #include "compare/text_util.h"
 
-namespace rdmabench::compare {
+namespace rdmabench::compare::detail {
 
-using namespace detail;
+namespace {
 
-std::vector<Series> parsePerftest(std::string_view text, const std::string& path) {
-  std::vector<Series> out;
-  std::string title;
-  bool rdmabench = false;
-  bool open = false;
-  Series cur;
-  int valueCol = -1, minCol = -1, maxCol = -1;
-  double scale = 1.0;
-  auto finish = [&] {
-    if (open) out.push_back(std::move(cur));
-    cur = Series{};
-    open = false;
-  };
-  for (const std::string& raw : splitLines(text)) {
-    std::string line = trim(raw);
-    if (line.empty() || line.find_first_not_of('-') == std::string::npos) continue;
-    std::vector<std::string> tok = splitWhitespace(line);
-    if (line.size() > 5 && (line.ends_with("Latency Test") || line.ends_with("BW Test"))) {
-      title = line;
-      continue;
-    }
-    if (tok[0] == "Tool" && containsNoCase(line, "rdmabench")) {
-      rdmabench = true;
-      continue;
-    }
-    if (tok[0] == "#bytes") {
-      finish();
-      open = true;
-      cur.path = path;
-      cur.source = rdmabench ? Source::kRdmabench : Source::kPerftest;
-      cur.title = title.empty() ? "perftest" : title;
-      scale = 1.0;
-      minCol = maxCol = -1;
-      if (line.find("t_min[usec]") != line.npos) {
-        cur.metric = Metric::kLatency;
-        cur.test = "latency";
-        minCol = 2;
-        maxCol = 3;
-        valueCol = 5;
-        cur.column = "t_avg[usec]";
-      } else if (line.find("t_avg[usec]") != line.npos) {
-        cur.metric = Metric::kLatency;
-        cur.test = "latency";
-        valueCol = 2;
-        cur.column = "t_avg[usec]";
-      } else if (size_t at = line.find("BW average["); at != line.npos) {
-        cur.metric = Metric::kBandwidth;
-        cur.test = containsNoCase(title, "Bidirectional") ? "bibw" : "bandwidth";
-        valueCol = 3;
-        size_t close = line.find(']', at);
-        std::string unit = line.substr(at + 11, close == line.npos ? 0 : close - at - 11);
-        cur.column = "BW average[" + unit + "]";
-        if (unit == "Gb/sec") {
-          scale = 125.0;
-          cur.note = "Gb/sec converted to MB/s (x 125)";
-        } else if (unit == "MiB/sec" || (unit == "MB/sec" && !rdmabench)) {
-          scale = 1.048576;
-          cur.note = "perftest " + unit + " (2^20 B/s) converted to MB/s = 10^6 B/s (x 1.048576)";
-        }
-      } else {
-        open = false;
-        valueCol = -1;
-        continue;
-      }
-      if (containsNoCase(title, "RDMA_Read") || containsNoCase(title, "Atomic"))
-        cur.note = "latency is the full round trip (perftest read/atomic)";
-      continue;
-    }
-    if (!open || valueCol < 0 || static_cast<size_t>(valueCol) >= tok.size()) continue;
-    auto bytes = parseCount(tok[0]);
-    auto value = parseNumber(tok[static_cast<size_t>(valueCol)]);
-    if (!bytes || !value || !parseCount(tok[1])) continue;
-    Point p;
-    p.bytes = *bytes;
-    p.value = *value * scale;
-    p.iterations = parseCount(tok[1]);
-    if (minCol >= 0) p.min = parseNumber(tok[static_cast<size_t>(minCol)]);
-    if (maxCol >= 0) p.max = parseNumber(tok[static_cast<size_t>(maxCol)]);
-    cur.points.push_back(p);
-  }
-  finish();
-  return out;
+bool dashes(std::string_view line) {
+  return line.size() >= 3 && line.find_first_not_of('-') == std::string_view::npos;
 }
 
-}  // namespace rdmabench::compare
+// "12, 1.53": one sample of a -U / -H dump.
+bool dumpSample(const std::vector<std::string>& tok) {
+  return tok.size() == 2 && tok[0].size() > 1 && tok[0].back() == ',' &&
+         parseCount(std::string_view(tok[0]).substr(0, tok[0].size() - 1)) && parseNumber(tok[1]);
+}
+
+class PerftestReader : public TableReader {
+ public:
+  explicit PerftestReader(ReadContext& ctx) : ctx_(ctx) {}
+
+  void line(std::string_view line, uint64_t no) override {
+    if (line.empty()) return;
+    std::vector<std::string> tok = splitWhitespace(line);
+    if (dashes(line)) {
+      if (inTable_ && rows_ > 0) inTable_ = false;
+      return;
+    }
+    if (line == "#, usec" || line == "#, cycles") {
+      if (line == "#, cycles" && !cyclesLine_) cyclesLine_ = no;
+      return;
+    }
+    if (dumpSample(tok)) {
+      ++dumpLines_;
+      return;
+    }
+    if (line.size() > 5 && (line.ends_with("Latency Test") || line.ends_with("BW Test"))) {
+      title_ = line;
+      return;
+    }
+    if (tok[0] == "Tool" && containsNoCase(line, "rdmabench")) {
+      rdmabench_ = true;
+      return;
+    }
+    if (tok[0] == "#bytes") {
+      header(line, no);
+      return;
+    }
+    bool rowShape = tok.size() >= 3 && parseCount(tok[0]) && parseCount(tok[1]);
+    if (!inTable_ || valueCol_ < 0) {
+      // Banners and " Key : value" info lines are perftest's; a row here has no header.
+      if (rowShape) ctx_.skipped(no, line, "not understood (a row outside a perftest table)");
+      return;
+    }
+    if (!rowShape) {
+      ctx_.skipped(no, line);
+      return;
+    }
+    const size_t vc = static_cast<size_t>(valueCol_);
+    if (vc >= tok.size()) {
+      ctx_.skipped(no, line, "not understood (no value column)");
+      return;
+    }
+    ++rows_;
+    Point p;
+    p.bytes = *parseCount(tok[0]);
+    p.iterations = parseCount(tok[1]);
+    auto value = parseNumber(tok[vc]);
+    if (!value) {
+      cur_.fail(p.bytes,
+                fmt::format("perftest printed `{}`, not a number", escapeForLog(tok[vc], 40)), no,
+                line, ctx_);
+      return;
+    }
+    p.value = *value * scale_;
+    if (minCol_ >= 0 && static_cast<size_t>(minCol_) < tok.size())
+      p.min = parseNumber(tok[static_cast<size_t>(minCol_)]);
+    if (maxCol_ >= 0 && static_cast<size_t>(maxCol_) < tok.size())
+      p.max = parseNumber(tok[static_cast<size_t>(maxCol_)]);
+    cur_.add(p, no, line, ctx_);
+  }
+
+  std::vector<Series> finish() override {
+    finish1();
+    if (cyclesLine_) convertCycles();
+    if (dumpLines_)
+      for (Series& s : out_)
+        s.note += (s.note.empty() ? "" : "; ") +
+                  fmt::format(
+                      "{} sample line(s) of perftest's -U/-H dump not used (the table "
+                      "rows carry the statistics)",
+                      dumpLines_);
+    return std::move(out_);
+  }
+
+ private:
+  void finish1() {
+    if (open_) out_.push_back(std::move(cur_.series));
+    cur_ = SeriesBuilder{};
+    open_ = inTable_ = false;
+    valueCol_ = minCol_ = maxCol_ = -1;
+    rows_ = 0;
+  }
+
+  void header(std::string_view line, uint64_t no) {
+    finish1();
+    open_ = inTable_ = true;
+    Series& s = cur_.series;
+    s.source = rdmabench_ ? Source::kRdmabench : Source::kPerftest;
+    s.title = title_.empty() ? "perftest" : title_;
+    scale_ = 1.0;
+    if (line.find("[cycles]") != line.npos && !cyclesLine_) cyclesLine_ = no;
+    if (line.find("t_min[") != line.npos) {
+      s.metric = Metric::kLatency;
+      s.test = "latency";
+      minCol_ = 2;
+      maxCol_ = 3;
+      valueCol_ = 5;
+      s.column = "t_avg[usec]";
+    } else if (line.find("t_avg[") != line.npos) {
+      s.metric = Metric::kLatency;
+      s.test = "latency";
+      valueCol_ = 2;
+      s.column = "t_avg[usec]";
+    } else if (size_t at = line.find("BW average["); at != line.npos) {
+      s.metric = Metric::kBandwidth;
+      s.test = containsNoCase(title_, "Bidirectional") ? "bibw" : "bandwidth";
+      valueCol_ = 3;
+      size_t close = line.find(']', at);
+      std::string unit(line.substr(at + 11, close == line.npos ? 0 : close - at - 11));
+      s.column = "BW average[" + unit + "]";
+      if (unit == "Gb/sec") {
+        scale_ = 125.0;
+        s.note = "Gb/sec converted to MB/s (x 125)";
+      } else if (unit == "MiB/sec" || (unit == "MB/sec" && !rdmabench_)) {
+        scale_ = 1.048576;
+        s.note = "perftest " + unit + " (2^20 B/s) converted to MB/s = 10^6 B/s (x 1.048576)";
+      }
+    } else {
+      open_ = inTable_ = false;
+      ctx_.skipped(no, line, "not understood (a perftest header without a known value column)");
+      return;
+    }
+    if (containsNoCase(title_, "RDMA_Read") || containsNoCase(title_, "Atomic"))
+      s.note = "latency is the full round trip (perftest read/atomic)";
+  }
+
+  void convertCycles() {
+    const auto& mhz = ctx_.options().cpuMhz;
+    if (!mhz)
+      throw UsageError(fmt::format(
+          "{}: perftest reported CPU cycles, not microseconds (-C; line {} says so); give "
+          "--cpu-mhz MHZ, the CPU frequency of that run, to convert",
+          ctx_.path(), cyclesLine_));
+    for (Series& s : out_) {
+      if (s.metric != Metric::kLatency) continue;
+      for (Point& p : s.points) {
+        p.value /= *mhz;
+        if (p.min) *p.min /= *mhz;
+        if (p.max) *p.max /= *mhz;
+      }
+      s.note += (s.note.empty() ? "" : "; ") +
+                fmt::format("perftest -C cycles converted to us at {} MHz (--cpu-mhz)", *mhz);
+    }
+  }
+
+  ReadContext& ctx_;
+  std::vector<Series> out_;
+  SeriesBuilder cur_;
+  std::string title_;
+  bool rdmabench_ = false, open_ = false, inTable_ = false;
+  int valueCol_ = -1, minCol_ = -1, maxCol_ = -1;
+  uint64_t rows_ = 0, dumpLines_ = 0, cyclesLine_ = 0;
+  double scale_ = 1.0;
+};
+
+}  // namespace
+
+std::unique_ptr<TableReader> makePerftestReader(ReadContext& ctx) {
+  return std::make_unique<PerftestReader>(ctx);
+}
+
+}  // namespace rdmabench::compare::detail

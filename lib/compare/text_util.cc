@@ -74,10 +74,30 @@ std::vector<std::string> splitColumns(std::string_view s) {
 }
 
 std::optional<double> parseNumber(std::string_view token) {
+  // Decimal only: [+-] digits [. digits] [e|E [+-] digits], at least one digit before the
+  // exponent. strtod alone would also take "0x10" (16), "inf", "nan" and "1e", so the shape is
+  // checked first.
   if (token.empty() || token.size() > 64) return std::nullopt;
-  char c = token.front();
-  if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' || c == '.'))
-    return std::nullopt;
+  size_t i = 0;
+  if (token[i] == '+' || token[i] == '-') ++i;
+  size_t mantissa = 0;
+  while (i < token.size() && std::isdigit(static_cast<unsigned char>(token[i])))
+    ++i, ++mantissa;
+  if (i < token.size() && token[i] == '.') {
+    ++i;
+    while (i < token.size() && std::isdigit(static_cast<unsigned char>(token[i])))
+      ++i, ++mantissa;
+  }
+  if (mantissa == 0) return std::nullopt;
+  if (i < token.size() && (token[i] == 'e' || token[i] == 'E')) {
+    ++i;
+    if (i < token.size() && (token[i] == '+' || token[i] == '-')) ++i;
+    size_t exponent = 0;
+    while (i < token.size() && std::isdigit(static_cast<unsigned char>(token[i])))
+      ++i, ++exponent;
+    if (exponent == 0) return std::nullopt;
+  }
+  if (i != token.size()) return std::nullopt;
   std::string s(token);
   char* end = nullptr;
   errno = 0;

@@ -21,7 +21,8 @@ std::vector<std::string> splitWhitespace(std::string_view s);
 // Fields separated by runs of two or more spaces or by tabs (OSU headers: "Avg Latency(us)").
 std::vector<std::string> splitColumns(std::string_view s);
 
-// A complete decimal number ("11.01", "1e3", "-0.5"); nullopt for anything else (incl. "inf").
+// A complete decimal number ("11.01", "1e3", "-0.5"); nullopt for anything else ("inf", "nan",
+// "0x10", "1,5", "2.148GB").
 std::optional<double> parseNumber(std::string_view token);
 
 // A complete unsigned integer; nullopt otherwise.

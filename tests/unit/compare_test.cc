@@ -258,7 +258,7 @@ TEST(CompareParse, ErrorsNameTheFile) {
     parseText("{not json", "broken.json");
     FAIL() << "no throw";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("broken.json: invalid JSON"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("broken.json: not valid JSON"), std::string::npos);
   }
   try {
     parseText("just text\n", "x.txt");

@@ -13,9 +13,12 @@
 
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/json_read.h"
+#include "common/units.h"
 #include "compare/compare.h"
 #include "compare/parse.h"
 #include "compare/plot.h"
+#include "compare/text_util.h"
 #include "tools/rdmabench/commands.h"
 
 namespace rdmabench {
@@ -58,6 +61,52 @@ void render(const std::vector<compare::Series>& series, const compare::PlotOptio
   compare::renderPlot(script, plot);
 }
 
+void inputOptions(po::options_description& desc) {
+  desc.add_options()("max-input", po::value<std::string>(),
+                     "refuse inputs larger than SIZE bytes (K/M/G suffixes; default 1G)")(
+      "cpu-mhz", po::value<std::string>(),
+      "CPU frequency in MHz of a perftest -C run: its cycles are divided by it to give us")(
+      "verbose,v", po::bool_switch(), "list every input line skipped or ignored, and why");
+}
+
+compare::ReadOptions readOptions(const po::variables_map& vm) {
+  compare::ReadOptions o;
+  if (vm.count("max-input")) {
+    o.maxBytes = parseSize(vm["max-input"].as<std::string>(), "--max-input");
+    if (o.maxBytes == 0)
+      throw UsageError(fmt::format("--max-input {}: must be at least 1 byte",
+                                   vm["max-input"].as<std::string>()));
+  }
+  if (vm.count("cpu-mhz")) {
+    const std::string& text = vm["cpu-mhz"].as<std::string>();
+    std::optional<double> mhz = compare::detail::parseNumber(text);
+    if (!mhz || *mhz < 1 || *mhz > 100000)
+      throw UsageError(fmt::format("--cpu-mhz {}: expected a CPU frequency in MHz, 1..100000",
+                                   escapeForLog(text, 40)));
+    o.cpuMhz = mhz;
+  }
+  return o;
+}
+
+// Reads every input; their notes (lines skipped, prefixes stripped, ...) go to stderr and into
+// `notes`.
+std::vector<std::vector<compare::Series>> readAll(const std::vector<std::string>& paths,
+                                                  const po::variables_map& vm,
+                                                  std::vector<std::string>& notes) {
+  compare::ReadOptions options = readOptions(vm);
+  bool verbose = vm.count("verbose") && vm["verbose"].as<bool>();
+  std::vector<std::vector<compare::Series>> files;
+  for (const std::string& p : paths) {
+    compare::ParsedInput in = compare::readFile(p, options);
+    for (std::string& n : compare::readNotes(in, p, verbose)) {
+      std::cerr << "rdmabench: note: " << n << "\n";
+      notes.push_back(std::move(n));
+    }
+    files.push_back(std::move(in.series));
+  }
+  return files;
+}
+
 void plotOptions(po::options_description& desc) {
   desc.add_options()("size", po::value<std::string>(),
                      "plot size WIDTHxHEIGHT in pixels (default 800x600)")(
@@ -88,6 +137,7 @@ int runCompareCommand(const std::vector<std::string>& args) {
       "compare only this test (latency, bandwidth, bibw, "
       "allreduce, barrier, ...)")("plot", po::value<std::string>(),
                                   "also plot the compared inputs to FILE.png|FILE.svg");
+  inputOptions(desc);
   plotOptions(desc);
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>());
@@ -127,10 +177,10 @@ int runCompareCommand(const std::vector<std::string>& args) {
     compare::terminalFor(plot.output);  // check the ending before any work
   }
 
-  std::vector<std::vector<compare::Series>> files;
-  for (const std::string& p : paths)
-    files.push_back(compare::parseFile(p));
+  std::vector<std::string> readNotes;
+  std::vector<std::vector<compare::Series>> files = readAll(paths, vm, readNotes);
   compare::Comparison comparison = compare::compareSeries(files, options);
+  comparison.notes.insert(comparison.notes.begin(), readNotes.begin(), readNotes.end());
 
   std::ofstream file;
   std::ostream* out = &std::cout;
@@ -159,6 +209,7 @@ int runPlotCommand(const std::vector<std::string>& args) {
   desc.add_options()("help,h", "show this help")("output,o", po::value<std::string>(),
                                                  "the image: FILE.png or FILE.svg (required)")(
       "test", po::value<std::string>(), "plot only this test (latency, bandwidth, ...)");
+  inputOptions(desc);
   plotOptions(desc);
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>());
@@ -180,8 +231,9 @@ int runPlotCommand(const std::vector<std::string>& args) {
   readPlotOptions(vm, plot, script);
   std::string test = vm.count("test") ? vm["test"].as<std::string>() : "";
   std::vector<compare::Series> series;
-  for (const std::string& p : vm["files"].as<std::vector<std::string>>())
-    for (compare::Series& s : compare::parseFile(p))
+  std::vector<std::string> notes;
+  for (auto& file : readAll(vm["files"].as<std::vector<std::string>>(), vm, notes))
+    for (compare::Series& s : file)
       if (test.empty() || s.test == test) series.push_back(std::move(s));
   if (series.empty()) throw UsageError(fmt::format("--test {}: no input has it", test));
   render(series, plot, script);
