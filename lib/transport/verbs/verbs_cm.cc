@@ -28,7 +28,7 @@
 namespace rdmabench::transport::verbs {
 namespace {
 
-// Retry policy, identical to the out-of-band path (verbs_transport.cc): retry_cnt 6 (rxe
+// Retry policy, identical to the out-of-band path (verbs_connector.cc): retry_cnt 6 (rxe
 // treats 7 as infinite), rnr_retry 7 (infinite: a late receive post is not an error), local
 // ACK timeout 14 (67 ms).
 constexpr uint8_t kRetryCount = 6;

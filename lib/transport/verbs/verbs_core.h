@@ -84,6 +84,13 @@ class CmResources {
 // (verbs_cm.cc). Throws TransportError naming the call and rdma_cm's error text.
 std::unique_ptr<Connector> makeCmConnector(std::shared_ptr<Core> core);
 
+// Out-of-band mode: a Connector whose localAddress() carries the QP attributes
+// (verbs_connector.cc). Throws TransportError when the QP cannot be created.
+std::unique_ptr<Connector> makeOobConnector(std::shared_ptr<Core> core);
+
+// The Device over an opened Core (verbs_device.cc).
+std::unique_ptr<Device> makeVerbsDevice(std::shared_ptr<Core> core);
+
 // Wraps a QP that librdmacm has brought to RTS into an Endpoint; the QP's attributes (peer
 // QPN, path MTU, GIDs, rd_atomic) are read back with ibv_query_qp. `remoteGidIndex` is only
 // informational. The endpoint owns `qp` (counted in core->liveQps) and `resources`.

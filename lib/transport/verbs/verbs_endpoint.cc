@@ -1,0 +1,224 @@
+// Connected RC QPs of the verbs backend (verbs_endpoint.h) and the adoption of QPs that
+// librdmacm connected.
+
+#include "transport/verbs/verbs_endpoint.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "transport/verbs/verbs_mr.h"
+
+namespace rdmabench::transport::verbs {
+
+namespace {
+
+constexpr uint64_t kRecvBit = 1ull << 63;
+
+}  // namespace
+
+VerbsEndpoint::~VerbsEndpoint() {
+  uint32_t qpn = qp_->qp_num;
+  core_->endpoints.erase(qpn);
+  if (cm_) {
+    cm_->destroyQp();  // rdma_destroy_qp, then the cm ids with cm_
+    cm_.reset();
+  } else {
+    ibv_destroy_qp(qp_);
+  }
+  --core_->liveQps;
+  // Completions of this QP still queued in the shared CQ must not reach another endpoint.
+  core_->drainToPending(qpn, true);
+}
+
+PostResult VerbsEndpoint::postSend(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                                   uint64_t context, bool signaled) {
+  checkRange("postSend", mr, offset, length);
+  return postSendSide(IBV_WR_SEND, OpKind::kSend, mr, offset, length, 0, 0, context, signaled);
+}
+
+PostResult VerbsEndpoint::postWrite(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                                    const RemoteRegion& remote, uint64_t remoteOffset,
+                                    uint64_t context, bool signaled) {
+  checkRange("postWrite", mr, offset, length);
+  uint32_t rkey = rkeyOf("postWrite", remote, remoteOffset, length);
+  return postSendSide(IBV_WR_RDMA_WRITE, OpKind::kWrite, mr, offset, length,
+                      remote.addr + remoteOffset, rkey, context, signaled);
+}
+
+PostResult VerbsEndpoint::postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                                   const RemoteRegion& remote, uint64_t remoteOffset,
+                                   uint64_t context) {
+  checkRange("postRead", mr, offset, length);
+  uint32_t rkey = rkeyOf("postRead", remote, remoteOffset, length);
+  return postSendSide(IBV_WR_RDMA_READ, OpKind::kRead, mr, offset, length,
+                      remote.addr + remoteOffset, rkey, context, true);
+}
+
+PostResult VerbsEndpoint::postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                                   uint64_t context) {
+  checkRange("postRecv", mr, offset, length);
+  if (recvNext_ - recvRetired_ >= recvRing_.size()) return PostResult::kRetry;
+  const auto& vmr = static_cast<const VerbsMemoryRegion&>(mr);
+  ibv_sge sge{reinterpret_cast<uint64_t>(vmr.data() + offset), length, vmr.lkey()};
+  ibv_recv_wr wr{};
+  wr.wr_id = recvNext_ | kRecvBit;
+  wr.sg_list = &sge;
+  wr.num_sge = length > 0 ? 1 : 0;
+  ibv_recv_wr* bad = nullptr;
+  int rc = ibv_post_recv(qp_, &wr, &bad);
+  if (rc == ENOMEM) return PostResult::kRetry;
+  if (rc != 0)
+    throw TransportError(fmt::format("ibv_post_recv on {} QPN {:#x} (peer {}): {}", core_->name,
+                                     qp_->qp_num, peerName_, errText(rc)));
+  recvRing_[recvNext_ % recvRing_.size()] = Slot{context, length, OpKind::kRecv, true};
+  ++recvNext_;
+  return PostResult::kOk;
+}
+
+nlohmann::json VerbsEndpoint::properties() const {
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  const char* state = "?";
+  bool queried = ibv_query_qp(qp_, &attr,
+                              IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                  IBV_QP_MIN_RNR_TIMER,
+                              &init) == 0;
+  if (queried) state = qpStateName(attr.qp_state);
+  nlohmann::json j = {{"qpn", qp_->qp_num},
+                      {"state", state},
+                      {"peer_qpn", remote_.qpn},
+                      {"peer", peerName_},
+                      {"mtu", mtuToBytes(mtu_)},
+                      {"inline", core_->inlineBytes},
+                      {"local_gid", gidToString(local_.gid)},
+                      {"remote_gid", gidToString(remote_.gid)},
+                      {"gid_index", local_.gidIndex},
+                      {"remote_gid_index", remote_.gidIndex},
+                      {"local_lid", local_.lid},
+                      {"remote_lid", remote_.lid},
+                      {"max_rd_atomic", maxRdAtomic_},
+                      {"max_dest_rd_atomic", maxDestRdAtomic_},
+                      {"psn", local_.psn},
+                      {"tx_depth", core_->txDepth},
+                      {"rx_depth", core_->rxDepth},
+                      {"connection_manager", cm_ ? "rdma_cm" : "out-of-band"}};
+  if (queried) {
+    j["timeout"] = attr.timeout;
+    j["retry_cnt"] = attr.retry_cnt;
+    j["rnr_retry"] = attr.rnr_retry;
+  }
+  return j;
+}
+
+bool VerbsEndpoint::translate(const ibv_wc& wc, Completion& out) {
+  bool isRecv = (wc.wr_id & kRecvBit) != 0;
+  uint64_t seq = wc.wr_id & ~kRecvBit;
+  const Slot* slot;
+  if (isRecv) {
+    slot = &recvRing_[seq % recvRing_.size()];
+    recvRetired_ = seq + 1;
+  } else {
+    slot = &sendRing_[seq % sendRing_.size()];
+    sendRetired_ = seq + 1;
+    if (wc.status == IBV_WC_SUCCESS && !slot->userSignaled) return false;
+  }
+  out.context = slot->context;
+  out.op = slot->op;
+  out.status = static_cast<int>(wc.status);
+  if (wc.status == IBV_WC_SUCCESS) {
+    out.bytes = isRecv ? wc.byte_len : slot->bytes;
+    out.error.clear();
+  } else {
+    out.bytes = 0;
+    out.error = fmt::format(
+        "{} completion on {} QPN {:#x} (peer {}): {} (status {}, vendor_err {:#x}){}",
+        toString(slot->op), core_->name, wc.qp_num, peerName_, ibv_wc_status_str(wc.status),
+        static_cast<int>(wc.status), wc.vendor_err,
+        wc.status == IBV_WC_RETRY_EXC_ERR
+            ? "; the peer did not answer: is it still running? check --gid-index / routing "
+              "to the peer"
+            : "");
+  }
+  return true;
+}
+
+PostResult VerbsEndpoint::postSendSide(ibv_wr_opcode opcode, OpKind op, const MemoryRegion& mr,
+                                       uint64_t offset, uint32_t length, uint64_t remoteAddr,
+                                       uint32_t rkey, uint64_t context, bool signaled) {
+  uint64_t outstanding = sendNext_ - sendRetired_;
+  if (outstanding >= sendRing_.size()) return PostResult::kRetry;
+  // The post that fills the last free slot is always signaled, so a queue full of
+  // unsignaled posts still retires (its completion is not reported if the user did not
+  // ask for one).
+  bool hwSignaled = signaled || outstanding + 1 == sendRing_.size();
+  const auto& vmr = static_cast<const VerbsMemoryRegion&>(mr);
+  ibv_sge sge{reinterpret_cast<uint64_t>(vmr.data() + offset), length, vmr.lkey()};
+  ibv_send_wr wr{};
+  wr.wr_id = sendNext_;
+  wr.sg_list = &sge;
+  wr.num_sge = length > 0 ? 1 : 0;
+  wr.opcode = opcode;
+  wr.send_flags = hwSignaled ? IBV_SEND_SIGNALED : 0;
+  if (op != OpKind::kRead && length <= core_->inlineBytes) wr.send_flags |= IBV_SEND_INLINE;
+  if (op != OpKind::kSend) {
+    wr.wr.rdma.remote_addr = remoteAddr;
+    wr.wr.rdma.rkey = rkey;
+  }
+  ibv_send_wr* bad = nullptr;
+  int rc = ibv_post_send(qp_, &wr, &bad);
+  if (rc == ENOMEM) return PostResult::kRetry;
+  if (rc != 0)
+    throw TransportError(fmt::format("ibv_post_send ({}) on {} QPN {:#x} (peer {}): {}",
+                                     toString(op), core_->name, qp_->qp_num, peerName_,
+                                     errText(rc)));
+  sendRing_[sendNext_ % sendRing_.size()] = Slot{context, length, op, signaled};
+  ++sendNext_;
+  return PostResult::kOk;
+}
+
+// ---- rdma_cm endpoints ----------------------------------------------------------------------
+
+std::unique_ptr<Endpoint> adoptCmQp(std::shared_ptr<Core> core, ibv_qp* qp,
+                                    std::unique_ptr<CmResources> resources) {
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  int mask = IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_SQ_PSN |
+             IBV_QP_AV | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC;
+  if (int rc = ibv_query_qp(qp, &attr, mask, &init); rc != 0) {
+    resources->destroyQp();
+    --core->liveQps;
+    throw TransportError(fmt::format("ibv_query_qp on {} QPN {:#x} after rdma_cm connect: {}",
+                                     core->name, qp->qp_num, errText(rc)));
+  }
+  QpAddress local;
+  local.linkLayer = core->portAttr.link_layer;
+  local.mtu = static_cast<uint8_t>(attr.path_mtu);
+  local.lid = core->portAttr.lid;
+  local.qpn = qp->qp_num;
+  local.psn = attr.sq_psn;
+  local.gidIndex = static_cast<uint16_t>(attr.ah_attr.grh.sgid_index);
+  if (core->ethernet) {
+    ibv_gid g{};
+    if (ibv_query_gid(core->ctx, static_cast<uint8_t>(core->port), attr.ah_attr.grh.sgid_index,
+                      &g) == 0)
+      std::memcpy(local.gid.data(), g.raw, 16);
+  } else {
+    local.gid = core->gid.gid;
+  }
+  QpAddress remote;
+  remote.linkLayer = local.linkLayer;
+  remote.mtu = local.mtu;
+  remote.lid = attr.ah_attr.dlid;
+  remote.qpn = attr.dest_qp_num;
+  remote.psn = attr.rq_psn;
+  remote.gidIndex = 0xffff;  // not known with rdma_cm
+  std::memcpy(remote.gid.data(), attr.ah_attr.grh.dgid.raw, 16);
+  return std::make_unique<VerbsEndpoint>(std::move(core), qp, local, remote, attr.path_mtu,
+                                         attr.max_rd_atomic, attr.max_dest_rd_atomic,
+                                         std::move(resources));
+}
+
+}  // namespace rdmabench::transport::verbs

@@ -1,0 +1,90 @@
+#pragma once
+// A connected RC QP of the verbs backend (out-of-band or rdma_cm). Internal to
+// lib/transport/verbs/; Core::pollCq() hands each work completion to its endpoint's
+// translate().
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "transport/transport.h"
+#include "transport/verbs/verbs_address.h"
+#include "transport/verbs/verbs_core.h"
+
+namespace rdmabench::transport::verbs {
+
+// A connected RC QP. Send-side work requests carry wr_id = sequence number; receives have
+// kRecvBit set. Completions of a queue arrive in post order, so a completion for sequence s
+// retires every earlier entry (this is how unsignaled posts are accounted).
+class VerbsEndpoint : public Endpoint {
+ public:
+  struct Slot {
+    uint64_t context = 0;
+    uint32_t bytes = 0;
+    OpKind op = OpKind::kSend;
+    bool userSignaled = true;
+  };
+
+  VerbsEndpoint(std::shared_ptr<Core> core, ibv_qp* qp, const QpAddress& local,
+                const QpAddress& remote, ibv_mtu mtu, uint8_t maxRdAtomic, uint8_t maxDestRdAtomic,
+                std::unique_ptr<CmResources> cm = nullptr)
+      : core_(std::move(core)),
+        qp_(qp),
+        local_(local),
+        remote_(remote),
+        mtu_(mtu),
+        maxRdAtomic_(maxRdAtomic),
+        maxDestRdAtomic_(maxDestRdAtomic),
+        sendRing_(core_->txDepth),
+        recvRing_(core_->rxDepth),
+        peerName_(describePeer(remote)),
+        cm_(std::move(cm)) {
+    core_->endpoints[qp_->qp_num] = this;
+  }
+
+  ~VerbsEndpoint() override;
+
+  PostResult postSend(const MemoryRegion& mr, uint64_t offset, uint32_t length, uint64_t context,
+                      bool signaled) override;
+  PostResult postWrite(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                       const RemoteRegion& remote, uint64_t remoteOffset, uint64_t context,
+                       bool signaled) override;
+  PostResult postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                      const RemoteRegion& remote, uint64_t remoteOffset, uint64_t context) override;
+  PostResult postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                      uint64_t context) override;
+  std::string peerName() const override { return peerName_; }
+  nlohmann::json properties() const override;
+
+  // Translates one work completion of this QP; returns false when nothing is reported (a
+  // successful completion of a post the user asked to be unsignaled).
+  bool translate(const ibv_wc& wc, Completion& out);
+
+ private:
+  PostResult postSendSide(ibv_wr_opcode opcode, OpKind op, const MemoryRegion& mr, uint64_t offset,
+                          uint32_t length, uint64_t remoteAddr, uint32_t rkey, uint64_t context,
+                          bool signaled);
+
+  std::shared_ptr<Core> core_;
+  ibv_qp* qp_;
+  QpAddress local_;
+  QpAddress remote_;
+  ibv_mtu mtu_;
+  uint8_t maxRdAtomic_;
+  uint8_t maxDestRdAtomic_;
+  std::vector<Slot> sendRing_;
+  std::vector<Slot> recvRing_;
+  uint64_t sendNext_ = 0;
+  uint64_t sendRetired_ = 0;
+  uint64_t recvNext_ = 0;
+  uint64_t recvRetired_ = 0;
+  std::string peerName_;
+  std::unique_ptr<CmResources> cm_;  // rdma_cm mode only
+};
+
+}  // namespace rdmabench::transport::verbs
