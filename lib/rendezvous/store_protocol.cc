@@ -1,0 +1,50 @@
+// Payload helpers of the rendezvous store wire format (store_protocol.h).
+
+#include "rendezvous/store_protocol.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace rdmabench::rendezvous {
+
+std::string encodeU64(uint64_t v) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    s[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  return s;
+}
+
+uint64_t decodeU64(std::string_view b) {
+  if (b.size() < 8) throw ProtocolError("store message: truncated 8-byte integer");
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i)
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(b[i])) << (8 * i);
+  return v;
+}
+
+std::string encodeKeyRecord(std::string_view key, std::string_view rest) {
+  std::string s(4, '\0');
+  uint32_t n = static_cast<uint32_t>(key.size());
+  for (int i = 0; i < 4; ++i)
+    s[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  s.append(key);
+  s.append(rest);
+  return s;
+}
+
+void decodeKeyRecord(std::string_view p, std::string& key, std::string& rest) {
+  if (p.size() < 4) throw ProtocolError("store message: truncated key record");
+  uint32_t n = 0;
+  for (int i = 0; i < 4; ++i)
+    n |= static_cast<uint32_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  if (n > kMaxStoreKeyBytes)
+    throw ProtocolError(
+        fmt::format("store message: key of {} bytes above the limit of {}", n, kMaxStoreKeyBytes));
+  if (p.size() < 4 + static_cast<size_t>(n))
+    throw ProtocolError("store message: key record longer than the frame");
+  key.assign(p.substr(4, n));
+  rest.assign(p.substr(4 + n));
+}
+
+}  // namespace rdmabench::rendezvous

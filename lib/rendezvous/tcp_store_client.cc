@@ -1,0 +1,175 @@
+// Client side of the TCP rendezvous store (store.h: TcpStoreClient; docs/rendezvous.md).
+
+#include <poll.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/interrupt.h"
+#include "rendezvous/protocol.h"
+#include "rendezvous/store.h"
+#include "rendezvous/store_protocol.h"
+
+namespace rdmabench::rendezvous {
+
+using nlohmann::json;
+
+namespace {
+
+std::string describeMissing(const json& j) {
+  std::vector<std::string> parts;
+  for (const auto& m : j.value("missing", json::array())) {
+    std::string state = m.value("state", std::string("never arrived"));
+    std::string host = m.value("host", std::string());
+    parts.push_back(
+        fmt::format("{}{} ({})", m.value("rank", -1), host.empty() ? "" : " on " + host, state));
+  }
+  if (parts.empty()) return "";
+  std::string s;
+  for (const auto& p : parts)
+    s += (s.empty() ? "" : ", ") + p;
+  return s;
+}
+
+}  // namespace
+
+TcpStoreClient::TcpStoreClient(const std::string& host, uint16_t port, const JoinInfo& join,
+                               int64_t connectTimeoutMs)
+    : channel_(Channel::connect(host, port, Deadline(connectTimeoutMs), true)),
+      join_(join),
+      where_(formatHostPort(host, port)) {
+  Deadline dl(connectTimeoutMs);
+  clientHandshake(channel_, dl);
+  channel_.sendJson(kStoreJoin,
+                    json{{"run_id", join.runId},
+                         {"rank", join.rank},
+                         {"world_size", join.worldSize},
+                         {"host", join.host}},
+                    dl);
+  Frame f = channel_.receive(dl, "the rendezvous server to accept the join");
+  if (f.type == kError)
+    throw ProtocolError(
+        fmt::format("rendezvous {} refused rank {}: {}", where_, join.rank, f.text()));
+  if (f.type != kStoreJoinAck)
+    throw ProtocolError(
+        fmt::format("rendezvous {} answered the join with message type {}", where_, f.type));
+}
+
+TcpStoreClient::~TcpStoreClient() {
+  if (!left_) leave(true, "");
+}
+
+std::string TcpStoreClient::describe() const {
+  return "tcp " + where_;
+}
+
+void TcpStoreClient::throwLost(const std::string& payload) {
+  json j = json::parse(payload, nullptr, false);
+  // Several pushes may be queued (a killed rank, then neighbours failing because of it): prefer
+  // the first rank that vanished without notice, the root cause.
+  json best = j;
+  for (int i = 0; i < 20 && best.is_object() && best.value("clean", true); ++i) {
+    pollfd p{channel_.fd(), POLLIN, 10};
+    if (::poll(&p, 1, 10) <= 0) continue;
+    try {
+      Frame f = channel_.receive(Deadline(200), "rendezvous notifications");
+      if (f.type != kStoreRankLost) break;
+      json k = json::parse(f.payload.begin(), f.payload.end(), nullptr, false);
+      if (k.is_object() && !k.value("clean", true)) best = k;
+    } catch (const std::exception&) {
+      break;
+    }
+  }
+  if (!best.is_object()) throw ProtocolError("rendezvous: malformed rank-lost notification");
+  std::string host = best.value("host", std::string());
+  throw ProtocolError(fmt::format("rank {}{} {}", best.value("rank", -1),
+                                  host.empty() ? "" : " on host " + host,
+                                  best.value("reason", std::string("was lost"))));
+}
+
+TcpStoreClient::Reply TcpStoreClient::request(uint16_t type, const std::string& payload,
+                                              uint16_t want, int64_t waitMs,
+                                              const std::string& what) {
+  Deadline sendDl(10'000);
+  channel_.send(type, payload.data(), payload.size(), sendDl);
+  // The server answers a get by its own deadline; allow it 5 s more to say so.
+  Deadline dl(waitMs < 0 ? -1 : waitMs + 5000);
+  for (;;) {
+    Frame f;
+    try {
+      f = channel_.receive(dl, what);
+    } catch (const ProtocolError& e) {
+      throw ProtocolError(fmt::format(
+          "rendezvous server {} closed the connection while waiting for {} (rank 0 or the "
+          "launcher died?): {}",
+          where_, what, e.what()));
+    }
+    std::string p = f.text();
+    if (f.type == kStoreRankLost) throwLost(p);
+    if (f.type == kError) throw ProtocolError(fmt::format("rendezvous {} reported: {}", where_, p));
+    if (f.type == want || f.type == kStoreTimeout) return Reply{f.type, std::move(p)};
+    throw ProtocolError(fmt::format("rendezvous {} sent message type {} while waiting for {}",
+                                    where_, f.type, what));
+  }
+}
+
+void TcpStoreClient::set(const std::string& key, const std::string& value) {
+  request(kStoreSet, encodeKeyRecord(key, value), kStoreOk, 10'000, "set '" + key + "'");
+}
+
+std::string TcpStoreClient::get(const std::string& key, int64_t timeoutMs) {
+  uint32_t t = timeoutMs < 0 ? UINT32_MAX
+                             : static_cast<uint32_t>(std::min<int64_t>(timeoutMs, UINT32_MAX - 1));
+  std::string head(4, '\0');
+  for (int i = 0; i < 4; ++i)
+    head[i] = static_cast<char>((t >> (8 * i)) & 0xff);
+  Reply r = request(kStoreGet, head + encodeKeyRecord(key, ""), kStoreValue, timeoutMs,
+                    "key '" + key + "'");
+  if (r.type == kStoreTimeout) {
+    json j = json::parse(r.payload, nullptr, false);
+    std::string missing = j.is_object() ? describeMissing(j) : "";
+    int joined = j.is_object() ? j.value("joined", 0) : 0;
+    throw TimeoutError(fmt::format(
+        "rendezvous {}: rank {} waited {:.1f} s for '{}'; {}", where_, join_.rank,
+        static_cast<double>(timeoutMs) / 1000, key,
+        missing.empty()
+            ? fmt::format("all {} ranks are connected (one of them is stuck or slow)", joined)
+            : "missing rank(s): " + missing));
+  }
+  return r.payload;
+}
+
+int64_t TcpStoreClient::add(const std::string& key, int64_t delta) {
+  Reply r = request(kStoreAdd, encodeKeyRecord(key, encodeU64(static_cast<uint64_t>(delta))),
+                    kStoreValue, 10'000, "add '" + key + "'");
+  return static_cast<int64_t>(decodeU64(r.payload));
+}
+
+void TcpStoreClient::checkPeers() {
+  if (left_ || !channel_.readable()) return;
+  Frame f;
+  try {
+    f = channel_.receive(Deadline(2000), "rendezvous notifications");
+  } catch (const ProtocolError& e) {
+    throw ProtocolError(fmt::format(
+        "rendezvous server {} went away (rank 0 or the launcher died): {}", where_, e.what()));
+  }
+  if (f.type == kStoreRankLost) throwLost(f.text());
+  if (f.type == kError)
+    throw ProtocolError(fmt::format("rendezvous {} reported: {}", where_, f.text()));
+  throw ProtocolError(fmt::format("rendezvous {} sent unexpected message type {}", where_, f.type));
+}
+
+void TcpStoreClient::leave(bool ok, const std::string& reason) {
+  if (left_) return;
+  left_ = true;
+  try {
+    channel_.sendJson(kStoreBye, json{{"ok", ok}, {"reason", reason}}, Deadline(1000));
+  } catch (const std::exception&) {
+  }
+  channel_.close();
+}
+
+}  // namespace rdmabench::rendezvous
