@@ -1,0 +1,112 @@
+// Address blobs of the ofi backend (Connector::localAddress) and the RDM side of connect():
+// the peer's name goes into the AV once per distinct address.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <fmt/format.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.h"
+#include "transport/ofi/ofi_device_impl.h"
+
+namespace rdmabench::transport::ofi {
+
+void putLe(uint8_t* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint64_t getLe(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+std::string OfiDevice::addressString(const void* name) const {
+  if (!av_) {
+    // FI_EP_MSG has no AV to print with: format the IP formats ourselves.
+    char ip[INET6_ADDRSTRLEN] = "";
+    if (sel_.info->addr_format == FI_SOCKADDR_IN) {
+      sockaddr_in a;
+      std::memcpy(&a, name, sizeof(a));
+      inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));
+      return fmt::format("{}:{}", ip, ntohs(a.sin_port));
+    }
+    if (sel_.info->addr_format == FI_SOCKADDR_IN6) {
+      sockaddr_in6 a;
+      std::memcpy(&a, name, sizeof(a));
+      inet_ntop(AF_INET6, &a.sin6_addr, ip, sizeof(ip));
+      return fmt::format("[{}]:{}", ip, ntohs(a.sin6_port));
+    }
+    return fmt::format("(address format {})", sel_.info->addr_format);
+  }
+  char buf[128];
+  size_t len = sizeof(buf);
+  const char* s = fi_av_straddr(av_.get(), name, buf, &len);
+  return s ? std::string(s) : std::string("(unprintable address)");
+}
+
+std::vector<uint8_t> OfiDevice::localAddress(uint32_t conn) const {
+  if (sel_.msg) {
+    const ConnState& c = *conns_[conn];
+    std::vector<uint8_t> out(kMsgAddressHeader + c.listenName.size());
+    putLe(out.data(), kAddressMagic, 4);
+    out[4] = kAddressVersion;
+    out[5] = kTypeMsg;
+    putLe(out.data() + 6, c.listenName.size(), 2);
+    putLe(out.data() + 8, deviceId_, 8);
+    putLe(out.data() + 16, sel_.info->addr_format, 4);
+    putLe(out.data() + 20, c.token, 8);
+    std::copy(c.listenName.begin(), c.listenName.end(), out.begin() + kMsgAddressHeader);
+    return out;
+  }
+  std::vector<uint8_t> out(kAddressHeader + epName_.size());
+  putLe(out.data(), kAddressMagic, 4);
+  out[4] = kAddressVersion;
+  out[5] = 0;
+  putLe(out.data() + 6, epName_.size(), 2);
+  putLe(out.data() + 8, conns_[conn]->localTag, 8);
+  putLe(out.data() + 16, sel_.info->addr_format, 4);
+  std::copy(epName_.begin(), epName_.end(), out.begin() + kAddressHeader);
+  return out;
+}
+
+void OfiDevice::connect(uint32_t conn, const std::vector<uint8_t>& remote) {
+  if (remote.size() < kAddressHeader || getLe(remote.data(), 4) != kAddressMagic ||
+      remote[4] != kAddressVersion || remote[5] != 0 ||
+      remote.size() != kAddressHeader + getLe(remote.data() + 6, 2))
+    throw ProtocolError(fmt::format(
+        "ofi connect on {}: malformed peer address ({} B; not from an rdmabench ofi device of "
+        "this version)",
+        label_, remote.size()));
+  const auto format = static_cast<uint32_t>(getLe(remote.data() + 16, 4));
+  if (format != sel_.info->addr_format)
+    throw TransportError(fmt::format(
+        "ofi connect on {}: peer address format {} differs from ours ({}); both sides must use "
+        "the same provider",
+        label_, format, sel_.info->addr_format));
+  const void* name = remote.data() + kAddressHeader;
+  const std::string key(remote.begin() + kAddressHeader, remote.end());
+  ConnState& c = *conns_[conn];
+  c.peerName = addressString(name);
+  auto it = avByName_.find(key);
+  if (it == avByName_.end()) {
+    fi_addr_t addr = FI_ADDR_UNSPEC;
+    int rc = fi_av_insert(av_.get(), name, 1, &addr, 0, nullptr);
+    if (rc != 1)
+      throw TransportError(
+          fmt::format("fi_av_insert of peer {} on {}: returned {} instead of 1 ({})", c.peerName,
+                      label_, rc, rc < 0 ? fiError(rc) : std::string("address rejected")));
+    it = avByName_.emplace(key, addr).first;
+  }
+  c.addr = it->second;
+  c.peerTag = getLe(remote.data() + 8, 8);
+  c.connected = true;
+}
+
+}  // namespace rdmabench::transport::ofi
