@@ -7,12 +7,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 
@@ -241,7 +243,21 @@ RankInfo detect(const LaunchOptions& o, const Env& env) {
   return info;
 }
 
-int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body) {
+namespace {
+
+std::string describeStatus(int status) {
+  if (WIFSIGNALED(status)) {
+    const char* name = sigabbrev_np(WTERMSIG(status));
+    return fmt::format("killed by SIG{}", name ? name : std::to_string(WTERMSIG(status)).c_str());
+  }
+  if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
+  return "stopped";
+}
+
+}  // namespace
+
+int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body,
+             const LocalRunLimits& limits) {
   rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId);
   std::cout.flush();
   std::cerr.flush();
@@ -251,7 +267,9 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
     if (pid < 0) {
       int e = errno;
       for (auto& [p, rank] : children)
-        kill(p, SIGTERM);
+        kill(p, SIGKILL);
+      for (auto& [p, rank] : children)
+        waitpid(p, nullptr, 0);
       throw SystemError(fmt::format("fork (local rank {} of {})", r, np), e);
     }
     if (pid == 0) {
@@ -275,28 +293,97 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
     }
     children[pid] = r;
   }
+  struct Child {
+    int rank;
+    bool stopped = false;    // reported stopped by waitpid(WUNTRACED)
+    int64_t termSentNs = 0;  // 0 = not signalled yet
+    bool killSent = false;
+  };
+  std::map<pid_t, Child> live;
+  for (auto& [p, rank] : children)
+    live.emplace(p, Child{rank});
   int result = 0;
-  bool forwarded = false;
-  while (!children.empty()) {
+  std::string reason;  // why ranks were signalled (the first cause only)
+  const int64_t start = nowNs();
+  int64_t firstExitNs = 0;  // 0 = no rank exited yet
+  std::vector<std::string> termed, killed;
+  auto terminate = [&](pid_t p, Child& c, const std::string& why) {
+    if (c.termSentNs) return;
+    if (reason.empty()) reason = why;
+    c.termSentNs = nowNs();
+    termed.push_back(fmt::format("{}", c.rank));
+    kill(p, SIGTERM);
+    kill(p, SIGCONT);  // a stopped rank acts on SIGTERM only once continued
+  };
+  auto terminateAll = [&](const std::string& why) {
+    for (auto& [p, c] : live)
+      terminate(p, c, why);
+  };
+  while (!live.empty()) {
     server.serve(20);
-    if (interrupted() && !forwarded) {
-      for (auto& [p, rank] : children)
-        kill(p, SIGTERM);
-      forwarded = true;
-    }
+    if (interrupted()) terminateAll(fmt::format("{} received", interruptName()));
     for (;;) {
       int status = 0;
-      pid_t pid = waitpid(-1, &status, WNOHANG);
+      pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED);
       if (pid <= 0) break;
-      if (!children.count(pid)) continue;
+      auto it = live.find(pid);
+      if (it == live.end()) continue;
+      if (WIFSTOPPED(status) || WIFCONTINUED(status)) {
+        it->second.stopped = WIFSTOPPED(status);
+        continue;
+      }
+      const int rank = it->second.rank;
+      live.erase(it);
       int code = WIFEXITED(status) ? WEXITSTATUS(status)
                                    : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1);
-      if (code != 0 && result == 0) result = code;
-      children.erase(pid);
+      if (!firstExitNs) firstExitNs = nowNs();
+      if (code != 0 && result == 0) {
+        result = code;
+        // A rank that exited prints its own error; one killed by a signal cannot.
+        if (WIFSIGNALED(status))
+          std::cerr << fmt::format("rdmabench: launcher: rank {} (pid {}) failed first: {}\n",
+                                 rank, pid, describeStatus(status));
+      }
     }
+    if (live.empty()) break;
+    const int64_t now = nowNs();
+    // A stopped rank cannot notice its peers failing: after a failure it is ended at once.
+    if (result != 0)
+      for (auto& [p, c] : live)
+        if (c.stopped)
+          terminate(p, c,
+                    fmt::format("rank {} (pid {}) is stopped (SIGSTOP) while the run has failed",
+                                c.rank, p));
+    if (limits.deadlineMs > 0 && now - start > limits.deadlineMs * 1'000'000)
+      terminateAll(fmt::format("the run's deadline of {:.1f} s passed",
+                               static_cast<double>(limits.deadlineMs) / 1000));
+    if (limits.afterFirstExitMs > 0 && firstExitNs &&
+        now - firstExitNs > limits.afterFirstExitMs * 1'000'000)
+      terminateAll(fmt::format("rank(s) still running {:.1f} s after the first one exited",
+                               static_cast<double>(limits.afterFirstExitMs) / 1000));
+    for (auto& [p, c] : live)
+      if (c.termSentNs && !c.killSent && now - c.termSentNs > limits.graceMs * 1'000'000) {
+        c.killSent = true;
+        killed.push_back(fmt::format("{}", c.rank));
+        kill(p, SIGKILL);
+      }
   }
   // Drain whatever the children sent last (byes) so nothing is left half-read.
   server.serve(0);
+  if (!termed.empty()) {
+    auto join = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (const auto& x : v)
+        out += (out.empty() ? "" : ", ") + x;
+      return out;
+    };
+    std::cerr << fmt::format(
+        "rdmabench: error: launcher: {}: sent SIGTERM to rank(s) {}{}\n", reason, join(termed),
+        killed.empty() ? ""
+                       : fmt::format(", then SIGKILL to rank(s) {} still alive after {:.1f} s",
+                                     join(killed), static_cast<double>(limits.graceMs) / 1000));
+    if (result == 0) result = 1;
+  }
   return result;
 }
 

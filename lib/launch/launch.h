@@ -75,11 +75,27 @@ void parseHostPort(const std::string& text, uint16_t defaultPort, std::string& h
 // This machine's host name.
 std::string hostName();
 
+// How runLocal ends a run whose ranks do not all exit by themselves (milliseconds).
+struct LocalRunLimits {
+  // Once any rank has exited (success or failure), the others get this long to exit too
+  // before they are signalled: a rank stuck (SIGSTOPped, spinning) never holds the launcher.
+  // Use the run's --timeout: a healthy rank leaves its last barrier within it. <= 0 = no limit.
+  int64_t afterFirstExitMs = 10'000;
+  // Whole-run deadline from the start (<= 0 = none); past it every rank is signalled.
+  int64_t deadlineMs = 0;
+  // SIGTERM first; ranks still alive this long after get SIGKILL.
+  int64_t graceMs = 3'000;
+};
+
 // Forks `np` ranks on this host after starting the TCP store server (127.0.0.1, ephemeral
 // port) in this process, runs `body(rank info)` in each child (its return value is the exit
 // status; exceptions must be caught by body), serves the store until every child exited and
 // returns the first non-zero exit status (128 + signal for a killed child), else 0.
-int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body);
+// When a rank fails, or `limits` expire, the remaining ranks get SIGTERM, then SIGKILL after
+// limits.graceMs; a line on stderr ("rdmabench: error: launcher: ...") names the first failed
+// rank and every rank that had to be signalled. A run cut short this way never returns 0.
+int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body,
+             const LocalRunLimits& limits = {});
 
 // A connected store for `info`: a FileStore, or a TcpStoreClient (for rank 0 with hostsServer,
 // after starting the embedded server thread in `serverOut`). Timeouts in milliseconds.
