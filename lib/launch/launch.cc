@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 
@@ -341,8 +341,8 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
         result = code;
         // A rank that exited prints its own error; one killed by a signal cannot.
         if (WIFSIGNALED(status))
-          std::cerr << fmt::format("rdmabench: launcher: rank {} (pid {}) failed first: {}\n",
-                                 rank, pid, describeStatus(status));
+          std::cerr << fmt::format("rdmabench: launcher: rank {} (pid {}) failed first: {}\n", rank,
+                                   pid, describeStatus(status));
       }
     }
     if (live.empty()) break;
