@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/json_read.h"
 #include "common/units.h"
+#include "common/output.h"
 #include "compare/compare.h"
 #include "compare/parse.h"
 #include "compare/plot.h"
@@ -182,16 +183,9 @@ int runCompareCommand(const std::vector<std::string>& args) {
   compare::Comparison comparison = compare::compareSeries(files, options);
   comparison.notes.insert(comparison.notes.begin(), readNotes.begin(), readNotes.end());
 
-  std::ofstream file;
-  std::ostream* out = &std::cout;
-  if (vm.count("output")) {
-    file.open(vm["output"].as<std::string>());
-    if (!file)
-      throw UsageError(
-          fmt::format("--output {}: cannot open for writing", vm["output"].as<std::string>()));
-    out = &file;
-  }
-  compare::writeComparison(comparison, format, *out);
+  ResultOutput output(vm.count("output") ? vm["output"].as<std::string>() : "");
+  compare::writeComparison(comparison, format, output.stream());
+  output.finish();
   if (!plot.output.empty()) {
     std::vector<compare::Series> series;
     for (const compare::Group& g : comparison.groups)

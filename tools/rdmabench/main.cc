@@ -9,6 +9,7 @@
 
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/output.h"
 #include "common/interrupt.h"
 #include "engine/pair.h"
 #include "report/ab_report.h"
@@ -88,15 +89,13 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
                    "(libibverbs/librdmacm development files were missing at build time); "
                    "using -t socket\n";
   }
-  std::ofstream file;
-  std::ostream* out = &std::cout;
-  if (!cmd.output.path.empty()) {
-    file.open(cmd.output.path);
-    if (!file)
-      throw UsageError(fmt::format("--output {}: cannot open for writing", cmd.output.path));
-    out = &file;
+  ResultOutput output(cmd.output.path);
+  std::ostream* out = &output.stream();
+  if (cmd.variants.size() > 1) {
+    int rc = runAbComparison(cmd, *out);
+    output.finish();
+    return rc;
   }
-  if (cmd.variants.size() > 1) return runAbComparison(cmd, *out);
   report::ReportOptions ro;
   ro.gigabits = cmd.output.gigabits;
   ro.full = cmd.output.full;
@@ -104,12 +103,12 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   // Progress line: only on a terminal, and not when JSON/CSV goes to stdout.
   const bool machine = cmd.output.format == "json" || cmd.output.format == "csv";
   report::ProgressLine progress(
-      std::cerr, !quiet && report::stderrIsTerminal() && !(machine && out == &std::cout),
+      std::cerr, !quiet && report::stderrIsTerminal() && !(machine && output.isStdout()),
       cmd.client.spec.sizes);
   cmd.client.onSizeStart = [&](size_t i, size_t n, uint64_t b) { progress.sizeStart(i, n, b); };
   auto shown = report::withProgress(*reporter, progress);
   engine::runClient(cmd.client, *shown);
-  out->flush();
+  output.finish();
   return 0;
 }
 
