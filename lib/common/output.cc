@@ -52,7 +52,9 @@ FdStreamBuf::int_type FdStreamBuf::overflow(int_type ch) {
   return traits_type::not_eof(ch);
 }
 
-int FdStreamBuf::sync() { return flushAll() ? 0 : -1; }
+int FdStreamBuf::sync() {
+  return flushAll() ? 0 : -1;
+}
 
 std::streamsize FdStreamBuf::xsputn(const char* s, std::streamsize n) {
   if (error_) return 0;
@@ -63,15 +65,13 @@ std::streamsize FdStreamBuf::xsputn(const char* s, std::streamsize n) {
     return n;
   }
   if (!flushAll()) return 0;
-  if (static_cast<size_t>(n) >= buffer_.size())
-    return writeAll(s, static_cast<size_t>(n)) ? n : 0;
+  if (static_cast<size_t>(n) >= buffer_.size()) return writeAll(s, static_cast<size_t>(n)) ? n : 0;
   std::memcpy(pptr(), s, static_cast<size_t>(n));
   pbump(static_cast<int>(n));
   return n;
 }
 
-ResultOutput::ResultOutput(const std::string& path, const std::string& option)
-    : stream_(nullptr) {
+ResultOutput::ResultOutput(const std::string& path, const std::string& option) : stream_(nullptr) {
   if (path.empty() || path == "-") {
     std::cout.flush();
     std::fflush(stdout);
@@ -80,8 +80,8 @@ ResultOutput::ResultOutput(const std::string& path, const std::string& option)
   } else {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd_ < 0)
-      throw UsageError(fmt::format("{} {}: cannot open for writing: {}", option, path,
-                                   std::strerror(errno)));
+      throw UsageError(
+          fmt::format("{} {}: cannot open for writing: {}", option, path, std::strerror(errno)));
     name_ = path;
   }
   buf_ = std::make_unique<FdStreamBuf>(fd_);

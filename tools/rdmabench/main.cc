@@ -9,8 +9,8 @@
 
 #include "cli/options.h"
 #include "common/error.h"
-#include "common/output.h"
 #include "common/interrupt.h"
+#include "common/output.h"
 #include "engine/pair.h"
 #include "report/ab_report.h"
 #include "report/progress.h"
