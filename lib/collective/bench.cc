@@ -17,6 +17,7 @@
 #include "collective/topology.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/json_read.h"
 #include "stats/summary.h"
 
 namespace rdmabench::collective {
@@ -36,6 +37,10 @@ std::string isoDateUtc() {
   return buf;
 }
 
+constexpr uint64_t kMaxIterations = 100'000'000;  // as the point-to-point engines
+// Per-rank sample vectors are max-reduced across ranks in chunks of this many int64 values.
+constexpr uint64_t kSlowestChunk = 8192;
+
 uint64_t itersFor(const CollectiveParams& p, uint64_t bytes) {
   if (p.iterations) return p.iterations;
   return bytes > kLargeMessage ? 100 : 1000;
@@ -53,6 +58,7 @@ std::vector<int> peersNeeded(const CollectiveParams& p, int rank, int n) {
       s.insert(x);
   };
   add("barrier");
+  add("tree");  // agreeing on iteration counts and the slowest rank per iteration
   if (p.test == "ring") add("ringpingpong");
   if (p.algo == "sharp") add("tree");  // SHARP's out-of-band collectives (sharp/oob.h)
   if (p.test == "allreduce" && p.algo != "sharp") {
@@ -123,45 +129,91 @@ CostModel fitModel(Communicator& c, const CollectiveParams& p) {
   return m;
 }
 
-// One rank's result of one size, published under res/<test>/<index>/<rank>.
+// Max over all ranks of `v` (every rank gets it): an untimed tree allreduce of one int64 in the
+// data area (clobbers its first 16 bytes).
+int64_t agreeMax(Communicator& c, int64_t v) {
+  std::memcpy(c.data(), &v, sizeof v);
+  allreduce(c, "tree", 1, DType::kInt64, ReduceOp::kMax);
+  int64_t out = 0;
+  std::memcpy(&out, c.data() + sizeof v, sizeof out);
+  return out;
+}
+
+// Iterations of one size: the fixed count, or (with -D / --max-time) what fits the time budget
+// given `perIterNs`, the slowest rank's mean warmup iteration (agreed, so every rank runs the
+// same count). IMB's -time: large sizes run fewer repetitions instead of minutes.
+uint64_t budgetedIterations(const CollectiveParams& p, uint64_t fixed, int64_t perIterNs) {
+  if (perIterNs <= 0) return fixed;
+  const double per = static_cast<double>(perIterNs) / 1e9;
+  if (p.durationSec > 0)
+    return static_cast<uint64_t>(
+        std::clamp(p.durationSec / per, 1.0, static_cast<double>(kMaxIterations)));
+  if (p.iterations == 0 && p.maxTimeSec > 0)
+    return std::min(fixed, static_cast<uint64_t>(std::max(1.0, p.maxTimeSec / per)));
+  return fixed;
+}
+
+// Warmup iterations: with -D at least 10, so the calibration has something to time.
+uint64_t warmupWithBudget(const CollectiveParams& p, uint64_t warm) {
+  return p.durationSec > 0 ? std::max<uint64_t>(warm, 10) : warm;
+}
+
+// One rank's result of one size, published under res/<test>/<index>/<rank>. Bounded size
+// whatever the iteration count: the per-iteration samples never travel through the store.
 struct RankResult {
   double meanUs = 0;
-  std::vector<double> samplesUs;
   uint64_t wrong = 0;
 };
 
+// The published form (a few dozen bytes; store values are capped, docs/rendezvous.md).
+std::string encodeResult(const RankResult& r) {
+  return json{{"mean_us", r.meanUs}, {"wrong", r.wrong}}.dump();
+}
+
 void publish(Communicator& c, const std::string& key, const RankResult& r) {
-  c.store().set(
-      key, json{{"mean_us", r.meanUs}, {"samples_us", r.samplesUs}, {"wrong", r.wrong}}.dump());
+  c.store().set(key, encodeResult(r));
+}
+
+// Distribution over iterations of the slowest rank's time: the per-iteration samples (ns) are
+// max-reduced across ranks through the data plane in chunks of kSlowestChunk (untimed; every
+// rank calls this with the same count). Only rank 0's return value is meaningful.
+stats::Summary slowestPerIteration(Communicator& c, const std::vector<int64_t>& samplesNs) {
+  stats::SampleSet set;
+  if (c.rank() == 0) set.reserve(samplesNs.size());
+  for (size_t off = 0; off < samplesNs.size(); off += kSlowestChunk) {
+    const size_t k = std::min<size_t>(kSlowestChunk, samplesNs.size() - off);
+    std::memcpy(c.data(), samplesNs.data() + off, k * sizeof(int64_t));
+    allreduce(c, "tree", k, DType::kInt64, ReduceOp::kMax);
+    if (c.rank() == 0)
+      for (size_t i = 0; i < k; ++i) {
+        int64_t v = 0;
+        std::memcpy(&v, c.data() + (k + i) * sizeof(int64_t), sizeof v);
+        set.add(v);
+      }
+  }
+  return set.summarize();
 }
 
 report::CollectiveRow gather(Communicator& c, const std::string& prefix, uint64_t bytes,
-                             int64_t timeoutMs, uint64_t& wrongTotal) {
+                             int64_t timeoutMs, const stats::Summary& sm, uint64_t& wrongTotal) {
   report::CollectiveRow row;
   const int n = c.size();
   row.ranks = n;
-  std::vector<double> slowest;
   double sum = 0;
   row.tMinUs = 1e300;
   uint64_t wrong = 0;
   for (int r = 0; r < n; ++r) {
-    json j = json::parse(c.store().get(fmt::format("{}/{}", prefix, r), timeoutMs), nullptr, false);
-    if (!j.is_object()) throw ProtocolError(fmt::format("malformed result of rank {}", r));
-    double mean = j.value("mean_us", 0.0);
+    const std::string what = fmt::format("result of rank {}", r);
+    json j = parseUntrustedJson(c.store().get(fmt::format("{}/{}", prefix, r), timeoutMs), what, 4,
+                                4096);
+    if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
+    double mean = jsonDouble(j, "mean_us", what, 0.0, 0.0, 1e15);
     row.tMinUs = std::min(row.tMinUs, mean);
     row.tMaxUs = std::max(row.tMaxUs, mean);
     sum += mean;
-    wrong += j.value("wrong", uint64_t{0});
-    auto s = j.value("samples_us", std::vector<double>());
-    if (slowest.size() < s.size()) slowest.resize(s.size(), 0);
-    for (size_t i = 0; i < s.size(); ++i)
-      slowest[i] = std::max(slowest[i], s[i]);
+    wrong += jsonUint(j, "wrong", what, 0);
   }
   row.tAvgUs = sum / n;
-  stats::SampleSet set;
-  for (double v : slowest)
-    set.add(static_cast<int64_t>(v * 1000));
-  stats::Summary sm = set.summarize();
   row.slowestP50Us = sm.p50;
   row.slowestP99Us = sm.p99;
   row.slowestMaxUs = sm.max;
@@ -198,6 +250,9 @@ report::RunInfo runInfo(Communicator& c, const CollectiveParams& p, const launch
   ri.extra["launch"] = info.source;
   ri.extra["timeout_s"] = static_cast<double>(p.timeoutMs) / 1000;
   ri.extra["check"] = p.check;
+  if (p.durationSec > 0) ri.extra["duration_s"] = p.durationSec;
+  if (p.maxTimeSec > 0 && p.iterations == 0 && p.durationSec <= 0)
+    ri.extra["max_time_s"] = p.maxTimeSec;
   if (p.test == "allreduce") {
     static const char* mpi[] = {"MPI_INT", "MPI_LONG", "MPI_FLOAT", "MPI_DOUBLE"};
     ri.extra["dtype"] = toString(p.dtype);
@@ -292,6 +347,8 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
     co.dataBytes = 6 * p.ringBytes;
   else
     co.dataBytes = 64;
+  // The untimed reductions (iteration counts, slowest rank per iteration) use the data area.
+  co.dataBytes = std::max(co.dataBytes, allreduceDataBytes(me, n, kSlowestChunk * sizeof(int64_t)));
   Communicator c(store, me, n, info.host, co);
   c.barrier();
   out.wireupSeconds = static_cast<double>(nowNs() - start) / 1e9;
@@ -317,10 +374,22 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
 
   if (p.test == "barrier") {
     if (root) reporter->begin(runInfo(c, p, info, extra));
-    const uint64_t iters = itersFor(p, 0), warm = warmupFor(p, 0);
+    const uint64_t warm = warmupWithBudget(p, warmupFor(p, 0));
+    int64_t w0 = nowNs();
+    for (uint64_t i = 0; i < warm; ++i) {
+      if (!sharpSession) {
+        c.barrier();
+      } else if (int rc = sharpSession->barrier(); rc != 0) {
+        sharpSession->fail("sharp_coll_do_barrier", rc);
+      }
+    }
+    const int64_t perIter = warm ? (nowNs() - w0) / static_cast<int64_t>(warm) : 0;
+    const uint64_t iters = budgetedIterations(p, itersFor(p, 0), agreeMax(c, perIter));
     RankResult rr;
+    std::vector<int64_t> samples;
+    samples.reserve(iters);
     int64_t sum = 0;
-    for (uint64_t i = 0; i < warm + iters; ++i) {
+    for (uint64_t i = 0; i < iters; ++i) {
       int64_t t0 = nowNs();
       int rc = 0;
       if (sharpSession)
@@ -329,19 +398,18 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
         c.barrier();
       int64_t dt = nowNs() - t0;
       if (rc != 0) sharpSession->fail("sharp_coll_do_barrier", rc);
-      if (i >= warm) {
-        rr.samplesUs.push_back(static_cast<double>(dt) / 1000);
-        sum += dt;
-      }
+      samples.push_back(dt);
+      sum += dt;
     }
     rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
     publish(c, fmt::format("res/barrier/{}", me), rr);
+    stats::Summary slowest = slowestPerIteration(c, samples);
     if (root) {
       report::Row row;
       row.iterations = iters;
       row.warmup = warm;
       uint64_t w = 0;
-      row.collective = gather(c, "res/barrier", 0, p.timeoutMs, w);
+      row.collective = gather(c, "res/barrier", 0, p.timeoutMs, slowest, w);
       row.collective->algorithm = sharpSession ? "sharp" : "dissemination";
       row.collective->wrong.reset();
       reporter->row(row);
@@ -359,12 +427,25 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
     for (size_t idx = 0; idx < p.sizes.size(); ++idx) {
       const uint64_t count = p.sizes[idx] / es, bytes = count * es;
       const std::string algo = p.algo == "auto" ? chooseAlgorithm(model, n, bytes) : p.algo;
-      const uint64_t iters = itersFor(p, bytes), warm = warmupFor(p, bytes);
+      const uint64_t warm = warmupWithBudget(p, warmupFor(p, bytes));
       fillInput(c.data(), count, p.dtype, me);
+      int64_t w0 = nowNs();
+      for (uint64_t i = 0; i < warm; ++i) {
+        if (!sharpSession) {
+          allreduce(c, algo, count, p.dtype, p.op);
+        } else if (int rc = sharpSession->allreduce(0, bytes, count, p.dtype, p.op); rc != 0) {
+          sharpSession->fail("sharp_coll_do_allreduce", rc);
+        }
+        c.barrier();
+      }
+      const int64_t perIter = warm ? (nowNs() - w0) / static_cast<int64_t>(warm) : 0;
+      const uint64_t iters = budgetedIterations(p, itersFor(p, bytes), agreeMax(c, perIter));
+      fillInput(c.data(), count, p.dtype, me);  // agreeMax used the data area
       RankResult rr;
-      rr.samplesUs.reserve(iters);
+      std::vector<int64_t> samples;
+      samples.reserve(iters);
       int64_t sum = 0;
-      for (uint64_t i = 0; i < warm + iters; ++i) {
+      for (uint64_t i = 0; i < iters; ++i) {
         int64_t t0 = nowNs();
         int rc = 0;
         if (sharpSession)
@@ -374,10 +455,8 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
         int64_t dt = nowNs() - t0;
         if (rc != 0) sharpSession->fail("sharp_coll_do_allreduce", rc);
         c.barrier();
-        if (i >= warm) {
-          rr.samplesUs.push_back(static_cast<double>(dt) / 1000);
-          sum += dt;
-        }
+        samples.push_back(dt);
+        sum += dt;
       }
       rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
       if (p.check) {
@@ -394,13 +473,14 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
       }
       std::string prefix = fmt::format("res/allreduce/{}", idx);
       publish(c, fmt::format("{}/{}", prefix, me), rr);
+      stats::Summary slowest = slowestPerIteration(c, samples);
       if (root) {
         report::Row row;
         row.bytes = bytes;
         row.iterations = iters;
         row.warmup = warm;
         uint64_t w = 0;
-        row.collective = gather(c, prefix, bytes, p.timeoutMs, w);
+        row.collective = gather(c, prefix, bytes, p.timeoutMs, slowest, w);
         row.collective->algorithm = algo;
         row.collective->count = count;
         if (sharpSession) {

@@ -2,10 +2,15 @@
 // The timed loops of `rdmabench barrier | allreduce | ring`: runs on every rank, rank 0 gathers
 // every rank's per-iteration times through the store and feeds the Reporter (docs/metrics.md).
 //
-// Per size: warmup, then `iterations` calls, each timed on its rank's own clock; allreduce puts
+// Per size: warmup, then `iterations` calls (or as many as the time budget allows: -D, IMB's
+// -time; the count is agreed across ranks from the slowest warmup), each timed on its rank's
+// own clock; allreduce puts
 // an untimed barrier after every call (as osu_allreduce and IMB's -sync on). With `check`, one
 // more call runs after timing and its result is compared with the value computed locally
-// (#wrong, as nccl-tests). Thread-safety: one thread per rank.
+// (#wrong, as nccl-tests). Results travel through the store in bounded size whatever the
+// iteration count: each rank publishes its mean; the slowest rank per iteration is computed by
+// an untimed max-allreduce of the per-iteration samples over the data plane (chunks of 8192).
+// Thread-safety: one thread per rank.
 
 #include <cstdint>
 #include <string>
@@ -27,6 +32,12 @@ struct CollectiveParams {
   std::vector<uint64_t> sizes;  // allreduce message sizes, bytes (rounded down to elements)
   uint64_t iterations = 0;      // 0 = OSU's defaults: 1000 (<= 8 KiB), 100 above
   int64_t warmup = -1;          // -1 = OSU's defaults: 100 / 10
+  // > 0 (-D): iterations per size calibrated from the warmup (at least 10) to last this long,
+  // seconds (1..100M iterations), as the point-to-point engines' --duration.
+  double durationSec = 0;
+  // > 0 (--max-time, IMB's -time): with the default iteration counts, a size whose warmup
+  // says it would take longer runs fewer iterations (at least 1), seconds. 0 = off.
+  double maxTimeSec = 10;
   bool check = false;
   uint64_t ringBytes = 1024;  // ring: message size
   double outlierK = 5;        // ring: threshold = baseline + k * max(MAD, baseline/10)

@@ -6,7 +6,14 @@
 // completion handler: completions seen there must reach the handler, not be dropped).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "collective/bench.h"
 #include "common/error.h"
@@ -121,6 +128,120 @@ TEST_P(Collective, ResultsAreCorrect) {
 }
 TEST_P(TinySendQueue, ResultsAreCorrectWhenPostsRetry) {
   runCase(GetParam());
+}
+
+// Runs `p` on `ranks` forked ranks over sockets; returns the launcher's status (12 = a rank's
+// published result above 128 bytes) and rank 0's JSON report (passed back through a temp file).
+struct SmallRun {
+  int rc = -1;
+  nlohmann::json report;
+};
+
+SmallRun runSmall(const CollectiveParams& p, int ranks, const std::string& id) {
+  SmallRun out;
+  char path[] = "/tmp/rdmabench-colltest.XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return out;
+  close(fd);
+  launch::RankInfo base;
+  base.runId = id;
+  base.source = "np";
+  base.host = "testhost";
+  out.rc = launch::runLocal(ranks, base, [&](const launch::RankInfo& info) {
+    try {
+      std::unique_ptr<rendezvous::TcpStoreServer> server;
+      auto store = launch::connectStore(info, p.timeoutMs, server);
+      CollectiveParams mine = p;
+      mine.device.localHost = "127.0.0.1";
+      std::ostringstream text;
+      auto reporter = report::makeReporter("json", text);
+      runCollective(mine, info, *store, info.rank == 0 ? reporter.get() : nullptr);
+      int rc = 0;
+      // Every rank's published result is small whatever the iteration count.
+      for (int r = 0; r < info.worldSize; ++r) {
+        std::string key = p.test == "barrier" ? fmt::format("res/barrier/{}", r)
+                                              : fmt::format("res/allreduce/0/{}", r);
+        if (store->get(key, p.timeoutMs).size() > 128) rc = 12;
+      }
+      if (info.rank == 0) {
+        reporter->end();
+        std::ofstream(path) << text.str();
+      }
+      store->leave(true, "");
+      return rc;
+    } catch (const std::exception& e) {
+      fprintf(stderr, "rank %d: %s\n", info.rank, e.what());
+      return 1;
+    }
+  });
+  std::ifstream in(path);
+  out.report = nlohmann::json::parse(in, nullptr, false);
+  unlink(path);
+  return out;
+}
+
+CollectiveParams socketParams(const std::string& test) {
+  CollectiveParams p;
+  p.test = test;
+  p.transport = "socket";
+  p.device.useEvent = true;
+  p.timeoutMs = 30'000;
+  return p;
+}
+
+// #13: `barrier --np 2 -n 200000` failed at the end with a 1.19 MB result frame. Results now
+// travel as per-rank means (<= 128 bytes each) and the slowest-rank distribution is reduced
+// over the data plane in chunks: 10000 iterations (2 chunks) report, and slowest max >= every
+// rank's mean >= slowest min.
+TEST(CollectiveResults, BoundedWhateverTheIterationCount) {
+  CollectiveParams p = socketParams("barrier");
+  p.iterations = 10'000;
+  p.warmup = 10;
+  SmallRun r = runSmall(p, 2, "bounded-results");
+  ASSERT_EQ(r.rc, 0) << "12 = a published result above 128 bytes";
+  ASSERT_TRUE(r.report.is_object());
+  const auto& row = r.report["rows"][0];
+  EXPECT_EQ(row["iterations"].get<uint64_t>(), 10'000u);
+  const auto& c = row["collective"];
+  const double tMax = c["t_max_us"].get<double>();
+  EXPECT_GT(tMax, 0);
+  EXPECT_GE(c["slowest_max_us"].get<double>() * 1.01, tMax) << c.dump();
+  EXPECT_LE(c["slowest_p50_us"].get<double>(), c["slowest_max_us"].get<double>()) << c.dump();
+}
+
+// IMB's -time: with default counts, a size whose warmup is slower than the budget runs fewer
+// iterations (here a budget of 1 ns: exactly one), agreed by every rank.
+TEST(CollectiveResults, MaxTimeCutsDefaultIterations) {
+  CollectiveParams p = socketParams("allreduce");
+  p.sizes = {1 << 20};
+  p.warmup = 2;
+  p.maxTimeSec = 1e-9;
+  p.check = true;
+  SmallRun r = runSmall(p, 3, "max-time");
+  ASSERT_EQ(r.rc, 0);
+  ASSERT_TRUE(r.report.is_object());
+  EXPECT_EQ(r.report["rows"][0]["iterations"].get<uint64_t>(), 1u);
+  EXPECT_EQ(r.report["rows"][0]["collective"]["wrong"].get<uint64_t>(), 0u);
+  // An explicit -n is kept.
+  p.iterations = 3;
+  r = runSmall(p, 3, "max-time-explicit");
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_EQ(r.report["rows"][0]["iterations"].get<uint64_t>(), 3u);
+}
+
+// -D: iterations calibrated from the warmup: a 1 ns budget gives 1 iteration, a 0.2 s budget
+// many (a barrier of 2 ranks on loopback takes far less than 20 ms).
+TEST(CollectiveResults, DurationCalibratesIterations) {
+  CollectiveParams p = socketParams("barrier");
+  p.durationSec = 1e-9;
+  SmallRun r = runSmall(p, 2, "duration-short");
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_EQ(r.report["rows"][0]["iterations"].get<uint64_t>(), 1u);
+  EXPECT_EQ(r.report["run"]["extra"]["duration_s"].get<double>(), 1e-9);
+  p.durationSec = 0.2;
+  r = runSmall(p, 2, "duration-long");
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_GT(r.report["rows"][0]["iterations"].get<uint64_t>(), 10u);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, Collective, testing::ValuesIn(allCases()), caseName);

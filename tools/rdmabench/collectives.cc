@@ -16,6 +16,7 @@
 #include "collective/sharp/sharp.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/output.h"
 #include "common/units.h"
 #include "launch/launch.h"
 #include "rendezvous/store.h"
@@ -89,6 +90,11 @@ CollCommand parseCollective(const std::string& test, const std::vector<std::stri
                                                     "socket | verbs | ofi (default socket)")(
       "iters,n", po::value<std::string>(), "measured iterations per size (default: OSU's)")(
       "warmup", po::value<std::string>(), "warmup iterations per size (default: OSU's)")(
+      "duration,D", po::value<std::string>(),
+      "seconds per size: iterations calibrated from the warmup (at least 10), instead of -n")(
+      "max-time", po::value<std::string>(),
+      "with the default -n, a size runs fewer iterations when its warmup says it would take "
+      "longer than this, seconds (IMB's -time; default 10, 0 = off)")(
       "timeout", po::value<std::string>(),
       "longest wait without progress and for other ranks, seconds (default 10)");
   if (test == "barrier")
@@ -159,6 +165,11 @@ CollCommand parseCollective(const std::string& test, const std::vector<std::stri
   if (has("iters")) p.iterations = cli::parseUnsigned(str("iters"), "--iters", 1, 100'000'000);
   if (has("warmup"))
     p.warmup = static_cast<int64_t>(cli::parseUnsigned(str("warmup"), "--warmup", 0, 100'000'000));
+  if (has("duration")) {
+    if (has("iters")) throw UsageError("--duration and --iters: give only one of them");
+    p.durationSec = cli::parseSeconds(str("duration"), "--duration", 0.01, 3600);
+  }
+  if (has("max-time")) p.maxTimeSec = cli::parseSeconds(str("max-time"), "--max-time", 0, 3600);
   if (has("timeout"))
     p.timeoutMs =
         static_cast<int64_t>(cli::parseSeconds(str("timeout"), "--timeout", 0.1, 3600) * 1000);
@@ -243,8 +254,8 @@ CollCommand parseCollective(const std::string& test, const std::vector<std::stri
 int runRank(const CollCommand& cmd, launch::RankInfo info) {
   std::unique_ptr<rendezvous::TcpStoreServer> server;
   std::unique_ptr<rendezvous::Store> store;
+  std::unique_ptr<ResultOutput> output;
   std::unique_ptr<report::Reporter> reporter;
-  std::ofstream file;
   try {
     store = launch::connectStore(info, cmd.params.timeoutMs, server);
     collective::CollectiveParams p = cmd.params;
@@ -258,19 +269,14 @@ int runRank(const CollCommand& cmd, launch::RankInfo info) {
       p.device.localHost = tcp->localAddress();
     }
     if (info.rank == 0) {
-      std::ostream* out = &std::cout;
-      if (!cmd.outputPath.empty()) {
-        file.open(cmd.outputPath);
-        if (!file)
-          throw UsageError(fmt::format("--output {}: cannot open for writing", cmd.outputPath));
-        out = &file;
-      }
+      output = std::make_unique<ResultOutput>(cmd.outputPath);
       report::ReportOptions ro;
       ro.full = cmd.full;
-      reporter = report::makeReporter(cmd.format, *out, ro);
+      reporter = report::makeReporter(cmd.format, output->stream(), ro);
     }
     collective::CollectiveOutcome o = collective::runCollective(p, info, *store, reporter.get());
     if (reporter) reporter->end();
+    if (output) output->finish();
     store->leave(true, "");
     // Rank 0 hosts the rendezvous: it serves the other ranks' leaves from this thread (asking
     // allLeft() while the server thread serves was a data race).
@@ -304,9 +310,13 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   }
   cmd.params.commandLine = commandLine;
   launch::RankInfo info = launch::detect(cmd.launch, launch::processEnv());
-  if (cmd.launch.np > 0)
-    return launch::runLocal(cmd.launch.np, info,
-                            [&](const launch::RankInfo& ri) { return runRank(cmd, ri); });
+  if (cmd.launch.np > 0) {
+    launch::LocalRunLimits limits;
+    // A healthy rank leaves its last barrier within --timeout of the first one to exit.
+    limits.afterFirstExitMs = cmd.params.timeoutMs + 2000;
+    return launch::runLocal(
+        cmd.launch.np, info, [&](const launch::RankInfo& ri) { return runRank(cmd, ri); }, limits);
+  }
   return runRank(cmd, info);
 }
 
