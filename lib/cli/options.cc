@@ -69,6 +69,33 @@ std::string joined(const std::vector<std::string>& v) {
 
 }  // namespace
 
+namespace {
+
+// Options that only one backend reads. Given to another transport they would be silently
+// ignored, so they are a usage error instead (`--provider X -t verbs`, `--mtu 1024 -t ofi`).
+struct BackendOption {
+  const char* name;
+  const char* transport;
+};
+constexpr BackendOption kBackendOptions[] = {
+    {"ib-port", "verbs"}, {"gid-index", "verbs"}, {"mtu", "verbs"}, {"rdma-cm", "verbs"},
+    {"provider", "ofi"},  {"domain", "ofi"},      {"ep", "ofi"},
+};
+
+// With -t given (and no --compare, whose variants differ by design), rejects the first option of
+// kBackendOptions that the chosen transport does not read.
+void checkBackendOptions(const po::variables_map& vm, const ClientCommand& cmd,
+                         const std::string& transport) {
+  if (!cmd.transportGiven || vm.count("compare")) return;
+  for (const auto& o : kBackendOptions) {
+    if (vm.count(o.name) == 0 || vm[o.name].defaulted() || transport == o.transport) continue;
+    throw UsageError(
+        fmt::format("--{}: only for -t {}; -t {} does not use it", o.name, o.transport, transport));
+  }
+}
+
+}  // namespace
+
 ClientCommand parseClientCommand(const std::string& test, const std::vector<std::string>& args) {
   ClientCommand cmd;
   engine::TestSpec& spec = cmd.client.spec;
@@ -273,6 +300,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       throw UsageError(fmt::format("--ep {}: must be rdm or msg", d.endpointType));
   }
   if (vm.count("domain")) d.device = str("domain");
+  checkBackendOptions(vm, cmd, spec.transport);
   // The server side shares everything but the device name and GID index (each side picks its
   // own) unless --remote-device names it.
   spec.serverDevice = d;

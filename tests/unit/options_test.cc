@@ -83,6 +83,37 @@ TEST(ClientOptions, BandwidthModes) {
   EXPECT_EQ(c.client.spec.op, "read");
 }
 
+TEST(ClientOptions, BackendOptionGivenToAnotherTransportIsAUsageError) {
+  EXPECT_EQ(usageError("lat", {"-t", "verbs", "--provider", "tcp"}),
+            "--provider: only for -t ofi; -t verbs does not use it");
+  EXPECT_EQ(usageError("lat", {"-t", "ofi", "--mtu", "1024"}),
+            "--mtu: only for -t verbs; -t ofi does not use it");
+  EXPECT_EQ(usageError("bw", {"-t", "socket", "--ep", "msg"}),
+            "--ep: only for -t ofi; -t socket does not use it");
+  EXPECT_EQ(usageError("lat", {"-t", "socket", "--rdma-cm"}),
+            "--rdma-cm: only for -t verbs; -t socket does not use it");
+  EXPECT_EQ(usageError("lat", {"-t", "verbs", "--domain", "lo"}),
+            "--domain: only for -t ofi; -t verbs does not use it");
+  EXPECT_EQ(usageError("lat", {"-t", "ofi", "--gid-index", "3"}),
+            "--gid-index: only for -t verbs; -t ofi does not use it");
+  EXPECT_EQ(usageError("lat", {"-t", "socket", "--ib-port", "1"}),
+            "--ib-port: only for -t verbs; -t socket does not use it");
+}
+
+TEST(ClientOptions, BackendOptionsOfTheChosenTransportAreAccepted) {
+  auto c = parseClientCommand("lat",
+                              {"-t", "ofi", "--provider", "tcp", "--ep", "msg", "--domain", "lo"});
+  EXPECT_EQ(c.client.localDevice.provider, "tcp");
+  EXPECT_EQ(c.client.localDevice.endpointType, "msg");
+  c = parseClientCommand(
+      "lat", {"-t", "verbs", "--mtu", "1024", "--gid-index", "1", "--rdma-cm", "--ib-port", "1"});
+  EXPECT_EQ(c.client.localDevice.mtu, 1024u);
+  EXPECT_TRUE(c.client.localDevice.rdmaCm);
+  // Without -t the transport is chosen at run time; --compare variants differ by design.
+  EXPECT_EQ(usageError("lat", {"--mtu", "1024"}), "");
+  EXPECT_EQ(usageError("lat", {"--compare", "socket,ofi", "--provider", "tcp"}), "");
+}
+
 TEST(ServerOptions, Parse) {
   auto s = parseServerCommand({"--port", "9999", "--once", "--max-bytes", "64M"});
   EXPECT_EQ(s.server.port, 9999);
