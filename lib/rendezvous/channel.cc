@@ -15,66 +15,26 @@
 
 #include <fmt/format.h>
 
+#include "common/bytes.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/socket_util.h"
 
 namespace rdmabench::rendezvous {
-namespace {
-
-// Waits until `fd` is ready for `events`, slicing the wait so Ctrl-C is noticed within 100 ms.
-// Returns false on deadline expiry.
-bool waitFd(int fd, short events, const Deadline& deadline, const char* phase) {
-  for (;;) {
-    throwIfInterrupted(phase);
-    int left = deadline.remainingMs();
-    int slice = (left < 0 || left > 100) ? 100 : left;
-    pollfd p{fd, events, 0};
-    int rc = ::poll(&p, 1, slice);
-    if (rc > 0) return true;
-    if (rc < 0 && errno != EINTR) throw SystemError("poll", errno);
-    if (left >= 0 && deadline.expired()) return false;
-  }
-}
-
-std::string numericAddress(const sockaddr_storage& ss) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (ss.ss_family == AF_INET)
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(ss).sin_addr, buf, sizeof buf);
-  else if (ss.ss_family == AF_INET6)
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(ss).sin6_addr, buf, sizeof buf);
-  std::string s = buf;
-  if (s.rfind("::ffff:", 0) == 0 && s.find('.') != std::string::npos) s = s.substr(7);
-  return s;
-}
-
-void setNonBlockingNoDelay(int fd) {
-  int flags = fcntl(fd, F_GETFL, 0);
-  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-}  // namespace
-
 std::string formatHostPort(const std::string& host, uint16_t port) {
   if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
   return fmt::format("{}:{}", host, port);
 }
 
 void encodeHeader(uint32_t length, uint16_t type, uint8_t out[kFrameHeaderBytes]) {
-  for (int i = 0; i < 4; ++i)
-    out[i] = static_cast<uint8_t>(length >> (8 * i));
-  out[4] = static_cast<uint8_t>(type);
-  out[5] = static_cast<uint8_t>(type >> 8);
-  out[6] = out[7] = 0;
+  ByteWriter(out, kFrameHeaderBytes).u32(length).u16(type).u16(0);
 }
 
 void decodeHeader(const uint8_t in[kFrameHeaderBytes], uint32_t maxFrameBytes, uint32_t& length,
                   uint16_t& type) {
-  length = 0;
-  for (int i = 0; i < 4; ++i)
-    length |= static_cast<uint32_t>(in[i]) << (8 * i);
-  type = static_cast<uint16_t>(in[4] | (in[5] << 8));
+  ByteReader r(in, kFrameHeaderBytes);
+  length = r.u32();
+  type = r.u16();
   if (in[6] != 0 || in[7] != 0)
     throw ProtocolError("malformed frame header (reserved bytes not zero): not an rdmabench peer?");
   if (length > maxFrameBytes)
@@ -84,7 +44,13 @@ void decodeHeader(const uint8_t in[kFrameHeaderBytes], uint32_t maxFrameBytes, u
 
 Channel::Channel(int fd, std::string peerName, uint32_t maxFrameBytes)
     : fd_(fd), peerName_(std::move(peerName)), maxFrameBytes_(maxFrameBytes) {
-  setNonBlockingNoDelay(fd_);
+  try {
+    setNonBlocking(fd_, "control channel to " + peerName_);
+  } catch (...) {
+    close();
+    throw;
+  }
+  setNoDelay(fd_);  // best effort: AF_UNIX sockets (tests) have no TCP_NODELAY
 }
 
 Channel::Channel(Channel&& other) noexcept
@@ -126,24 +92,22 @@ Channel Channel::connect(const std::string& host, uint16_t port, const Deadline&
   int lastErr = ECONNREFUSED;
   for (;;) {
     for (addrinfo* ai = res; ai; ai = ai->ai_next) {
-      int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-      if (fd < 0) throw SystemError("socket", errno);
-      setNonBlockingNoDelay(fd);
-      int c = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+      Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+      if (!fd) throw SystemError("socket", errno);
+      setNonBlocking(fd.get(), fmt::format("connect to {}", where));
+      setNoDelay(fd.get());
+      int c = ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen);
       if (c < 0 && errno == EINPROGRESS) {
-        if (!waitFd(fd, POLLOUT, deadline, "connect")) {
-          ::close(fd);
+        if (!waitFd(fd.get(), POLLOUT, deadline, "connect"))
           throw TimeoutError(fmt::format("connect to {}: timed out (no answer)", where));
-        }
         int err = 0;
         socklen_t len = sizeof err;
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
         c = err ? -1 : 0;
         errno = err;
       }
-      if (c == 0) return Channel(fd, where);
+      if (c == 0) return Channel(fd.release(), where);
       lastErr = errno;
-      ::close(fd);
     }
     if (!(retryRefused && lastErr == ECONNREFUSED) || deadline.expired()) break;
     throwIfInterrupted("connect");
@@ -245,14 +209,14 @@ std::string Channel::localAddress() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
-  return numericAddress(ss);
+  return numericHost(ss);
 }
 
 std::string Channel::peerAddress() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
-  return numericAddress(ss);
+  return numericHost(ss);
 }
 
 Listener::Listener(const std::string& bindAddress, uint16_t port, int backlog) {
@@ -290,10 +254,13 @@ Listener::Listener(const std::string& bindAddress, uint16_t port, int backlog) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len);
-  port_ = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in&>(ss).sin_port
-                                        : reinterpret_cast<sockaddr_in6&>(ss).sin6_port);
-  int flags = fcntl(fd_, F_GETFL, 0);
-  fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
+  port_ = portOf(ss);
+  try {
+    setNonBlocking(fd_, "listen socket");
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
 }
 
 Listener::Listener(Listener&& other) noexcept : fd_(other.fd_), port_(other.port_) {
@@ -310,9 +277,7 @@ Channel Listener::accept(const Deadline& deadline, uint32_t maxFrameBytes) {
     socklen_t len = sizeof ss;
     int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC);
     if (fd >= 0) {
-      uint16_t p = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in&>(ss).sin_port
-                                                 : reinterpret_cast<sockaddr_in6&>(ss).sin6_port);
-      return Channel(fd, formatHostPort(numericAddress(ss), p), maxFrameBytes);
+      return Channel(fd, formatHostPort(numericHost(ss), portOf(ss)), maxFrameBytes);
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
       throw SystemError("accept", errno);

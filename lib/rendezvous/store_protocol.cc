@@ -4,30 +4,25 @@
 
 #include <fmt/format.h>
 
+#include "common/bytes.h"
 #include "common/error.h"
 
 namespace rdmabench::rendezvous {
 
 std::string encodeU64(uint64_t v) {
   std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i)
-    s[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  putLe(reinterpret_cast<uint8_t*>(s.data()), v, 8);
   return s;
 }
 
 uint64_t decodeU64(std::string_view b) {
   if (b.size() < 8) throw ProtocolError("store message: truncated 8-byte integer");
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i)
-    v |= static_cast<uint64_t>(static_cast<uint8_t>(b[i])) << (8 * i);
-  return v;
+  return ByteReader(b).u64();
 }
 
 std::string encodeKeyRecord(std::string_view key, std::string_view rest) {
   std::string s(4, '\0');
-  uint32_t n = static_cast<uint32_t>(key.size());
-  for (int i = 0; i < 4; ++i)
-    s[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  putLe(reinterpret_cast<uint8_t*>(s.data()), static_cast<uint32_t>(key.size()), 4);
   s.append(key);
   s.append(rest);
   return s;
@@ -35,9 +30,7 @@ std::string encodeKeyRecord(std::string_view key, std::string_view rest) {
 
 void decodeKeyRecord(std::string_view p, std::string& key, std::string& rest) {
   if (p.size() < 4) throw ProtocolError("store message: truncated key record");
-  uint32_t n = 0;
-  for (int i = 0; i < 4; ++i)
-    n |= static_cast<uint32_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  const uint32_t n = ByteReader(p).u32();
   if (n > kMaxStoreKeyBytes)
     throw ProtocolError(
         fmt::format("store message: key of {} bytes above the limit of {}", n, kMaxStoreKeyBytes));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
@@ -123,8 +124,7 @@ std::string TcpStoreClient::get(const std::string& key, int64_t timeoutMs) {
   uint32_t t = timeoutMs < 0 ? UINT32_MAX
                              : static_cast<uint32_t>(std::min<int64_t>(timeoutMs, UINT32_MAX - 1));
   std::string head(4, '\0');
-  for (int i = 0; i < 4; ++i)
-    head[i] = static_cast<char>((t >> (8 * i)) & 0xff);
+  putLe(reinterpret_cast<uint8_t*>(head.data()), t, 4);
   Reply r = request(kStoreGet, head + encodeKeyRecord(key, ""), kStoreValue, timeoutMs,
                     "key '" + key + "'");
   if (r.type == kStoreTimeout) {

@@ -18,9 +18,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/bytes.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/socket_util.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/store.h"
 #include "rendezvous/store_protocol.h"
@@ -60,20 +62,11 @@ struct TcpStoreServer::Conn {
 
 namespace {
 
-void setNonBlocking(int fd) {
-  int fl = fcntl(fd, F_GETFL, 0);
-  fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
 std::string numericPeer(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
-  char host[NI_MAXHOST], serv[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, serv, sizeof serv,
-                  NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-    return "?";
-  return formatHostPort(host, static_cast<uint16_t>(std::stoi(serv)));
+  return formatHostPort(numericHost(ss), portOf(ss));
 }
 
 }  // namespace
@@ -120,9 +113,8 @@ TcpStoreServer::TcpStoreServer(const std::string& bindAddress, uint16_t port, st
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   getsockname(listenFd_, reinterpret_cast<sockaddr*>(&ss), &len);
-  port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
-                                         : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-  setNonBlocking(listenFd_);
+  port_ = portOf(ss);
+  setNonBlocking(listenFd_, "rendezvous server listen socket");
   epollFd_ = epoll_create1(EPOLL_CLOEXEC);
   if (epollFd_ < 0) {
     ::close(listenFd_);
@@ -342,9 +334,7 @@ void TcpStoreServer::handleFrame(Conn& c, uint16_t type, const std::string& payl
       return;
     case kStoreGet: {
       if (payload.size() < 4) throw ProtocolError("truncated get");
-      uint32_t t = 0;
-      for (int i = 0; i < 4; ++i)
-        t |= static_cast<uint32_t>(static_cast<uint8_t>(payload[i])) << (8 * i);
+      const uint32_t t = ByteReader(payload).u32();
       decodeKeyRecord(std::string_view(payload).substr(4), key, rest);
       auto it = run.data.find(key);
       if (it != run.data.end()) {

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "common/bytes.h"
 #include "common/error.h"
 #include "transport/backends.h"
 #include "transport/transport.h"
@@ -54,12 +55,11 @@ BackendStatus probeBackend(std::string_view backend) {
 std::vector<uint8_t> RemoteRegion::encode() const {
   if (key.size() > kMaxKeyBytes) throw TransportError("RemoteRegion: key longer than 32 bytes");
   std::vector<uint8_t> out(17 + key.size());
-  for (int i = 0; i < 8; ++i)
-    out[i] = static_cast<uint8_t>(addr >> (8 * i));
-  for (int i = 0; i < 8; ++i)
-    out[8 + i] = static_cast<uint8_t>(length >> (8 * i));
-  out[16] = static_cast<uint8_t>(key.size());
-  std::copy(key.begin(), key.end(), out.begin() + 17);
+  ByteWriter(out.data(), out.size())
+      .u64(addr)
+      .u64(length)
+      .u8(static_cast<uint8_t>(key.size()))
+      .raw(key.data(), key.size());
   return out;
 }
 
@@ -67,10 +67,9 @@ RemoteRegion RemoteRegion::decode(const std::vector<uint8_t>& bytes) {
   if (bytes.size() < 17 || bytes[16] > kMaxKeyBytes || bytes.size() != 17u + bytes[16])
     throw ProtocolError(fmt::format("malformed remote region descriptor ({} bytes)", bytes.size()));
   RemoteRegion r;
-  for (int i = 0; i < 8; ++i)
-    r.addr |= static_cast<uint64_t>(bytes[i]) << (8 * i);
-  for (int i = 0; i < 8; ++i)
-    r.length |= static_cast<uint64_t>(bytes[8 + i]) << (8 * i);
+  ByteReader in(bytes.data(), bytes.size());
+  r.addr = in.u64();
+  r.length = in.u64();
   r.key.assign(bytes.begin() + 17, bytes.end());
   return r;
 }

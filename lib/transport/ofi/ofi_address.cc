@@ -16,17 +16,6 @@
 
 namespace rdmabench::transport::ofi {
 
-void putLe(uint8_t* p, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-uint64_t getLe(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-
 std::string OfiDevice::addressString(const void* name) const {
   if (!av_) {
     // FI_EP_MSG has no AV to print with: format the IP formats ourselves.

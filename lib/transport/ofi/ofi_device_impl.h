@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bytes.h"
 #include "transport/ofi/completion_pool.h"
 #include "transport/ofi/ofi_device.h"
 #include "transport/ofi/ofi_fid.h"
@@ -65,10 +66,6 @@ struct ConnState {
   bool connected = false;  // connect() done and the Endpoint alive
   ConnQueues queues;       // operations in flight (send side in post order)
 };
-
-// Little-endian fixed-width integers in address blobs and keys (ofi_address.cc).
-void putLe(uint8_t* p, uint64_t v, int bytes);
-uint64_t getLe(const uint8_t* p, int bytes);
 
 class OfiMemoryRegion final : public MemoryRegion {
  public:

@@ -27,18 +27,6 @@ int sliceMs(const Deadline& deadline) {
   return left < 0 ? kSliceMs : std::min(left, kSliceMs);
 }
 
-// Waits until `fd` is ready for `events`, the deadline passes (false) or a signal arrives.
-bool waitFd(int fd, short events, const Deadline& deadline) {
-  for (;;) {
-    throwIfInterrupted("socket connect");
-    if (deadline.expired()) return false;
-    pollfd p{fd, events, 0};
-    int rc = ::poll(&p, 1, sliceMs(deadline));
-    if (rc > 0) return true;
-    if (rc < 0 && errno != EINTR) throw SystemError("socket connect: poll()", errno);
-  }
-}
-
 uint64_t randomToken() {
   std::random_device rd;
   uint64_t t = (static_cast<uint64_t>(rd()) << 32) ^ rd();
@@ -112,7 +100,7 @@ Fd SocketConnector::acceptPeer(const std::string& peer, const Deadline& deadline
     Fd conn(::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!conn) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED) {
-        if (!waitFd(listen_.get(), POLLIN, deadline)) throw timeout();
+        if (!waitFd(listen_.get(), POLLIN, deadline, "socket connect")) throw timeout();
         continue;
       }
       throw SystemError(fmt::format("socket connect: accept() on {} for peer {}", localName_, peer),
@@ -127,7 +115,7 @@ Fd SocketConnector::acceptPeer(const std::string& peer, const Deadline& deadline
       if (r > 0) {
         got += static_cast<size_t>(r);
       } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        if (!waitFd(conn.get(), POLLIN, deadline)) throw timeout();
+        if (!waitFd(conn.get(), POLLIN, deadline, "socket connect")) throw timeout();
       } else {
         lastReject = r == 0 ? "closed before hello" : std::strerror(errno);
         ok = false;
@@ -168,7 +156,7 @@ Fd SocketConnector::connectPeer(const ListenAddress& remote, const std::string& 
     int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&remote.addr), remote.addrLen);
     int err = rc == 0 ? 0 : errno;
     if (err == EINPROGRESS || err == EINTR) {
-      if (!waitFd(fd.get(), POLLOUT, deadline))
+      if (!waitFd(fd.get(), POLLOUT, deadline, "socket connect"))
         throw TimeoutError(
             fmt::format("socket connect: timed out connecting to peer {} (no answer)", peer));
       socklen_t len = sizeof(err);
@@ -182,7 +170,7 @@ Fd SocketConnector::connectPeer(const ListenAddress& remote, const std::string& 
         if (r > 0) {
           sent += static_cast<size_t>(r);
         } else if (r < 0 && (errno == EAGAIN || errno == EINTR)) {
-          if (!waitFd(fd.get(), POLLOUT, deadline))
+          if (!waitFd(fd.get(), POLLOUT, deadline, "socket connect"))
             throw TimeoutError(
                 fmt::format("socket connect: timed out sending hello to peer {}", peer));
         } else {

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "common/bytes.h"
 #include "common/error.h"
 #include "transport/backends.h"
 #include "transport/socket/connector.h"
@@ -35,8 +36,7 @@ class SocketMemoryRegion : public MemoryRegion {
     r.addr = 0;  // offsets are relative to the region start
     r.length = size_;
     r.key.resize(8);
-    for (int i = 0; i < 8; ++i)
-      r.key[i] = static_cast<uint8_t>(key_ >> (8 * i));
+    putLe(r.key.data(), key_, 8);
     return r;
   }
 

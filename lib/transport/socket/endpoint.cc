@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "common/bytes.h"
 #include "common/error.h"
 #include "transport/socket/device.h"
 
@@ -66,10 +67,7 @@ uint64_t SocketEndpoint::checkRemote(const char* call, const RemoteRegion& remot
     throw UsageError(fmt::format(
         "socket {} to peer {}: remote range [{}, {}) outside the remote region of {} bytes", call,
         peer_, remoteOffset, remoteOffset + length, remote.length));
-  uint64_t key = 0;
-  for (int i = 0; i < 8; ++i)
-    key |= static_cast<uint64_t>(remote.key[i]) << (8 * i);
-  return key;
+  return getLe(remote.key.data(), 8);
 }
 
 PostResult SocketEndpoint::postOp(OpKind op, const MemoryRegion& mr, uint64_t offset,

@@ -7,22 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "common/bytes.h"
 #include "common/error.h"
 
 namespace rdmabench::transport::socket {
 namespace {
-
-void putLe(uint8_t* p, uint64_t v, int n) {
-  for (int i = 0; i < n; ++i)
-    p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-uint64_t getLe(const uint8_t* p, int n) {
-  uint64_t v = 0;
-  for (int i = 0; i < n; ++i)
-    v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
 
 constexpr uint8_t kHelloMagic[4] = {'R', 'B', 'S', 'K'};
 constexpr uint16_t kHelloVersion = 1;

@@ -18,19 +18,6 @@
 
 namespace rdmabench::transport::socket {
 
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    reset();
-    fd_ = std::exchange(o.fd_, -1);
-  }
-  return *this;
-}
-
-void Fd::reset() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 SockAddr resolveHost(const std::string& host, const char* what) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -108,11 +95,8 @@ std::string interfaceFor(const SockAddr& a) {
 }
 
 void makeFastSocket(int fd, const std::string& peer) {
-  int flags = fcntl(fd, F_GETFL, 0);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-    throw SystemError(fmt::format("socket: fcntl(O_NONBLOCK) for peer {}", peer), errno);
-  int one = 1;
-  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+  setNonBlocking(fd, fmt::format("socket: peer {}", peer));
+  if (!setNoDelay(fd))
     throw SystemError(fmt::format("socket: setsockopt(TCP_NODELAY) for peer {}", peer), errno);
 }
 

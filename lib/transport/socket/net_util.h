@@ -7,25 +7,11 @@
 #include <string>
 #include <utility>
 
+#include "common/socket_util.h"
+
 namespace rdmabench::transport::socket {
 
-// Owns one file descriptor; closes it in the destructor. Move-only.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  void reset();  // closes now (no-op when empty)
-
- private:
-  int fd_ = -1;
-};
+using rdmabench::Fd;  // common/socket_util.h
 
 // A socket address with its length.
 struct SockAddr {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/bytes.h"
 #include "common/error.h"
 
 namespace rdmabench::transport::verbs {
@@ -33,21 +34,18 @@ std::optional<ibv_mtu> mtuFromBytes(uint32_t bytes) {
 
 std::vector<uint8_t> QpAddress::encode() const {
   std::vector<uint8_t> b(kAddrBytes, 0);
-  b[0] = kAddrMagic;
-  b[1] = kAddrVersion;
-  b[2] = linkLayer;
-  b[3] = mtu;
-  for (int i = 0; i < 2; ++i)
-    b[4 + i] = static_cast<uint8_t>(lid >> (8 * i));
-  for (int i = 0; i < 4; ++i)
-    b[6 + i] = static_cast<uint8_t>(qpn >> (8 * i));
-  for (int i = 0; i < 4; ++i)
-    b[10 + i] = static_cast<uint8_t>(psn >> (8 * i));
-  for (int i = 0; i < 2; ++i)
-    b[14 + i] = static_cast<uint8_t>(gidIndex >> (8 * i));
-  std::copy(gid.begin(), gid.end(), b.begin() + 16);
-  b[32] = initRdAtom;
-  b[33] = rdAtom;
+  ByteWriter(b.data(), b.size())
+      .u8(kAddrMagic)
+      .u8(kAddrVersion)
+      .u8(linkLayer)
+      .u8(mtu)
+      .u16(lid)
+      .u32(qpn)
+      .u32(psn)
+      .u16(gidIndex)
+      .raw(gid.data(), gid.size())
+      .u8(initRdAtom)
+      .u8(rdAtom);
   return b;
 }
 
@@ -61,19 +59,17 @@ QpAddress QpAddress::decode(const std::vector<uint8_t>& b, const std::string& de
     throw ProtocolError(fmt::format("verbs connect on {}: peer address version {} (ours {})", dev,
                                     b[1], kAddrVersion));
   QpAddress a;
-  a.linkLayer = b[2];
-  a.mtu = b[3];
-  for (int i = 0; i < 2; ++i)
-    a.lid |= static_cast<uint16_t>(b[4 + i] << (8 * i));
-  for (int i = 0; i < 4; ++i)
-    a.qpn |= static_cast<uint32_t>(b[6 + i]) << (8 * i);
-  for (int i = 0; i < 4; ++i)
-    a.psn |= static_cast<uint32_t>(b[10 + i]) << (8 * i);
-  for (int i = 0; i < 2; ++i)
-    a.gidIndex |= static_cast<uint16_t>(b[14 + i] << (8 * i));
-  std::copy(b.begin() + 16, b.begin() + 32, a.gid.begin());
-  a.initRdAtom = b[32];
-  a.rdAtom = b[33];
+  ByteReader r(b.data(), b.size());
+  r.seek(2);
+  a.linkLayer = r.u8();
+  a.mtu = r.u8();
+  a.lid = r.u16();
+  a.qpn = r.u32();
+  a.psn = r.u32();
+  a.gidIndex = r.u16();
+  r.raw(a.gid.data(), a.gid.size());
+  a.initRdAtom = r.u8();
+  a.rdAtom = r.u8();
   if (a.mtu < IBV_MTU_256 || a.mtu > IBV_MTU_4096)
     throw ProtocolError(
         fmt::format("verbs connect on {}: peer sent invalid MTU code {}", dev, a.mtu));

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "common/bytes.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "transport/verbs/verbs_core.h"
@@ -54,17 +55,16 @@ struct CmAddress {
 
   std::vector<uint8_t> encode() const {
     std::vector<uint8_t> b(kBytes, 0);
-    b[0] = kMagic;
-    b[1] = kVersion;
-    b[2] = family;
-    b[3] = linkLayer;
-    b[4] = static_cast<uint8_t>(port);
-    b[5] = static_cast<uint8_t>(port >> 8);
-    std::copy(ip.begin(), ip.end(), b.begin() + 6);
-    for (int i = 0; i < 8; ++i)
-      b[22 + i] = static_cast<uint8_t>(token >> (8 * i));
-    b[30] = initRdAtom;
-    b[31] = rdAtom;
+    ByteWriter(b.data(), b.size())
+        .u8(kMagic)
+        .u8(kVersion)
+        .u8(family)
+        .u8(linkLayer)
+        .u16(port)
+        .raw(ip.data(), ip.size())
+        .u64(token)
+        .u8(initRdAtom)
+        .u8(rdAtom);
     return b;
   }
 
@@ -80,14 +80,15 @@ struct CmAddress {
                       "(ours {})",
                       dev, b[1], kVersion));
     CmAddress a;
-    a.family = b[2];
-    a.linkLayer = b[3];
-    a.port = static_cast<uint16_t>(b[4] | b[5] << 8);
-    std::copy(b.begin() + 6, b.begin() + 22, a.ip.begin());
-    for (int i = 0; i < 8; ++i)
-      a.token |= static_cast<uint64_t>(b[22 + i]) << (8 * i);
-    a.initRdAtom = b[30];
-    a.rdAtom = b[31];
+    ByteReader r(b.data(), b.size());
+    r.seek(2);
+    a.family = r.u8();
+    a.linkLayer = r.u8();
+    a.port = r.u16();
+    r.raw(a.ip.data(), a.ip.size());
+    a.token = r.u64();
+    a.initRdAtom = r.u8();
+    a.rdAtom = r.u8();
     if (a.family != 4 && a.family != 6)
       throw ProtocolError(
           fmt::format("verbs rdma_cm connect on {}: peer sent address family {}", dev, a.family));

@@ -34,7 +34,7 @@ class VerbsConnector : public Connector {
  public:
   explicit VerbsConnector(std::shared_ptr<Core> core) : core_(std::move(core)) {
     core_->reserveCq(core_->liveQps + 1);
-    qp_ = core_->createQp(core_->inlineBytes);
+    qp_.reset(core_->createQp(core_->inlineBytes));
     if (qp_ == nullptr) {
       int err = errno;
       throw TransportError(fmt::format(
@@ -56,7 +56,7 @@ class VerbsConnector : public Connector {
 
   ~VerbsConnector() override {
     if (qp_ != nullptr) {
-      ibv_destroy_qp(qp_);
+      qp_.reset();
       --core_->liveQps;
     }
   }
@@ -127,15 +127,15 @@ class VerbsConnector : public Connector {
                IBV_QP_MAX_QP_RD_ATOMIC,
            "RTS", peer);
 
-    auto ep = std::make_unique<VerbsEndpoint>(core_, qp_, local_, remote, mtu, maxRdAtomic,
+    auto ep = std::make_unique<VerbsEndpoint>(core_, qp_.get(), local_, remote, mtu, maxRdAtomic,
                                               maxDestRdAtomic);
-    qp_ = nullptr;  // owned (and counted in liveQps) by the endpoint now
+    static_cast<void>(qp_.release());  // owned (and counted in liveQps) by the endpoint now
     return ep;
   }
 
  private:
   void modify(ibv_qp_attr& attr, int mask, const char* state, const std::string& peer) {
-    int rc = ibv_modify_qp(qp_, &attr, mask);
+    int rc = ibv_modify_qp(qp_.get(), &attr, mask);
     if (rc != 0)
       throw TransportError(fmt::format(
           "ibv_modify_qp to {} on {} QPN {:#x} (peer {}, gid index {}, mtu {}): {}", state,
@@ -143,7 +143,7 @@ class VerbsConnector : public Connector {
   }
 
   std::shared_ptr<Core> core_;
-  ibv_qp* qp_ = nullptr;
+  QpPtr qp_;
   QpAddress local_;
 };
 

@@ -23,6 +23,25 @@ namespace rdmabench::transport::verbs {
 
 class VerbsEndpoint;
 
+// RAII for libibverbs objects: each deleter calls the matching destroy/free function. They
+// never throw (a failing destroy cannot be handled in a destructor; its return code is dropped).
+struct QpDeleter {
+  void operator()(ibv_qp* p) const noexcept { ibv_destroy_qp(p); }
+};
+struct MrDeleter {
+  void operator()(ibv_mr* p) const noexcept { ibv_dereg_mr(p); }
+};
+struct ContextDeleter {
+  void operator()(ibv_context* p) const noexcept { ibv_close_device(p); }
+};
+struct DeviceListDeleter {
+  void operator()(ibv_device** p) const noexcept { ibv_free_device_list(p); }
+};
+using QpPtr = std::unique_ptr<ibv_qp, QpDeleter>;
+using MrPtr = std::unique_ptr<ibv_mr, MrDeleter>;
+using ContextPtr = std::unique_ptr<ibv_context, ContextDeleter>;
+using DeviceListPtr = std::unique_ptr<ibv_device*, DeviceListDeleter>;
+
 // Per-device state and the shared CQ. Created by openDevice().
 struct Core {
   ibv_context* ctx = nullptr;

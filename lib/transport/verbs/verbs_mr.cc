@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/bytes.h"
 #include "common/error.h"
 #include "transport/verbs/verbs_address.h"
 
@@ -13,8 +14,8 @@ namespace rdmabench::transport::verbs {
 
 VerbsMemoryRegion::VerbsMemoryRegion(std::shared_ptr<Core> core, void* ptr, size_t bytes)
     : core_(std::move(core)), ptr_(static_cast<uint8_t*>(ptr)), size_(bytes) {
-  mr_ = ibv_reg_mr(core_->pd, ptr, bytes,
-                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+  mr_.reset(ibv_reg_mr(core_->pd, ptr, bytes,
+                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ));
   if (mr_ == nullptr) {
     int err = errno;
     throw TransportError(fmt::format(
@@ -37,10 +38,7 @@ uint32_t rkeyOf(const char* call, const RemoteRegion& remote, uint64_t remoteOff
   if (remoteOffset > remote.length || length > remote.length - remoteOffset)
     throw UsageError(fmt::format("{}: remote range [{}, +{}) outside the {}-byte remote region",
                                  call, remoteOffset, length, remote.length));
-  uint32_t rkey = 0;
-  for (int i = 0; i < 4; ++i)
-    rkey |= static_cast<uint32_t>(remote.key[i]) << (8 * i);
-  return rkey;
+  return static_cast<uint32_t>(getLe(remote.key.data(), 4));
 }
 
 }  // namespace rdmabench::transport::verbs

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/bytes.h"
 #include "transport/transport.h"
 #include "transport/verbs/verbs_core.h"
 
@@ -17,7 +18,6 @@ namespace rdmabench::transport::verbs {
 class VerbsMemoryRegion : public MemoryRegion {
  public:
   VerbsMemoryRegion(std::shared_ptr<Core> core, void* ptr, size_t bytes);
-  ~VerbsMemoryRegion() override { ibv_dereg_mr(mr_); }
 
   uint8_t* data() const override { return ptr_; }
   size_t size() const override { return size_; }
@@ -26,8 +26,7 @@ class VerbsMemoryRegion : public MemoryRegion {
     r.addr = reinterpret_cast<uint64_t>(ptr_);
     r.length = size_;
     r.key.resize(4);
-    for (int i = 0; i < 4; ++i)
-      r.key[i] = static_cast<uint8_t>(mr_->rkey >> (8 * i));
+    putLe(r.key.data(), mr_->rkey, 4);
     return r;
   }
   uint32_t lkey() const { return mr_->lkey; }
@@ -36,7 +35,7 @@ class VerbsMemoryRegion : public MemoryRegion {
   std::shared_ptr<Core> core_;
   uint8_t* ptr_;
   size_t size_;
-  ibv_mr* mr_ = nullptr;
+  MrPtr mr_;
 };
 
 // Throws UsageError unless [offset, offset+length) lies inside `mr`.

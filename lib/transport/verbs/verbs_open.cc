@@ -46,13 +46,11 @@ struct DeviceList {
 
 // True when `dev` opens and `port` is ACTIVE.
 bool portActive(ibv_device* dev, int port) {
-  ibv_context* ctx = ibv_open_device(dev);
-  if (ctx == nullptr) return false;
+  ContextPtr ctx(ibv_open_device(dev));
+  if (!ctx) return false;
   ibv_port_attr pa{};
-  bool ok =
-      ibv_query_port(ctx, static_cast<uint8_t>(port), &pa) == 0 && pa.state == IBV_PORT_ACTIVE;
-  ibv_close_device(ctx);
-  return ok;
+  return ibv_query_port(ctx.get(), static_cast<uint8_t>(port), &pa) == 0 &&
+         pa.state == IBV_PORT_ACTIVE;
 }
 
 std::string deviceNames(const DeviceList& dl) {
@@ -69,16 +67,14 @@ int64_t probeInlineCap(Core& core, uint32_t hi) {
   int64_t lo = -1;  // largest known good
   int64_t bad = static_cast<int64_t>(hi) + 1;
   // Check 0 first: if it fails, the QP cannot be created for another reason.
-  if (ibv_qp* qp = core.createQp(0)) {
-    ibv_destroy_qp(qp);
+  if (QpPtr qp{core.createQp(0)}) {
     lo = 0;
   } else {
     return -1;
   }
   while (bad - lo > 1) {
     int64_t mid = lo + (bad - lo) / 2;
-    if (ibv_qp* qp = core.createQp(static_cast<uint32_t>(mid))) {
-      ibv_destroy_qp(qp);
+    if (QpPtr qp{core.createQp(static_cast<uint32_t>(mid))}) {
       lo = mid;
     } else {
       bad = mid;
@@ -251,8 +247,7 @@ std::unique_ptr<Device> openDevice(const DeviceOptions& options) {
   // Inline size: what a QP with these depths accepts (probed by creating QPs).
   if (options.inlineBytes < 0) {
     uint32_t reported = 0;
-    if (ibv_qp* qp = c.createQp(kDefaultInline, &reported)) {
-      ibv_destroy_qp(qp);
+    if (QpPtr qp{c.createQp(kDefaultInline, &reported)}) {
       c.inlineBytes = std::min(reported, kDefaultInline);
     } else {
       int err = errno;
@@ -266,8 +261,7 @@ std::unique_ptr<Device> openDevice(const DeviceOptions& options) {
     if (options.inlineBytes > UINT32_MAX)
       throw UsageError(fmt::format("--inline {}: too large", options.inlineBytes));
     auto want = static_cast<uint32_t>(options.inlineBytes);
-    if (ibv_qp* qp = c.createQp(want)) {
-      ibv_destroy_qp(qp);
+    if (QpPtr qp{c.createQp(want)}) {
       c.inlineBytes = want;
     } else {
       int err = errno;

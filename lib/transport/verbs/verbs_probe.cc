@@ -81,14 +81,13 @@ BackendStatus probe() {
   s.details["devices"] = nlohmann::json::array();
   int count = 0;
   errno = 0;
-  ibv_device** list = ibv_get_device_list(&count);
+  DeviceListPtr list(ibv_get_device_list(&count));
   if (list == nullptr) {
     s.reason = fmt::format("no RDMA devices: ibv_get_device_list: {}{}", std::strerror(errno),
                            errno == ENOSYS ? " (this kernel has no RDMA support)" : "");
     return s;
   }
   if (count == 0) {
-    ibv_free_device_list(list);
     s.reason = "no RDMA devices (ibv_get_device_list returned 0)";
     return s;
   }
@@ -97,9 +96,9 @@ BackendStatus probe() {
   RouteHint noHint;
   for (int d = 0; d < count; ++d) {
     nlohmann::json dev;
-    std::string name = ibv_get_device_name(list[d]);
+    std::string name = ibv_get_device_name(list.get()[d]);
     dev["name"] = name;
-    ibv_context* ctx = ibv_open_device(list[d]);
+    ContextPtr ctx(ibv_open_device(list.get()[d]));
     if (ctx == nullptr) {
       dev["error"] = fmt::format("ibv_open_device: {}", std::strerror(errno));
       problems += fmt::format("{}{}: {}", problems.empty() ? "" : "; ", name,
@@ -108,7 +107,7 @@ BackendStatus probe() {
       continue;
     }
     ibv_device_attr da{};
-    if (ibv_query_device(ctx, &da) == 0) {
+    if (ibv_query_device(ctx.get(), &da) == 0) {
       dev["fw_ver"] = da.fw_ver;
       dev["max_qp_wr"] = da.max_qp_wr;
       dev["max_cqe"] = da.max_cqe;
@@ -117,7 +116,7 @@ BackendStatus probe() {
       dev["ports"] = nlohmann::json::array();
       for (int p = 1; p <= da.phys_port_cnt; ++p) {
         ibv_port_attr pa{};
-        if (ibv_query_port(ctx, static_cast<uint8_t>(p), &pa) != 0) continue;
+        if (ibv_query_port(ctx.get(), static_cast<uint8_t>(p), &pa) != 0) continue;
         nlohmann::json port;
         port["port"] = p;
         port["state"] = portStateName(pa.state);
@@ -128,7 +127,7 @@ BackendStatus probe() {
         port["max_msg_sz"] = pa.max_msg_sz;
         double gbps = laneGbps(pa.active_speed) * laneCount(pa.active_width);
         if (gbps > 0) port["speed_gbps"] = gbps;
-        std::vector<GidEntry> table = readGidTable(ctx, p, pa.gid_tbl_len);
+        std::vector<GidEntry> table = readGidTable(ctx.get(), p, pa.gid_tbl_len);
         int autoIndex =
             pa.link_layer == IBV_LINK_LAYER_ETHERNET ? selectGidIndex(table, noHint) : 0;
         port["gids"] = nlohmann::json::array();
@@ -145,10 +144,10 @@ BackendStatus probe() {
         dev["ports"].push_back(port);
       }
     }
-    ibv_close_device(ctx);
+    ctx.reset();
     s.details["devices"].push_back(dev);
   }
-  ibv_free_device_list(list);
+  list.reset();
   s.usable = !firstActive.empty();
   s.reason = s.usable ? firstActive
                       : fmt::format("no ACTIVE port on any RDMA device ({} device(s){}{})", count,
