@@ -5,7 +5,8 @@
 // The value is t_avg (with t_min/t_max) for latency and BW average for bandwidth. Units: real
 // perftest's "MB/sec" (<= 6.06) and "MiB/sec" are 2^20 B/s and are converted to MB/s = 10^6 B/s
 // (x 1.048576); "Gb/sec" is 10^9 bit/s (x 125). Output of `rdmabench --format perftest` (its
-// " Tool : rdmabench" info line) already uses 10^6 B/s under "MB/sec". The title line ("Send
+// " Tool : rdmabench" info line) used 10^6 B/s under "MB/sec" before it printed a "BW units" line;
+// with that line saying 2^20 it is converted like perftest's. The title line ("Send
 // Latency Test", "RDMA_Write Bidirectional BW Test") gives the test and "bibw".
 //
 // Cycles: with -C perftest prints CPU cycles under headers that still say [usec]; only its -U /
@@ -60,6 +61,11 @@ class PerftestReader : public TableReader {
     }
     if (tok[0] == "Tool" && containsNoCase(line, "rdmabench")) {
       rdmabench_ = true;
+      return;
+    }
+    // rdmabench >= 0.1 states its unit ("BW units : MB/sec = 2^20 B/s ..."), as perftest divides.
+    if (tok[0] == "BW" && tok.size() > 1 && tok[1] == "units") {
+      binaryUnits_ = line.find("2^20") != line.npos;
       return;
     }
     if (tok[0] == "#bytes") {
@@ -152,7 +158,7 @@ class PerftestReader : public TableReader {
       if (unit == "Gb/sec") {
         scale_ = 125.0;
         s.note = "Gb/sec converted to MB/s (x 125)";
-      } else if (unit == "MiB/sec" || (unit == "MB/sec" && !rdmabench_)) {
+      } else if (unit == "MiB/sec" || (unit == "MB/sec" && (!rdmabench_ || binaryUnits_))) {
         scale_ = 1.048576;
         s.note = "perftest " + unit + " (2^20 B/s) converted to MB/s = 10^6 B/s (x 1.048576)";
       }
@@ -189,6 +195,7 @@ class PerftestReader : public TableReader {
   SeriesBuilder cur_;
   std::string title_;
   bool rdmabench_ = false, open_ = false, inTable_ = false;
+  bool binaryUnits_ = false;  // an rdmabench "BW units" line said MB/sec = 2^20 B/s
   int valueCol_ = -1, minCol_ = -1, maxCol_ = -1;
   uint64_t rows_ = 0, dumpLines_ = 0, cyclesLine_ = 0;
   double scale_ = 1.0;
