@@ -7,7 +7,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 PKGS=(
   # build
-  build-essential cmake ninja-build pkg-config clang-format
+  build-essential cmake ninja-build pkg-config clang-format ccache
   libboost-program-options-dev nlohmann-json3-dev libfmt-dev libgtest-dev libhwloc-dev
   # transports
   libibverbs-dev librdmacm-dev rdma-core ibverbs-utils libfabric-dev libfabric-bin

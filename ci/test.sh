@@ -16,6 +16,13 @@ RESULTS=$BUILD-results # JUnit files of every phase
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
 RESULTS=$(readlink -f "$RESULTS")
 CONFIG=(-G Ninja -DRDMABENCH_WERROR=ON -DRDMABENCH_WITH_VERBS=ON -DRDMABENCH_WITH_OFI=ON)
+# ccache, private to this run: the SHARP=ON build (ci/sharp.sh) recompiles only the SHARP backend
+# instead of every object of the RelWithDebInfo build (same flags). No effect across phases with
+# other flags (Release, sanitizers).
+if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null; then
+  # No CCACHE_BASEDIR: it would make __FILE__ relative (the tests find their fixtures by it).
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR=$PWD/$BUILD-ccache CCACHE_NOHASHDIR=1
+fi
 [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] ||
   CONFIG+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$CMAKE_CXX_COMPILER_LAUNCHER")
 

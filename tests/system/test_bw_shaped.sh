@@ -50,7 +50,7 @@ for t in socket ofi; do
   extra=(-t $t)
   [ $t = ofi ] && extra=(-t ofi --provider "tcp;ofi_rxm")
   for op in send write; do
-    run_bw "$t-$op-window" "${extra[@]}" --op $op --mode window -n 5 --warmup 1
+    run_bw "$t-$op-window" "${extra[@]}" --op $op --mode window -n 10 --warmup 1
     run_bw "$t-$op-window-n2" "${extra[@]}" --op $op --mode window -n 2 --warmup 0
     run_bw "$t-$op-stream" "${extra[@]}" --op $op --mode stream -n 300 --warmup 32
     run_bw "$t-$op-stream-n2" "${extra[@]}" --op $op --mode stream -n 2 --warmup 0
@@ -73,8 +73,10 @@ for label, (mb, peer) in rows.items():
     if mb > limit:
         bad.append(f"{label}: {mb:.2f} MB/s above the link's limit {limit}")
     # The target's own interval starts when it sees the start marker; a poll that also places
-    # the first writes shortens it, which matters only for tiny runs.
-    if peer > limit and not label.endswith("-n2"):
+    # the first writes shortens it by up to one message (64 KiB), and tbf lets its 16 KiB burst
+    # through at line rate: over these >= 1.7 s runs that is < 1% (seen: 23.94 for 23.9).
+    # Tiny runs (-n 2) are not held to it (the target figure is not the headline).
+    if peer > limit * 1.01 and not label.endswith("-n2"):
         bad.append(f"{label}: target figure {peer:.2f} MB/s above the link's limit {limit}")
     # Upper bound: never faster than the independent tool beyond noise. Lower bound: sane.
     if not label.endswith("-n2") and not (0.5 <= ratio <= 1.05):
