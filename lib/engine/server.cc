@@ -8,6 +8,7 @@
 //   the client, and keeps serving.
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,7 +156,14 @@ class Daemon {
     const uint64_t session = ++sessions_;
     std::cout.flush();
     std::cerr.flush();
+    const pid_t parent = getpid();
     pid_t pid = fork();
+    if (pid == 0) {
+      // The daemon's death ends its sessions (kill -9 of the server is a dead server for its
+      // clients, as before sessions were forked); also when it died before this line.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(1);
+    }
     if (pid < 0) {
       tellPeer(ch, fmt::format("server cannot start a session: fork: {}", std::strerror(errno)));
       return;
