@@ -6,14 +6,14 @@ source "$(dirname "$0")/lib.sh"
 python3 - "$TMP/info.json" <<'PY' || skip "libfabric provider tcp;ofi_rxm not usable here"
 import json, sys
 d = json.load(open(sys.argv[1]))
-ofi = [t for t in d if t["transport"] == "ofi" and t["usable"]]
+ofi = [t for t in d if t.get("transport") == "ofi" and t["usable"]]
 assert ofi and any(p["provider"] == "tcp;ofi_rxm" for p in ofi[0]["details"]["providers"])
 PY
 
 # 1. info's rma flag is what a run gets.
 timeout 60 "$RB" lat -t ofi --provider "tcp;ofi_rxm" --op write -s 64 -n 100 -f json -o "$TMP/w.json" 2>"$TMP/w.err" ||
   fail "--op write over tcp;ofi_rxm: $(cat "$TMP/w.err")"
-json_check "$TMP/info.json" "all(dom['rma'] for t in d if t['transport']=='ofi' for p in t['details']['providers'] if p['provider']=='tcp;ofi_rxm' for dom in p['domains'])"
+json_check "$TMP/info.json" "all(dom['rma'] for t in d if t.get('transport')=='ofi' for p in t['details']['providers'] if p['provider']=='tcp;ofi_rxm' for dom in p['domains'])"
 json_check "$TMP/w.json" "d['run']['local']['caps']['rma_write'] is True"
 pass "info says rma: true for tcp;ofi_rxm, as --op write runs"
 

@@ -100,7 +100,7 @@ E=(-t verbs "$RXE_IP" --port $PORT)  # for the error cases that pass their own -
 
 # --- info ---------------------------------------------------------------------------------
 timeout 30 "$RB" info --format json >"$TMP/info.json" || fail "info --format json"
-json_check "$TMP/info.json" "any(t['transport']=='verbs' and t['usable'] and any(dv['name']=='$DEV' and any(p['state']=='ACTIVE' and p['active_mtu']>=256 and p['link_layer']=='Ethernet' and sum(1 for g in p['gids'] if g.get('auto'))==1 for p in dv['ports']) for dv in t['details']['devices']) for t in d)"
+json_check "$TMP/info.json" "any(t.get('transport')=='verbs' and t['usable'] and any(dv['name']=='$DEV' and any(p['state']=='ACTIVE' and p['active_mtu']>=256 and p['link_layer']=='Ethernet' and sum(1 for g in p['gids'] if g.get('auto'))==1 for p in dv['ports']) for dv in t['details']['devices']) for t in d)"
 timeout 30 "$RB" info >"$TMP/info.txt" || fail "info"
 grep -q "^verbs *usable" "$TMP/info.txt" || fail "info table: verbs not usable: $(cat "$TMP/info.txt")"
 grep -q "auto: true" "$TMP/info.txt" || fail "info table does not mark the auto GID"
