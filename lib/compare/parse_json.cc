@@ -170,6 +170,13 @@ class SeriesState {
       p.min = number(*lat, {"min"}, what);
       p.max = number(*lat, {"max"}, what);
     } else if (coll) {
+      // The algorithm names the series (tree vs sharp runs of one test look alike otherwise);
+      // `auto` may pick a different one per size, so only the first row's is named.
+      if (!algorithmNamed_) {
+        algorithmNamed_ = true;
+        std::string algo = jsonString(*coll, "algorithm", what, "", 64);
+        if (!algo.empty()) b_.series.title += escapeForLog(" (" + algo + ")", 80);
+      }
       v = number(*coll, {"t_avg_us"}, what);
       p.min = number(*coll, {"t_min_us"}, what);
       p.max = number(*coll, {"t_max_us"}, what);
@@ -238,7 +245,7 @@ class SeriesState {
   ReadContext& ctx_;
   SeriesBuilder b_;
   std::string test_;
-  bool decided_ = false, ring_ = false, bidir_ = false;
+  bool decided_ = false, ring_ = false, bidir_ = false, algorithmNamed_ = false;
   std::map<uint64_t, RingSize> ring_sizes_;
 };
 
