@@ -52,7 +52,9 @@ def skipped_in_junit(path):
         else:  # ctest: status="skipped" plus a <skipped> child
             is_skip = tc.get("status") in ("skipped", "notrun") or tc.find("skipped") is not None
         if is_skip:
-            skipped.append(name)
+            # gtest_discover_tests appends the printed parameter to ctest names
+            # ("Suite.Test/verbs  # GetParam() = verbs"): match the test name alone.
+            skipped.append(name.split("  # GetParam() = ")[0].rstrip())
     return skipped, total
 
 
