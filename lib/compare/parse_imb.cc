@@ -95,7 +95,10 @@ class ImbReader : public TableReader {
         ctx_.skipped(no, line);
         return;
       }
-      cur_.fail(bytes, "failed in IMB: " + failureReason(tok, i), no, line, ctx_);
+      // Appended, not `"..." + std::string`: GCC 12 at -O3 raises a -Wrestrict false positive.
+      std::string reason = "failed in IMB: ";
+      reason += failureReason(tok, i);
+      cur_.fail(bytes, reason, no, line, ctx_);
       return;
     }
     if (tok.size() != columns_.size()) {
