@@ -40,7 +40,8 @@ struct LinkState {
   uint32_t lastRecvBytes = 0;
   uint64_t ctrlPosted = 0, ctrlDone = 0;
   uint64_t ctrlSendsOut = 0;
-  bool doneRecvPosted = false;  // bidirectional send: the kDone receive follows the data ones
+  bool doneRecvPosted = false;   // bidirectional send: the kDone receive follows the data ones
+  bool startRecvPosted = false;  // bidirectional send: the kStart receive follows the warmup ones
   uint64_t got[kCodes] = {};
 };
 
@@ -260,9 +261,13 @@ class Bandwidth {
           postCtrlSend(l, kWarm);
       waitAll([](LinkState& s) { return s.got[kWindowAck] >= 1; });
     }
-    if (!isSend_)
+    if (!isSend_ || p_.bidirectional)
       for (size_t l = 0; l < links_.size(); ++l)
         postCtrlSend(l, kStart);
+    // Bidirectional: a start barrier, so both clocks start within one control message of each
+    // other. Without it one side may time only the tail of the peer's stream and still count
+    // all of its bytes (up to 2x the real sum; osu_bibw bounds this by its per-window waitall).
+    if (p_.bidirectional) waitAll([](LinkState& s) { return s.got[kStart] >= 1; });
     return now();
   }
 
@@ -360,6 +365,12 @@ class Bandwidth {
     Link& link = links_[l];
     LinkState& s = state_[l];
     while (s.recvPosted < totalMsgs_ && s.recvPosted - s.recvDone < prepost_) {
+      // Bidirectional send: the peer's kStart comes after its warmup data, before its measured
+      // data, so its receive sits at exactly that place in the queue (receives match in order).
+      if (p_.bidirectional && s.recvPosted == warmupMsgs_ && !s.startRecvPosted) {
+        s.startRecvPosted = true;
+        postCtrlRecv(l);
+      }
       if (link.endpoint->postRecv(*link.region, link.layout.recvOffset(), len_,
                                   makeCtx(Ctx::kRecvData, static_cast<uint32_t>(l),
                                           s.recvPosted)) == PostResult::kRetry)

@@ -336,14 +336,12 @@ TEST(BandwidthKnownAnswer, BidirectionalCountsBothDirections) {
       const uint64_t perDirection = mode == BwMode::kWindow ? iterations * 8 : iterations;
       EXPECT_EQ(r.client.messagesBothWays, 2 * perDirection);
       // Both directions share the fabric clock here (1 us per message either way), so the sum
-      // is 1000 MB/s; there is no start barrier (as osu_bibw), so the two sides' clocks may
-      // start a few messages apart: within 20%.
-      EXPECT_NEAR(r.client.megabytesPerSec, 1000.0, 200.0);  // the headline figure
-      // The target's own figure is not the headline: without a start barrier its clock can start
-      // up to a whole direction late when the scheduler runs the client first (seen at load 20),
-      // which at most doubles it. Known limitation, docs/metrics.md.
-      EXPECT_GE(r.server.megabytesPerSec, 800.0);
-      EXPECT_LE(r.server.megabytesPerSec, 2000.0 + 1e-6);
+      // is 1000 MB/s. The start barrier after warmup makes it exact on both sides whatever the
+      // thread schedule: each clock starts before any measured message of either direction
+      // arrives, and stops after all of them did. (Without the barrier this read 2000 MB/s
+      // when the scheduler let one side stream while the other was still in its warmup.)
+      EXPECT_NEAR(r.client.megabytesPerSec, 1000.0, 1e-6);  // the headline figure
+      EXPECT_NEAR(r.server.megabytesPerSec, 1000.0, 1e-6);
     }
 }
 
