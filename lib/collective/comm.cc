@@ -169,6 +169,8 @@ void Communicator::waitAll(const std::string& what) {
 void Communicator::rethrowWithCause(const std::exception& original) {
   // A dead peer shows up in the data path (connection reset, no progress) at about the same
   // time as the store learns of it; prefer the store's answer, which names rank and host.
+  if (dynamic_cast<const PeerError*>(&original))  // that answer already: no need to wait
+    throw PeerError(fmt::format("rank {}: {}", rank_, original.what()));
   Deadline dl(1500);
   while (!dl.expired()) {
     store_.checkPeers();

@@ -54,8 +54,9 @@ class ProtocolError : public Error {
   using Error::Error;
 };
 
-// The peer reported an error of its own over the control channel (its one-line message is
-// part of what()).
+// The peer reported an error of its own over the control channel, or the rendezvous store
+// reported a rank lost or failed (its one-line message is part of what()). Engines prefer it to
+// the transport error they saw themselves, which is only the symptom.
 class PeerError : public ProtocolError {
  public:
   using ProtocolError::ProtocolError;

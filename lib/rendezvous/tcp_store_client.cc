@@ -85,9 +85,11 @@ void TcpStoreClient::throwLost(const std::string& payload) {
   }
   if (!best.is_object()) throw ProtocolError("rendezvous: malformed rank-lost notification");
   std::string host = best.value("host", std::string());
-  throw ProtocolError(fmt::format("rank {}{} {}", best.value("rank", -1),
-                                  host.empty() ? "" : " on host " + host,
-                                  best.value("reason", std::string("was lost"))));
+  // A PeerError: the root cause a peer's failure reports, preferred over the data path's own
+  // symptom (Progress::fail keeps it; a bare ProtocolError there was dropped for "EOF").
+  throw PeerError(fmt::format("rank {}{} {}", best.value("rank", -1),
+                              host.empty() ? "" : " on host " + host,
+                              best.value("reason", std::string("was lost"))));
 }
 
 TcpStoreClient::Reply TcpStoreClient::request(uint16_t type, const std::string& payload,
