@@ -1,13 +1,14 @@
 #include "engine/pingpong.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
 
-#include "common/clock.h"
 #include "common/error.h"
 #include "engine/pattern.h"
+#include "common/measure_clock.h"
 
 namespace rdmabench::engine {
 namespace {
@@ -24,8 +25,11 @@ class PingPong {
         progress_(progress),
         p_(p),
         len_(static_cast<uint32_t>(p.bytes)),
-        now_(p.clock ? p.clock : &nowNs) {
-    (void)device;
+        now_(p.clock ? p.clock : &measureNs) {
+    // Unsignaled sends hold send-queue slots until a later signaled one completes: keep at most
+    // half the queue unsignaled (perftest caps cq_mod by tx_depth the same way).
+    uint32_t sq = device.caps().maxSendQueue;
+    signalEvery_ = std::max<uint32_t>(1, std::min<uint32_t>(p.signalEvery, std::max(1u, sq / 2)));
   }
 
   auto handler() {
@@ -38,7 +42,8 @@ class PingPong {
           break;
         case Ctx::kData:
         case Ctx::kAckSend:
-          --outstanding_;
+          // Only signaled posts are counted (a backend may report unsignaled ones too).
+          if (ctxSeq(c.context) == kSignaled) --outstanding_;
           break;
       }
     };
@@ -69,10 +74,20 @@ class PingPong {
     while (ep_.postRecv(mr_, offset, len, makeCtx(kind, 0, 0)) == PostResult::kRetry)
       progress_.pollOnce(handler());
   }
-  void postSend(uint64_t offset, uint32_t len, Ctx kind) {
-    while (ep_.postSend(mr_, offset, len, makeCtx(kind, 0, 0)) == PostResult::kRetry)
+  // Signaled posts carry kSignaled in the context's sequence field.
+  static constexpr uint64_t kSignaled = 1;
+
+  // Moderated completions (ib_send_lat's cq_mod): the data post of iteration `i` of `total`
+  // is signaled every signalEvery_ posts and for the last one, so each size ends with an
+  // empty send queue once run() has drained `outstanding_`.
+  bool signalFor(uint64_t i, uint64_t total) const {
+    return (i + 1) % signalEvery_ == 0 || i + 1 == total;
+  }
+  void postSend(uint64_t offset, uint32_t len, Ctx kind, bool signaled = true) {
+    const uint64_t ctx = makeCtx(kind, 0, signaled ? kSignaled : 0);
+    while (ep_.postSend(mr_, offset, len, ctx, signaled) == PostResult::kRetry)
       progress_.pollOnce(handler());
-    ++outstanding_;
+    if (signaled) ++outstanding_;
   }
   void waitRecv() {
     while (!gotRecv_)
@@ -90,7 +105,7 @@ class PingPong {
       if (p_.check) stampPattern(sendArea, len_, i);
       int64_t t0 = now_();
       if (i == p_.warmup) measureStartNs_ = t0;
-      postSend(so, len_, Ctx::kData);
+      postSend(so, len_, Ctx::kData, signalFor(i, total));
       waitRecv();
       int64_t t1 = now_();
       if (i + 1 < total) postRecv(ro, len_, Ctx::kRecvData);
@@ -109,7 +124,7 @@ class PingPong {
       if (i == p_.warmup) measureStartNs_ = now_();
       if (i + 1 < total) postRecv(ro, len_, Ctx::kRecvData);
       // Echo from the receive area: the next message cannot arrive before this one is read.
-      postSend(ro, recvBytes_, Ctx::kData);
+      postSend(ro, recvBytes_, Ctx::kData, signalFor(i, total));
     }
   }
 
@@ -129,7 +144,7 @@ class PingPong {
         *sendLast = v;
         int64_t t0 = now_();
         if (i == p_.warmup) measureStartNs_ = t0;
-        postWrite(so, ro);
+        postWrite(so, ro, signalFor(i, total));
         spinFor(recvLast, v);
         int64_t t1 = now_();
         if (i >= p_.warmup) r.samples.add((t1 - t0) / 2);
@@ -142,16 +157,17 @@ class PingPong {
           stampPattern(mr_.data() + so, len_ - 1, i);
         }
         *sendLast = v;
-        postWrite(so, ro);
+        postWrite(so, ro, signalFor(i, total));
       }
     }
   }
 
-  void postWrite(uint64_t localOffset, uint64_t remoteOffset) {
-    while (ep_.postWrite(mr_, localOffset, len_, link_.remote, remoteOffset,
-                         makeCtx(Ctx::kData, 0, 0)) == PostResult::kRetry)
+  void postWrite(uint64_t localOffset, uint64_t remoteOffset, bool signaled) {
+    const uint64_t ctx = makeCtx(Ctx::kData, 0, signaled ? kSignaled : 0);
+    while (ep_.postWrite(mr_, localOffset, len_, link_.remote, remoteOffset, ctx, signaled) ==
+           PostResult::kRetry)
       progress_.pollOnce(handler());
-    ++outstanding_;
+    if (signaled) ++outstanding_;
   }
 
   void spinFor(volatile uint8_t* where, uint8_t v) {
@@ -168,7 +184,7 @@ class PingPong {
     for (uint64_t i = 0; i < total; ++i) {
       int64_t t0 = now_();
       if (i == p_.warmup) measureStartNs_ = t0;
-      while (ep_.postRead(mr_, ro, len_, link_.remote, so, makeCtx(Ctx::kData, 0, 0)) ==
+      while (ep_.postRead(mr_, ro, len_, link_.remote, so, makeCtx(Ctx::kData, 0, kSignaled)) ==
              PostResult::kRetry)
         progress_.pollOnce(handler());
       ++outstanding_;
@@ -201,6 +217,7 @@ class PingPong {
   Progress& progress_;
   const PingPongParams& p_;
   uint32_t len_;
+  uint32_t signalEvery_ = 1;
   uint64_t outstanding_ = 0;
   bool gotRecv_ = false;
   uint32_t recvBytes_ = 0;

@@ -16,7 +16,8 @@ Progress::Progress(transport::Device& device, int64_t timeoutMs, std::function<v
       timeoutNs_(timeoutMs * 1'000'000),
       watchdog_(std::move(watchdog)),
       peer_(std::move(peer)),
-      useEvent_(useEvent) {}
+      useEvent_(useEvent),
+      now_(&nowNs) {}
 
 void Progress::idle() {
   if (useEvent_) {
@@ -28,10 +29,16 @@ void Progress::idle() {
 }
 
 void Progress::slowChecks() {
-  int64_t now = nowNs();
-  if (lastProgressNs_ == 0) lastProgressNs_ = now;
+  int64_t now = now_();
+  if (!progressMarked_) {
+    // First slow check since the last completion: the stall starts here (at most 64 polls late).
+    progressMarked_ = true;
+    lastProgressNs_ = now;
+    lastWatchdogNs_ = now - kWatchdogEveryNs;
+  }
   throwIfInterrupted(phase_.c_str());
-  if (watchdog_ && now - lastWatchdogNs_ > 20'000'000) {
+  if (watchdog_ && now - lastProgressNs_ >= kWatchdogAfterNs &&
+      now - lastWatchdogNs_ >= kWatchdogEveryNs) {
     lastWatchdogNs_ = now;
     runWatchdog();
   }

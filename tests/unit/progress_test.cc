@@ -1,0 +1,154 @@
+// The timed loop stays clean: Progress runs the control-plane watchdog (a syscall) only after a
+// stretch without completions, never while completions flow; dead peers and stalls are still
+// noticed promptly. Runs on a fake device whose clock advances per poll (fake_device.h), so
+// seconds of fake time take milliseconds and nothing depends on the machine's load.
+#include "engine/progress.h"
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "engine/pingpong.h"
+#include "fake_device.h"
+
+namespace rdmabench::engine {
+namespace {
+
+using testing::fakeClockNs;
+using testing::FakeDevice;
+using testing::FakeEndpoint;
+using testing::fakeNowNs;
+
+constexpr int64_t kMs = 1'000'000;
+
+struct ProgressFixture : ::testing::Test {
+  void SetUp() override { fakeClockNs() = 1'000'000'000; }
+};
+
+using ProgressTest = ProgressFixture;
+
+TEST_F(ProgressTest, NoWatchdogWhileCompletionsFlow) {
+  // One completion every 100 polls of 10 us each (1 ms apart): 10 s of fake time.
+  FakeDevice dev(10'000);
+  int watchdogRuns = 0;
+  Progress p(
+      dev, 5000, [&] { ++watchdogRuns; }, "peer", false);
+  p.setClock(&fakeNowNs);
+  const int64_t start = fakeClockNs();
+  for (int i = 0; i < 10'000; ++i) {
+    dev.schedule(100, transport::Completion{}, true);
+    size_t got = 0;
+    while (got == 0)
+      got = p.pollOnce([](const transport::Completion&) {});
+  }
+  EXPECT_GE(fakeClockNs() - start, 9'000 * kMs);
+  // The old cadence (every 20 ms of idle spinning) would have run it ~500 times here.
+  EXPECT_EQ(watchdogRuns, 0);
+}
+
+TEST_F(ProgressTest, WatchdogStartsAfterAStallOnly) {
+  FakeDevice dev(10'000);  // 10 us per poll
+  std::vector<int64_t> runsAt;
+  Progress p(
+      dev, 5000, [&] { runsAt.push_back(fakeClockNs()); }, "peer", false);
+  p.setClock(&fakeNowNs);
+  dev.schedule(1, transport::Completion{}, true);
+  while (p.pollOnce([](const transport::Completion&) {}) == 0) {
+  }
+  const int64_t lastCompletion = fakeClockNs();
+  while (fakeClockNs() - lastCompletion < 200 * kMs)
+    p.pollOnce([](const transport::Completion&) {});
+  ASSERT_FALSE(runsAt.empty());
+  // Not before 50 ms without progress (the stall is noticed at most 64 polls late), not later
+  // than 50 ms + one check interval; then every 20 ms.
+  EXPECT_GE(runsAt.front() - lastCompletion, Progress::kWatchdogAfterNs);
+  EXPECT_LE(runsAt.front() - lastCompletion, Progress::kWatchdogAfterNs + 2 * kMs);
+  EXPECT_GE(runsAt.size(), 6u);
+  EXPECT_LE(runsAt.size(), 9u);
+  for (size_t i = 1; i < runsAt.size(); ++i)
+    EXPECT_GE(runsAt[i] - runsAt[i - 1], Progress::kWatchdogEveryNs);
+}
+
+TEST_F(ProgressTest, DeadPeerStillDetectedPromptly) {
+  FakeDevice dev(10'000);
+  const int64_t died = fakeClockNs() + 30 * kMs;
+  Progress p(
+      dev, 5000,
+      [&] {
+        if (fakeClockNs() >= died) throw ProtocolError("peer closed the control connection");
+      },
+      "peer", false);
+  p.setClock(&fakeNowNs);
+  p.setPhase("size 8");
+  try {
+    for (;;)
+      p.pollOnce([](const transport::Completion&) {});
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("size 8"), std::string::npos) << e.what();
+  }
+  // As fast as the old 20 ms cadence allowed for a peer dead since the start of a stall:
+  // within 50 ms + 20 ms of the last progress.
+  EXPECT_LE(fakeClockNs() - died, 50 * kMs);
+}
+
+TEST_F(ProgressTest, NoProgressTimeoutStillFires) {
+  FakeDevice dev(100'000);  // 100 us per poll
+  Progress p(dev, 300, nullptr, "peer 10.0.0.2", false);
+  p.setClock(&fakeNowNs);
+  p.setPhase("size 8, warmup");
+  const int64_t start = fakeClockNs();
+  EXPECT_THROW(
+      {
+        for (;;)
+          p.pollOnce([](const transport::Completion&) {});
+      },
+      TimeoutError);
+  EXPECT_GE(fakeClockNs() - start, 300 * kMs);
+  // The stall is noticed at the first check (64 polls = 6.4 ms here), then 300 ms, checked
+  // every 6.4 ms.
+  EXPECT_LE(fakeClockNs() - start, 320 * kMs);
+}
+
+// The whole ping-pong engine on the fake device: seconds of fake time with completions flowing
+// and not one control-plane check inside the timed loop.
+class PingPongClean : public ProgressFixture, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(PingPongClean, NoWatchdogInTimedLoop) {
+  FakeDevice dev(1'000);  // 1 us per poll; the echo takes 50 polls
+  BufferLayout layout = BufferLayout::forMaxMessage(64);
+  AlignedBuffer buf(layout.total());
+  auto mr = dev.registerMemory(buf.data(), buf.size());
+  FakeEndpoint ep(dev, 50);
+  Link link;
+  link.endpoint = &ep;
+  link.region = mr.get();
+  link.remote = mr->exportRegion();
+  link.layout = layout;
+  int watchdogRuns = 0;
+  Progress progress(
+      dev, 5000, [&] { ++watchdogRuns; }, "fake-peer", false);
+  progress.setClock(&fakeNowNs);
+  PingPongParams params;
+  params.op = GetParam();
+  params.bytes = 8;
+  params.iterations = 20'000;
+  params.warmup = 100;
+  params.check = params.op == "send";
+  const int64_t start = fakeClockNs();
+  PingPongResult r = runPingPong(dev, link, progress, params);
+  EXPECT_GE(fakeClockNs() - start, 900 * kMs);  // ~1 s of fake time
+  EXPECT_EQ(watchdogRuns, 0);
+  EXPECT_EQ(r.samples.count(), 20'000u);
+  EXPECT_EQ(r.checkErrors, 0u);
+  if (params.op != "read") {
+    // Moderated completions: one signaled post in signalEvery (64), plus the last one.
+    EXPECT_EQ(ep.sends(), 20'100u);
+    EXPECT_LE(ep.sends() - ep.unsignaled(), 20'100u / 64 + 2);
+    EXPECT_EQ(dev.completionsReported,
+              20'100u - ep.unsignaled() + (params.op == "send" ? 20'100u : 0));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, PingPongClean, ::testing::Values("send", "write", "read"));
+
+}  // namespace
+}  // namespace rdmabench::engine
