@@ -171,17 +171,25 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu")(
       "quiet", po::bool_switch(), "no progress line on stderr (shown only on a terminal)");
 
+  po::options_description measure("Clock / placement", 110);
+  measure.add_options()("clock", po::value<std::string>(),
+                        "measurement clock auto | tsc | monotonic (default auto: the TSC when "
+                        "invariant)")("cpu", po::value<std::string>(),
+                                      "bind the benchmark thread to CPUs LIST (0-3,8)")(
+      "numa", po::value<std::string>(),
+      "auto | off | N: bind to the device's NUMA node, not at all, or node N (default auto)");
+
   po::options_description hidden;
   hidden.add_options()("host", po::value<std::string>());
   po::options_description all;
-  all.add(general).add(device).add(output).add(hidden);
+  all.add(general).add(device).add(measure).add(output).add(hidden);
   po::positional_options_description pos;
   pos.add("host", 1);
 
   po::variables_map vm = parseOptions(test, all, pos, args);
   if (vm.count("help")) {
     std::ostringstream os;
-    os << general << "\n" << device << "\n" << output;
+    os << general << "\n" << device << "\n" << measure << "\n" << output;
     cmd.help = true;
     cmd.helpText = os.str();
     return cmd;
@@ -325,6 +333,15 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
           fmt::format("--format {}: unknown (valid: {})", cmd.output.format, joined(names)));
   }
   if (vm.count("output")) cmd.output.path = str("output");
+  if (vm.count("clock")) {
+    cmd.clock = str("clock");
+    if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
+      throw UsageError(
+          fmt::format("--clock {}: unknown clock (valid: auto, tsc, monotonic)", cmd.clock));
+  }
+  if (vm.count("cpu")) cmd.placement.cpus = str("cpu");
+  if (vm.count("numa")) cmd.placement.numa = str("numa");
+  validatePlacement(cmd.placement);
   cmd.output.gigabits = vm["gbits"].as<bool>();
   cmd.output.full = vm["full"].as<bool>();
   cmd.output.quiet = vm["quiet"].as<bool>();

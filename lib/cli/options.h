@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/placement.h"
 #include "engine/pair.h"
 
 namespace rdmabench::cli {
@@ -36,6 +37,8 @@ struct ClientCommand {
   std::vector<Variant> variants;
   OutputOptions output;
   bool transportGiven = false;  // -t given; else the caller picks the best usable transport
+  std::string clock = "auto";   // --clock auto | tsc | monotonic (common/measure_clock.h)
+  PlacementRequest placement;   // --cpu LIST / --numa auto|off|N (common/placement.h)
   bool help = false;
   std::string helpText;
 };

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/json_read.h"
+#include "common/measure_clock.h"
 #include "common/units.h"
 #include "engine/bandwidth.h"
 #include "engine/buffers.h"
@@ -511,6 +512,8 @@ class Client {
     info.local = side.device->properties();
     info.local["connection"] = side.endpoints[0]->properties();
     info.local["caps"] = capsJson(side.device->caps());
+    info.clock = measureClockFacts().toJson();
+    if (o_.placeThread) info.placement = o_.placeThread(side.device->name());
     if (const json* dev = jsonObject(accept, "device", what)) info.remote = *dev;  // depth-bounded
     if (!info.remote.is_object()) info.remote = json::object();
     if (const json* caps = jsonObject(accept, "caps", what)) info.remote["caps"] = *caps;

@@ -32,6 +32,10 @@ struct ClientOptions {
   // Called before each measured size starts (index from 0, count of sizes, message bytes), e.g.
   // for a progress line on a terminal. Runs on the benchmark thread, outside timed loops.
   std::function<void(size_t index, size_t count, uint64_t bytes)> onSizeStart;
+  // Called once the local device is open, before any timed loop, with the device's name (verbs
+  // device, ofi domain, interface): binds the benchmark thread and returns the placement facts
+  // for the run header (common/placement.h). Empty = no placement, no header facts.
+  std::function<nlohmann::json(const std::string& deviceName)> placeThread;
 };
 
 // Runs the test and feeds `reporter` (begin, one row per size, end; abort on failure).

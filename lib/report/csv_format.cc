@@ -1,7 +1,8 @@
 // "csv": a header line, then one line per row with the same fields as the JSON rows, flattened.
 // No comment or metadata lines, so any CSV reader (pandas, Python's csv, spreadsheets) loads it;
 // instead every line repeats the run's identity (test, transport, op, bidirectional, round_trip,
-// window), which also lets files of several runs be concatenated (minus their header lines).
+// window) and its clock and placement facts (clock, clock_read_ns, clocksource, cpus), which
+// also lets files of several runs be concatenated (minus their header lines).
 // Empty cells: latency columns on bandwidth rows and vice versa, peer_mb_per_s when unknown.
 // abort() appends a line whose "error" column holds the message. Quoting per RFC 4180 (fields
 // with a comma, quote, CR or LF are quoted, quotes doubled); lines end with LF.
@@ -32,7 +33,8 @@ constexpr const char* kColumns[] = {
     "algbw_gb_per_s", "busbw_gb_per_s", "wrong",
     "src_rank",       "src_host",       "dst_rank",
     "dst_host",       "direction",      "link_median_us",
-    "outlier",        "error",
+    "outlier",        "clock",          "clock_read_ns",
+    "clocksource",    "cpus",           "error",
 };
 constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
 
@@ -120,6 +122,12 @@ class CsvReporter : public Reporter {
     } else {
       f.resize(f.size() + 7);
     }
+    // Clock and placement facts of the run (no comment lines in this format: columns instead).
+    f.push_back(info_.clock.value("used", std::string()));
+    f.push_back(info_.clock.contains("read_cost_ns") ? num(info_.clock.value("read_cost_ns", 0.0))
+                                                     : std::string());
+    f.push_back(info_.clock.value("kernel_clocksource", std::string()));
+    f.push_back(info_.placement.value("cpus", std::string()));
     f.emplace_back();  // error
     writeLine(f);
   }

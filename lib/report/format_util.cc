@@ -2,6 +2,8 @@
 
 #include <ostream>
 
+#include <fmt/format.h>
+
 #ifndef RDMABENCH_VERSION
 #define RDMABENCH_VERSION "unknown"
 #endif
@@ -68,6 +70,46 @@ nlohmann::ordered_json ordered(const nlohmann::json& value) {
 }
 }  // namespace
 
+std::string clockLine(const RunInfo& info) {
+  const nlohmann::json& c = info.clock;
+  if (!c.is_object() || c.empty()) return "";
+  std::string used = c.value("used", std::string("?"));
+  std::string s = used == "tsc" ? fmt::format(
+                                      "tsc {:.3f} GHz (invariant, calibrated against "
+                                      "CLOCK_MONOTONIC_RAW)",
+                                      c.value("tsc_ghz", 0.0))
+                                : std::string("clock_gettime(CLOCK_MONOTONIC)");
+  s += fmt::format(", one read {:.1f} ns; kernel clocksource {}", c.value("read_cost_ns", 0.0),
+                   c.value("kernel_clocksource", std::string("unknown")));
+  if (std::string note = c.value("note", std::string()); !note.empty())
+    s += " (tsc not used: " + note + ")";
+  return s;
+}
+
+std::string placementLine(const RunInfo& info) {
+  const nlohmann::json& p = info.placement;
+  if (!p.is_object() || p.empty()) return "";
+  auto nodeText = [](const nlohmann::json& v) {
+    if (v.is_number_integer()) return fmt::format("{}", v.get<int>());
+    if (v.is_string()) return v.get<std::string>();
+    return std::string("unknown");
+  };
+  std::string s = fmt::format("cpus {} (NUMA node {})", p.value("cpus", std::string("?")),
+                              nodeText(p.value("cpu_numa_nodes", nlohmann::json())));
+  s += fmt::format("; device {} NUMA node {}", p.value("device", std::string("?")),
+                   nodeText(p.value("device_numa_node", nlohmann::json())));
+  if (std::string src = p.value("source", std::string()); !src.empty()) s += "; " + src;
+  return s;
+}
+
+std::vector<std::string> headerWarnings(const RunInfo& info) {
+  std::vector<std::string> w;
+  for (const nlohmann::json* j : {&info.clock, &info.placement})
+    if (j->is_object())
+      if (std::string t = j->value("warning", std::string()); !t.empty()) w.push_back(t);
+  return w;
+}
+
 nlohmann::ordered_json runJson(const RunInfo& info) {
   nlohmann::ordered_json run;
   run["test"] = info.test;
@@ -84,6 +126,8 @@ nlohmann::ordered_json runJson(const RunInfo& info) {
   run["date"] = info.date;
   run["tool_version"] = toolVersion(info);
   run["extra"] = ordered(info.extra);
+  run["clock"] = ordered(info.clock);
+  run["placement"] = ordered(info.placement);
   return run;
 }
 

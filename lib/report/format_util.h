@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,14 @@ std::string describeProperties(const nlohmann::json& properties);
 
 // The device's name for one-word fields: "device", else "domain", "interface" or "provider".
 std::string deviceName(const nlohmann::json& properties);
+
+// Header facts of the measuring side, one line each ("" when not recorded):
+// clock:     "tsc 2.900 GHz, one read 9.1 ns; kernel clocksource kvm-clock"
+// placement: "cpus 0-1 (NUMA node 0); device NUMA node 0 (mlx5_0); bound by --numa auto"
+std::string clockLine(const RunInfo& info);
+std::string placementLine(const RunInfo& info);
+// Warning lines of the clock and placement facts (without a "WARNING:" prefix).
+std::vector<std::string> headerWarnings(const RunInfo& info);
 
 // Compact JSON text that never throws: invalid UTF-8 (e.g. in a command line) is replaced by
 // U+FFFD instead of raising nlohmann's type_error 316.

@@ -48,6 +48,10 @@ class ImbReporter : public TextReporter {
     field("Peer", i.remoteHost);
     field("Transport", i.op.empty() ? i.transport : i.transport + " " + i.op);
     if (kind() == TestKind::kBandwidth) field("Window", fmt::format("{}", i.window));
+    if (std::string c = clockLine(i); !c.empty()) field("Clock", c);
+    if (std::string p = placementLine(i); !p.empty()) field("Placement", p);
+    for (const std::string& w : headerWarnings(i))
+      field("WARNING", w);
     if (!i.commandLine.empty()) {
       out() << "\n# Calling sequence was:\n\n# " << i.commandLine << '\n';
     }

@@ -80,6 +80,10 @@ class OsuReporter : public TextReporter {
     } else if (kind() != TestKind::kBarrier) {
       out() << "# Datatype: MPI_CHAR.\n";
     }
+    if (std::string c = clockLine(i); !c.empty()) out() << "# Clock: " << c << '\n';
+    if (std::string p = placementLine(i); !p.empty()) out() << "# Placement: " << p << '\n';
+    for (const std::string& w : headerWarnings(i))
+      out() << "# WARNING: " << w << '\n';
   }
 
   void writeColumns(const Row* /*first*/) override {

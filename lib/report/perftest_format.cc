@@ -80,6 +80,10 @@ class PerftestReporter : public TextReporter {
         break;
     }
     if (!i.date.empty()) field("Date", i.date);
+    if (std::string c = clockLine(i); !c.empty()) field("Clock", c);
+    if (std::string p = placementLine(i); !p.empty()) field("Placement", p);
+    for (const std::string& w : headerWarnings(i))
+      field("WARNING", w);
     out() << kResultLine << '\n';
   }
 

@@ -43,6 +43,12 @@ struct RunInfo {
   std::string date;  // ISO 8601, UTC
   std::string toolVersion;
   nlohmann::json extra = nlohmann::json::object();  // anything else (iteration policy, ...)
+  // Measurement clock of the measuring side (ClockFacts::toJson in common/measure_clock.h):
+  // used, kernel_clocksource, read_cost_ns, tsc_ghz, warning. Empty = not recorded.
+  nlohmann::json clock = nlohmann::json::object();
+  // Where the benchmark thread ran (PlacementFacts::toJson in common/placement.h): cpus,
+  // cpu_numa_nodes, device_numa_node, source, warning. Empty = not recorded.
+  nlohmann::json placement = nlohmann::json::object();
 };
 
 // Collective measurements of one size (barrier: bytes = 0), computed by rank 0 from every

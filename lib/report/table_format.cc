@@ -72,6 +72,10 @@ class TableReporter : public TextReporter {
       hostLine("remote", i.remoteHost, i.remote);
     }
     if (!i.extra.is_null() && !i.extra.empty()) line("extra: {}", describeProperties(i.extra));
+    if (std::string c = clockLine(i); !c.empty()) line("clock: {}", c);
+    if (std::string p = placementLine(i); !p.empty()) line("placement: {}", p);
+    for (const std::string& w : headerWarnings(i))
+      line("WARNING: {}", w);
     if (!i.date.empty()) line("date: {}", i.date);
     if (!i.commandLine.empty()) line("command: {}", i.commandLine);
     switch (kind()) {

@@ -11,6 +11,8 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/output.h"
+#include "common/measure_clock.h"
+#include "common/placement.h"
 #include "engine/pair.h"
 #include "report/ab_report.h"
 #include "report/progress.h"
@@ -89,6 +91,11 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
                    "(libibverbs/librdmacm development files were missing at build time); "
                    "using -t socket\n";
   }
+  // Before any timed loop (and before the loopback server forks: it inherits the choice).
+  selectMeasureClock(cmd.clock);
+  cmd.client.placeThread = [placement = cmd.placement](const std::string& device) {
+    return applyPlacement(placement, device).toJson();
+  };
   ResultOutput output(cmd.output.path);
   std::ostream* out = &output.stream();
   if (cmd.variants.size() > 1) {
