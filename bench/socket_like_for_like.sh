@@ -7,11 +7,13 @@
 # (rdmabench median / anchor median, one-way us); prints the median ratio and the min-max
 # spread. Goal: median ratio <= 1.00. The host's load average is printed before and after.
 # Usage: bench/socket_like_for_like.sh [path/to/rdmabench] [reps, default 5] [iters, default 20000]
+# (sockperf runs SP_SECONDS seconds per rep, default 2).
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RB=$(readlink -f "${1:-$SRC/build/rdmabench}")
 REPS=${2:-5}
 N=${3:-20000}
+SP_SECONDS=${SP_SECONDS:-2}
 TMP=$(mktemp -d)
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null || true; rm -rf "$TMP"' EXIT
@@ -24,8 +26,8 @@ rb() {  # SIZE [--use-event] -> median one-way us
   "$RB" lat -t socket -s "$1" -n "$N" --warmup 1000 "${@:2}" -f json --quiet |
     grep -o '"median":[0-9.e+-]*' | head -1 | cut -d: -f2
 }
-sp() {  # SIZE -> sockperf median one-way us (its default: epoll)
-  sockperf ping-pong --tcp -i 127.0.0.1 -p 11312 -m "$1" -n "$N" 2>&1 |
+sp() {  # SIZE -> sockperf median one-way us (its default: epoll; it runs for seconds, not counts)
+  sockperf ping-pong --tcp -i 127.0.0.1 -p 11312 -m "$1" -t "$SP_SECONDS" 2>&1 |
     awk '/percentile 50.000/ {print $NF}'
 }
 mini() {  # SIZE busy|epoll -> median one-way us
