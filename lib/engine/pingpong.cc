@@ -1,14 +1,14 @@
 #include "engine/pingpong.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "engine/pattern.h"
 #include "common/measure_clock.h"
+#include "engine/pattern.h"
 
 namespace rdmabench::engine {
 namespace {
