@@ -53,11 +53,26 @@ std::string listOf(hwloc_const_bitmap_t b) {
   return r;
 }
 
+// A Linux CPU list (cpuset(7) "List format"): comma-separated items, each N or N-M with N <= M.
 bool isCpuList(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!(c >= '0' && c <= '9') && c != ',' && c != '-') return false;
-  return s.front() != ',' && s.front() != '-' && s.back() != ',' && s.back() != '-';
+  size_t i = 0;
+  auto number = [&](unsigned long& v) {
+    size_t start = i;
+    v = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i - start < 6)
+      v = v * 10 + (s[i++] - '0');
+    return i > start && !(i < s.size() && s[i] >= '0' && s[i] <= '9');
+  };
+  while (true) {
+    unsigned long lo = 0, hi = 0;
+    if (!number(lo)) return false;
+    if (i < s.size() && s[i] == '-') {
+      ++i;
+      if (!number(hi) || hi < lo) return false;
+    }
+    if (i == s.size()) return true;
+    if (s[i++] != ',') return false;
+  }
 }
 
 // NUMA node of an OS device (HCA, NIC) by name, through its first non-I/O ancestor; -1 when
