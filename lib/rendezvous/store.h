@@ -139,7 +139,9 @@ class TcpStoreServer {
   // the parent's connections (the child never serves).
   void closeInChild();
 
-  // Runs serve() on a background thread until stop() (rank 0's embedded server).
+  // Runs serve() on a background thread until stop() (rank 0's embedded server). The thread
+  // sleeps in epoll_wait on its sockets and an eventfd that stop() signals: no periodic
+  // wake-up while ranks run their timed loops (only a waiter's deadline wakes it).
   void startThread();
   void stop();
 
@@ -159,6 +161,7 @@ class TcpStoreServer {
 
   int listenFd_ = -1;
   int epollFd_ = -1;
+  int wakeFd_ = -1;  // eventfd: stop() wakes the serving thread
   uint16_t port_ = 0;
   std::string runId_;
   uint32_t maxFrameBytes_;

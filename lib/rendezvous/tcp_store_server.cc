@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -124,6 +125,15 @@ TcpStoreServer::TcpStoreServer(const std::string& bindAddress, uint16_t port, st
   ev.events = EPOLLIN;
   ev.data.fd = listenFd_;
   epoll_ctl(epollFd_, EPOLL_CTL_ADD, listenFd_, &ev);
+  wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wakeFd_ < 0) {
+    int e = errno;
+    ::close(epollFd_);
+    ::close(listenFd_);
+    throw SystemError("eventfd (rendezvous server)", e);
+  }
+  ev.data.fd = wakeFd_;
+  epoll_ctl(epollFd_, EPOLL_CTL_ADD, wakeFd_, &ev);
 }
 
 TcpStoreServer::~TcpStoreServer() {
@@ -132,12 +142,14 @@ TcpStoreServer::~TcpStoreServer() {
     ::close(fd);
   if (epollFd_ >= 0) ::close(epollFd_);
   if (listenFd_ >= 0) ::close(listenFd_);
+  if (wakeFd_ >= 0) ::close(wakeFd_);
 }
 
 void TcpStoreServer::closeInChild() {
   if (listenFd_ >= 0) ::close(listenFd_);
   if (epollFd_ >= 0) ::close(epollFd_);
-  listenFd_ = epollFd_ = -1;
+  if (wakeFd_ >= 0) ::close(wakeFd_);
+  listenFd_ = epollFd_ = wakeFd_ = -1;
   for (auto& [fd, c] : conns_)
     ::close(fd);
   conns_.clear();
@@ -148,7 +160,7 @@ void TcpStoreServer::startThread() {
   thread_ = std::make_unique<std::thread>([this] {
     while (!stop_) {
       try {
-        serve(50);
+        serve(-1);  // until an event, a waiter's deadline or stop()
       } catch (const std::exception& e) {
         if (verbose_) std::cerr << "rdmabench rendezvous: " << e.what() << "\n";
       }
@@ -158,7 +170,13 @@ void TcpStoreServer::startThread() {
 
 void TcpStoreServer::stop() {
   stop_ = true;
-  if (thread_ && thread_->joinable()) thread_->join();
+  if (thread_ && thread_->joinable()) {
+    uint64_t one = 1;
+    if (::write(wakeFd_, &one, sizeof one) < 0) {
+      // EAGAIN only (counter saturated): the thread is being woken already.
+    }
+    thread_->join();
+  }
   thread_.reset();
 }
 
@@ -198,6 +216,12 @@ void TcpStoreServer::serve(int timeoutMs) {
     int fd = events[i].data.fd;
     if (fd == listenFd_) {
       acceptAll();
+      continue;
+    }
+    if (fd == wakeFd_) {
+      uint64_t count;
+      while (::read(wakeFd_, &count, sizeof count) > 0) {
+      }
       continue;
     }
     auto it = conns_.find(fd);

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -53,6 +55,33 @@ class TcpStore : public ::testing::Test {
   }
   std::unique_ptr<TcpStoreServer> server_;
 };
+
+// Voluntary context switches of every thread of this process except the caller: how often the
+// others woke up (Linux /proc/self/task/TID/status).
+long otherThreadsWakeups() {
+  long total = 0;
+  const std::string self = std::to_string(gettid());
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (e.path().filename() == self) continue;
+    std::ifstream in(e.path() / "status");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) total += std::stol(line.substr(24));
+  }
+  return total;
+}
+
+// #10: the embedded server's thread sleeps on its sockets while ranks run their timed loops;
+// it used to wake every 50 ms (10 times in this half second).
+TEST_F(TcpStore, IdleServerThreadDoesNotWakeUp) {
+  auto a = client(0, 2), b = client(1, 2);
+  usleep(50000);  // let the joins settle
+  long before = otherThreadsWakeups();
+  usleep(500000);
+  long woke = otherThreadsWakeups() - before;
+  EXPECT_LE(woke, 2) << "the store thread woke " << woke << " times in 0.5 s while idle";
+  a->leave(true, "");
+  b->leave(true, "");
+}
 
 TEST_F(TcpStore, SetGetAddAcrossClients) {
   auto a = client(0, 2), b = client(1, 2);
