@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/coll_options.h"
 #include "cli/options.h"
 #include "collective/allreduce.h"
 #include "collective/bench.h"
@@ -28,230 +29,8 @@ namespace {
 
 namespace po = boost::program_options;
 
-struct CollCommand {
-  collective::CollectiveParams params;
-  launch::LaunchOptions launch;
-  std::string format = "table";
-  std::string outputPath;
-  bool full = false;
-  bool failOnOutlier = false;
-  std::string bind;
-  int useEvent = -1;  // -1 auto
-  bool help = false;
-  std::string helpText;
-};
-
-po::variables_map parseArgs(const std::string& command, const po::options_description& desc,
-                            const std::vector<std::string>& args) {
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(
-        fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command, e.what(), command));
-  }
-  return vm;
-}
-
-// A run id shared by every rank of one job: a hash of the command line without the per-rank
-// --rank flag (two different jobs on one rendezvous port are then refused).
-std::string defaultRunId(const std::string& command, const std::vector<std::string>& args) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const std::string& s) {
-    for (unsigned char ch : s)
-      h = (h ^ ch) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-  };
-  mix(command);
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--rank") {
-      ++i;
-      continue;
-    }
-    if (args[i].rfind("--rank=", 0) == 0) continue;
-    mix(args[i]);
-  }
-  return fmt::format("cmd-{:016x}", h);
-}
-
-CollCommand parseCollective(const std::string& test, const std::vector<std::string>& args) {
-  CollCommand cmd;
-  collective::CollectiveParams& p = cmd.params;
-  p.test = test;
-  std::string title = test == "barrier"     ? "Dissemination barrier latency (osu_barrier)"
-                      : test == "allreduce" ? "Allreduce latency and bandwidth (osu_allreduce, "
-                                              "IMB Allreduce, nccl-tests all_reduce_perf)"
-                                            : "Ring ping-pong: every rank with its right, then "
-                                              "left neighbour; flags slow links and hosts";
-  po::options_description general(
-      fmt::format("Usage: rdmabench {} [options]\n{}.\n\nTest", test, title));
-  general.add_options()("help,h", "show this help")("transport,t", po::value<std::string>(),
-                                                    "socket | verbs | ofi (default socket)")(
-      "iters,n", po::value<std::string>(), "measured iterations per size (default: OSU's)")(
-      "warmup", po::value<std::string>(), "warmup iterations per size (default: OSU's)")(
-      "duration,D", po::value<std::string>(),
-      "seconds per size: iterations calibrated from the warmup (at least 10), instead of -n")(
-      "max-time", po::value<std::string>(),
-      "with the default -n, a size runs fewer iterations when its warmup says it would take "
-      "longer than this, seconds (IMB's -time; default 10, 0 = off)")(
-      "timeout", po::value<std::string>(),
-      "longest wait without progress and for other ranks, seconds (default 10)");
-  if (test == "barrier")
-    general.add_options()("algo", po::value<std::string>(),
-                          "dissemination | sharp (in-network, NVIDIA SHARP; default "
-                          "dissemination)");
-  if (test == "allreduce")
-    general.add_options()("algo", po::value<std::string>(),
-                          "tree | ring | rd | rabenseifner | auto | sharp (default tree; auto "
-                          "never picks sharp)")(
-        "dtype", po::value<std::string>(), "int32 | int64 | float32 | float64 (default float32)")(
-        "op", po::value<std::string>(), "sum | min | max (default sum)")(
-        "size,s", po::value<std::string>(), "one message size, bytes (K/M suffixes)")(
-        "msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (default 4:1M)")(
-        "check,c", po::bool_switch(), "verify every result against the local computation");
-  if (test == "ring")
-    general.add_options()("size,s", po::value<std::string>(), "message size (default 1024)")(
-        "outlier-k", po::value<std::string>(),
-        "outlier threshold: baseline + k x max(MAD, baseline/10) (default 5)")(
-        "fail-on-outlier", po::bool_switch(), "exit non-zero when a link is an outlier");
-
-  po::options_description launchOpts(
-      "Launch and rendezvous (default: Slurm / mpirun / PMI "
-      "environment, else one rank)");
-  launchOpts.add_options()("np", po::value<std::string>(), "fork N ranks on this host")(
-      "rank", po::value<std::string>(), "this rank (with --world-size and --rendezvous)")(
-      "world-size", po::value<std::string>(), "number of ranks")(
-      "rendezvous", po::value<std::string>(), "HOST[:PORT] of rank 0's rendezvous server")(
-      "standalone-rendezvous", po::bool_switch(),
-      "the server runs as `rdmabench rendezvous`; rank 0 does not host one")(
-      "file-store", po::value<std::string>(), "rendezvous through files in DIR (shared FS)")(
-      "run-id", po::value<std::string>(), "job identity (default: derived from the command)")(
-      "bind", po::value<std::string>(),
-      "data-plane address of this rank (default: the "
-      "address that reaches the rendezvous)");
-
-  po::options_description device("Device / transport");
-  device.add_options()("device,d", po::value<std::string>(), "verbs device / ofi domain")(
-      "provider", po::value<std::string>(), "libfabric provider (default tcp;ofi_rxm)")(
-      "gid-index,x", po::value<std::string>(), "verbs GID index")(
-      "ib-port", po::value<std::string>(), "verbs port (default 1)")(
-      "use-event,e", po::value<std::string>(),
-      "on | off: sleep on completion events instead of busy polling (default: on when more "
-      "ranks run on this host than it has cores)");
-
-  po::options_description output("Output");
-  output.add_options()("format,f", po::value<std::string>(), "table | json | csv | osu | imb")(
-      "output,o", po::value<std::string>(), "write the report (rank 0) to FILE")(
-      "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu");
-
-  po::options_description all;
-  all.add(general).add(launchOpts).add(device).add(output);
-  po::variables_map vm = parseArgs(test, all, args);
-  if (vm.count("help")) {
-    std::ostringstream os;
-    os << general << "\n" << launchOpts << "\n" << device << "\n" << output;
-    cmd.help = true;
-    cmd.helpText = os.str();
-    return cmd;
-  }
-  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
-  auto has = [&](const char* k) { return vm.count(k) > 0; };
-  if (has("transport")) p.transport = str("transport");
-  const auto& backends = transport::backendNames();
-  if (std::find(backends.begin(), backends.end(), p.transport) == backends.end())
-    throw UsageError(
-        fmt::format("--transport {}: unknown (valid: socket, verbs, ofi)", p.transport));
-  if (has("iters")) p.iterations = cli::parseUnsigned(str("iters"), "--iters", 1, 100'000'000);
-  if (has("warmup"))
-    p.warmup = static_cast<int64_t>(cli::parseUnsigned(str("warmup"), "--warmup", 0, 100'000'000));
-  if (has("duration")) {
-    if (has("iters")) throw UsageError("--duration and --iters: give only one of them");
-    p.durationSec = cli::parseSeconds(str("duration"), "--duration", 0.01, 3600);
-  }
-  if (has("max-time")) p.maxTimeSec = cli::parseSeconds(str("max-time"), "--max-time", 0, 3600);
-  if (has("timeout"))
-    p.timeoutMs =
-        static_cast<int64_t>(cli::parseSeconds(str("timeout"), "--timeout", 0.1, 3600) * 1000);
-  if (test == "barrier") {
-    p.algo = has("algo") ? str("algo") : "dissemination";
-    if (p.algo != "dissemination" && p.algo != "sharp")
-      throw UsageError(fmt::format("--algo {}: unknown (valid: dissemination, sharp)", p.algo));
-  }
-  if (test == "allreduce") {
-    if (has("algo")) p.algo = str("algo");
-    if (p.algo != "auto" && p.algo != "sharp") {
-      const auto& algos = collective::allreduceAlgorithms();
-      if (std::find(algos.begin(), algos.end(), p.algo) == algos.end())
-        throw UsageError(fmt::format(
-            "--algo {}: unknown (valid: tree, ring, rd, rabenseifner, auto, sharp)", p.algo));
-    }
-    if (has("dtype")) p.dtype = collective::parseDType(str("dtype"));
-    if (has("op")) p.op = collective::parseOp(str("op"));
-    const uint64_t es = collective::elementSize(p.dtype);
-    if (has("size") && has("msg-sizes"))
-      throw UsageError("--size and --msg-sizes: give only one of them");
-    if (has("size")) {
-      p.sizes = {parseSize(str("size"), "--size")};
-    } else {
-      SizeRange r = has("msg-sizes") ? parseSizeRange(str("msg-sizes"), "--msg-sizes", es, 1u << 20)
-                                     : SizeRange{es, 1u << 20};
-      p.sizes = sizeSweep(r.min, r.max);
-    }
-    for (uint64_t b : p.sizes)
-      if (b > (1ull << 30))
-        throw UsageError(fmt::format("--size {}: above the limit of 1G per rank", b));
-    p.check = vm["check"].as<bool>();
-  }
-  if (p.algo == "sharp" && !collective::sharp::built())
-    throw UsageError(fmt::format("--algo sharp: not built: {}", collective::sharp::probe().reason));
-  if (test == "ring") {
-    if (has("size")) p.ringBytes = parseSize(str("size"), "--size");
-    if (p.ringBytes < 1 || p.ringBytes > (64u << 20))
-      throw UsageError(fmt::format("--size {}: out of range 1..64M", p.ringBytes));
-    if (has("outlier-k")) p.outlierK = cli::parseSeconds(str("outlier-k"), "--outlier-k", 0, 1000);
-    cmd.failOnOutlier = vm["fail-on-outlier"].as<bool>();
-  }
-  launch::LaunchOptions& l = cmd.launch;
-  if (has("np")) l.np = static_cast<int>(cli::parseUnsigned(str("np"), "--np", 1, 4096));
-  if (has("rank")) l.rank = static_cast<int>(cli::parseUnsigned(str("rank"), "--rank", 0, 1 << 24));
-  if (has("world-size"))
-    l.worldSize =
-        static_cast<int>(cli::parseUnsigned(str("world-size"), "--world-size", 1, 1 << 24));
-  if (has("rendezvous")) l.rendezvous = str("rendezvous");
-  l.standaloneServer = vm["standalone-rendezvous"].as<bool>();
-  if (has("file-store")) l.fileStore = str("file-store");
-  if (has("run-id")) l.runId = str("run-id");
-  l.defaultRunId = defaultRunId(test, args);
-  if (has("bind")) cmd.bind = str("bind");
-  if (has("device")) p.device.device = str("device");
-  if (has("provider")) p.device.provider = str("provider");
-  if (has("gid-index"))
-    p.device.gidIndex =
-        static_cast<int>(cli::parseUnsigned(str("gid-index"), "--gid-index", 0, 65535));
-  if (has("ib-port"))
-    p.device.ibPort = static_cast<int>(cli::parseUnsigned(str("ib-port"), "--ib-port", 1, 255));
-  if (has("use-event")) {
-    if (str("use-event") != "on" && str("use-event") != "off")
-      throw UsageError(fmt::format("--use-event {}: must be on or off", str("use-event")));
-    cmd.useEvent = str("use-event") == "on" ? 1 : 0;
-  }
-  if (has("format")) cmd.format = str("format");
-  if (cmd.format == "perftest")
-    throw UsageError(
-        "--format perftest: perftest has no collective layout (valid: table, json, "
-        "csv, osu, imb)");
-  const auto& names = report::formatNames();
-  if (std::find(names.begin(), names.end(), cmd.format) == names.end())
-    throw UsageError(
-        fmt::format("--format {}: unknown (valid: table, json, csv, osu, imb)", cmd.format));
-  if (has("output")) cmd.outputPath = str("output");
-  cmd.full = vm["full"].as<bool>();
-  return cmd;
-}
-
 // One rank, start to end. Returns its exit status; prints its own one-line error.
-int runRank(const CollCommand& cmd, launch::RankInfo info) {
+int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
   std::unique_ptr<rendezvous::TcpStoreServer> server;
   std::unique_ptr<rendezvous::Store> store;
   std::unique_ptr<ResultOutput> output;
@@ -303,7 +82,7 @@ int runRank(const CollCommand& cmd, launch::RankInfo info) {
 
 int runCollectiveCommand(const std::string& test, const std::vector<std::string>& args,
                          const std::string& commandLine) {
-  CollCommand cmd = parseCollective(test, args);
+  cli::CollCommand cmd = cli::parseCollectiveCommand(test, args);
   if (cmd.help) {
     std::cout << cmd.helpText;
     return 0;
@@ -330,7 +109,7 @@ int runRendezvousCommand(const std::vector<std::string>& args) {
       "bind", po::value<std::string>(), "listen address (default: all)")(
       "run-id", po::value<std::string>(), "accept only this run (default: any, kept apart)")(
       "quiet", po::bool_switch(), "no log lines");
-  po::variables_map vm = parseArgs("rendezvous", desc, args);
+  po::variables_map vm = cli::parseOptions("rendezvous", desc, {}, args);
   if (vm.count("help")) {
     std::cout << desc;
     return 0;

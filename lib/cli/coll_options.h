@@ -1,0 +1,39 @@
+#pragma once
+// Command-line parsing of the N-rank subcommands (`barrier`, `allreduce`, `ring`), next to the
+// point-to-point ones in cli/options.h so it is unit-tested (tests/unit/coll_options_test.cc).
+// Every bad value is a one-line UsageError naming the option, the value and the accepted range;
+// docs/cli.md and docs/collectives.md document every option.
+
+#include <string>
+#include <vector>
+
+#include "collective/bench.h"
+#include "launch/launch.h"
+
+namespace rdmabench::cli {
+
+// One N-rank run as the command line asked for it.
+struct CollCommand {
+  collective::CollectiveParams params;  // what each rank runs (sizes in bytes, timeouts in ms)
+  launch::LaunchOptions launch;         // --np / --rank / --world-size / --rendezvous / ...
+  std::string format = "table";         // report::formatNames() except perftest
+  std::string outputPath;               // -o FILE (rank 0 writes it); empty = stdout
+  bool full = false;                    // --full: OSU -f columns
+  bool failOnOutlier = false;           // ring --fail-on-outlier
+  std::string bind;                     // --bind: this rank's data-plane address
+  int useEvent = -1;                    // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
+  bool help = false;                    // --help: helpText holds the usage, nothing else set
+  std::string helpText;
+};
+
+// `test` is "barrier", "allreduce" or "ring"; `args` excludes the program and subcommand names.
+// UsageError for any bad option or value (also --algo sharp in a build without SHARP).
+// Thread-safe (no shared state).
+CollCommand parseCollectiveCommand(const std::string& test, const std::vector<std::string>& args);
+
+// A run id shared by every rank of one job: FNV-1a (64-bit) over the subcommand and the
+// arguments without the per-rank `--rank N`, printed "cmd-<16 hex digits>". Two different jobs
+// on one rendezvous port then get different ids and the store refuses the second.
+std::string defaultRunId(const std::string& command, const std::vector<std::string>& args);
+
+}  // namespace rdmabench::cli

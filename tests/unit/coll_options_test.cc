@@ -1,0 +1,105 @@
+// Command-line parsing of the N-rank subcommands (cli/coll_options.h): defaults, the options
+// each subcommand takes, launcher options, and one-line errors naming option, value and range.
+#include "cli/coll_options.h"
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+
+namespace rdmabench::cli {
+namespace {
+
+std::string usageError(const std::string& test, const std::vector<std::string>& args) {
+  try {
+    parseCollectiveCommand(test, args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CollOptions, AllreduceDefaultsAreOsuSweep) {
+  CollCommand c = parseCollectiveCommand("allreduce", {});
+  EXPECT_EQ(c.params.test, "allreduce");
+  EXPECT_EQ(c.params.algo, "tree");
+  EXPECT_EQ(c.params.transport, "socket");
+  EXPECT_EQ(c.params.sizes.front(), 4u);  // one float32 element
+  EXPECT_EQ(c.params.sizes.back(), 1u << 20);
+  EXPECT_EQ(c.params.iterations, 0u);  // OSU's defaults per size
+  EXPECT_FALSE(c.params.check);
+  EXPECT_EQ(c.format, "table");
+  EXPECT_EQ(c.useEvent, -1);
+}
+
+TEST(CollOptions, ValuesReachTheirFields) {
+  CollCommand c = parseCollectiveCommand(
+      "allreduce",
+      {"--algo", "ring",     "--dtype",    "int64",      "-m",     "64:4K",       "-n",
+       "7",      "--warmup", "2",          "--check",    "--np",   "3",           "--timeout",
+       "2.5",    "-f",       "json",       "-o",         "x.json", "--use-event", "on",
+       "-t",     "ofi",      "--provider", "tcp;ofi_rxm"});
+  EXPECT_EQ(c.params.algo, "ring");
+  EXPECT_EQ(c.params.dtype, collective::DType::kInt64);
+  EXPECT_EQ(c.params.sizes, (std::vector<uint64_t>{64, 128, 256, 512, 1024, 2048, 4096}));
+  EXPECT_EQ(c.params.iterations, 7u);
+  EXPECT_EQ(c.params.warmup, 2);
+  EXPECT_TRUE(c.params.check);
+  EXPECT_EQ(c.launch.np, 3);
+  EXPECT_EQ(c.params.timeoutMs, 2500);
+  EXPECT_EQ(c.format, "json");
+  EXPECT_EQ(c.outputPath, "x.json");
+  EXPECT_EQ(c.useEvent, 1);
+  EXPECT_EQ(c.params.transport, "ofi");
+  EXPECT_EQ(c.params.device.provider, "tcp;ofi_rxm");
+  CollCommand r = parseCollectiveCommand("ring", {"-s", "4K", "--fail-on-outlier"});
+  EXPECT_EQ(r.params.ringBytes, 4096u);
+  EXPECT_TRUE(r.failOnOutlier);
+  CollCommand b = parseCollectiveCommand("barrier", {"-D", "0.5"});
+  EXPECT_EQ(b.params.algo, "dissemination");
+  EXPECT_DOUBLE_EQ(b.params.durationSec, 0.5);
+}
+
+TEST(CollOptions, BadValuesAreOneLineErrorsNamingTheOption) {
+  EXPECT_NE(usageError("allreduce", {"--algo", "bogus"}).find("--algo bogus: unknown"),
+            std::string::npos);
+  EXPECT_NE(usageError("barrier", {"--algo", "tree"}).find("--algo tree: unknown"),
+            std::string::npos);
+  EXPECT_NE(usageError("allreduce", {"-n", "0"}).find("--iters"), std::string::npos);
+  EXPECT_NE(usageError("allreduce", {"-s", "4K", "-m", "4:8"}).find("--size and --msg-sizes"),
+            std::string::npos);
+  EXPECT_NE(usageError("allreduce", {"-s", "2G"}).find("above the limit of 1G"), std::string::npos);
+  EXPECT_NE(usageError("barrier", {"-D", "1", "-n", "5"}).find("--duration and --iters"),
+            std::string::npos);
+  EXPECT_NE(usageError("ring", {"-s", "0"}).find("out of range 1..64M"), std::string::npos);
+  EXPECT_NE(usageError("barrier", {"-f", "perftest"}).find("perftest has no collective layout"),
+            std::string::npos);
+  EXPECT_NE(usageError("allreduce", {"-t", "carrier-pigeon"}).find("--transport carrier-pigeon"),
+            std::string::npos);
+  EXPECT_NE(usageError("allreduce", {"--use-event", "maybe"}).find("--use-event maybe"),
+            std::string::npos);
+  EXPECT_NE(usageError("allreduce", {"--np", "0"}).find("--np"), std::string::npos);
+  EXPECT_NE(usageError("barrier", {"--dtype", "int32"}).find("rdmabench barrier:"),
+            std::string::npos);  // allreduce-only option: Boost's message, prefixed
+  for (const char* test : {"barrier", "allreduce", "ring"})
+    EXPECT_EQ(usageError(test, {"--timeout", "0"}).find('\n'), std::string::npos) << test;
+}
+
+TEST(CollOptions, HelpListsEveryGroup) {
+  CollCommand c = parseCollectiveCommand("allreduce", {"--help"});
+  EXPECT_TRUE(c.help);
+  for (const char* s : {"--algo", "--np", "--rendezvous", "--provider", "--format"})
+    EXPECT_NE(c.helpText.find(s), std::string::npos) << s;
+}
+
+TEST(CollOptions, RunIdIgnoresOnlyTheRank) {
+  const std::string a = defaultRunId("barrier", {"--world-size", "2", "--rank", "0"});
+  EXPECT_EQ(a, defaultRunId("barrier", {"--world-size", "2", "--rank", "1"}));
+  EXPECT_EQ(a, defaultRunId("barrier", {"--world-size", "2", "--rank=1"}));
+  EXPECT_NE(a, defaultRunId("barrier", {"--world-size", "3", "--rank", "0"}));
+  EXPECT_NE(a, defaultRunId("allreduce", {"--world-size", "2", "--rank", "0"}));
+  EXPECT_EQ(a.rfind("cmd-", 0), 0u);
+  EXPECT_EQ(a.size(), 4u + 16u);
+}
+
+}  // namespace
+}  // namespace rdmabench::cli
