@@ -1,9 +1,12 @@
 # Known answer for bandwidth: two netns hosts joined by a veth pair shaped with
 # `tc qdisc ... tbf rate 200mbit` on both ends. No bandwidth figure may exceed the link's TCP
 # goodput limit, 25 MB/s x 1448/1514 = 23.9 MB/s at a 1500 B MTU (tbf counts whole Ethernet
-# frames; 1448 payload bytes per 1514-byte frame with TCP timestamps). Runs `bw` send and write,
+# frames; 1448 payload bytes per 1514-byte frame with TCP timestamps), or for a short run the
+# rate at which the link can carry its bytes once tbf's 16 KiB bucket went through at veth
+# speed (2 x 64 KiB: 27.1 MB/s). Runs `bw` send and write,
 # window and stream modes, socket and tcp;ofi_rxm, including short runs (-n 2, where data still
-# in flight at the end would inflate the figure most); write may not exceed send by more than 3%;
+# in flight at the end would inflate the figure most); write may not exceed both send and qperf
+# by more than 3%;
 # every figure is compared with qperf tcp_bw on the same link in the same test (ratio printed
 # and asserted). Also --check with a test-only fault hook. About 60 s.
 source "$(dirname "$0")/lib.sh"
@@ -42,7 +45,7 @@ run_bw() {  # label, rdmabench bw args...
 import json, sys
 d = json.load(open(sys.argv[1]))
 r = d["rows"][0]
-print(sys.argv[2], r["mb_per_s"], r["peer_mb_per_s"] or 0)
+print(sys.argv[2], r["mb_per_s"], r["peer_mb_per_s"] or 0, r["messages"] * r["bytes"])
 PY
 }
 
@@ -61,17 +64,25 @@ python3 - "$RESULTS" "$LIMIT" "$QP" <<'PY' || fail "shaped-link known answers (s
 import sys
 rows = {}
 for line in open(sys.argv[1]):
-    label, mb, peer = line.split()
-    rows[label] = (float(mb), float(peer))
+    label, mb, peer, total = line.split()
+    rows[label] = (float(mb), float(peer), int(total))
 limit, qp = float(sys.argv[2]), float(sys.argv[3])
 bad = []
 print(f"{'run':<24} {'MB/s':>8} {'peer':>8} {'/qperf':>7}")
-for label, (mb, peer) in rows.items():
+BURST = 16 * 1024  # tbf's bucket (burst 16kb): that many frame bytes leave at veth speed
+for label, (mb, peer, total) in rows.items():
     ratio = mb / qp
-    print(f"{label:<24} {mb:8.2f} {peer:8.2f} {ratio:7.3f}")
+    # The fastest the link can deliver `total` payload bytes: the frames (1514 per 1448 payload
+    # bytes) minus the bucket, at 200 Mbit/s. For long runs this is the goodput limit; for the
+    # -n 2 stream runs (2 x 64 KiB) the bucket lets ~12% more through (27.1 MB/s), which is
+    # the link, not an error of ours.
+    frames = total * 1514 / 1448
+    run_limit = max(limit, total / max(frames - BURST, 1) * 25.0) if total else limit
+    print(f"{label:<24} {mb:8.2f} {peer:8.2f} {ratio:7.3f}   (limit {run_limit:.2f})")
     # -n 2 runs carry little data (128 or 2 messages); only the physical limit applies there.
-    if mb > limit:
-        bad.append(f"{label}: {mb:.2f} MB/s above the link's limit {limit}")
+    if mb > run_limit:
+        bad.append(f"{label}: {mb:.2f} MB/s above the link's limit {run_limit:.2f} for "
+                   f"{total} bytes")
     # The target's own interval starts when it sees the start marker; a poll that also places
     # the first writes shortens it by up to one message (64 KiB), and tbf lets its 16 KiB burst
     # through at line rate: over these >= 1.7 s runs that is < 1% (seen: 23.94 for 23.9).
@@ -93,7 +104,7 @@ for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
-pass "bw on a 200 Mbit/s tbf link: every figure <= $LIMIT MB/s, write <= send + 3%, ratios to qperf"
+pass "bw on a 200 Mbit/s tbf link: every figure within the link's limit, write <= max(send, qperf) + 3%, ratios to qperf"
 
 # --check: clean runs report #wrong 0; a test-only fault hook in the socket backend
 # (RDMABENCH_TEST_CORRUPT_EVERY=N flips a byte of every Nth incoming payload) must be caught.
