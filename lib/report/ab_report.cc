@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "report/format_util.h"
+#include "transport/transport.h"
 
 namespace rdmabench::report {
 namespace {
@@ -44,13 +45,15 @@ std::map<uint64_t, std::vector<double>> table(const std::vector<RunCapture>& run
 // The few facts that tell variants apart, e.g. "provider=tcp;ofi_rxm domain=lo eager <= 16384 B".
 std::string summary(const nlohmann::json& local) {
   std::string s;
-  for (const char* key : {"provider", "domain", "device", "interface", "port", "link_layer",
-                          "gid_index", "active_mtu", "mtu", "inline_bytes", "inject_size"}) {
+  for (const char* key : {"provider", "domain", "device", "interface", "link_layer"}) {
     if (!local.contains(key) || local[key].is_structured()) continue;
     const auto& v = local[key];
     s += fmt::format("{}{}={}", s.empty() ? "" : " ", key,
                      v.is_string() ? v.get<std::string>() : v.dump());
   }
+  // The shared facts by their one typed name (transport::CommonProperties).
+  if (std::string common = transport::CommonProperties::readFrom(local).summary(); !common.empty())
+    s += (s.empty() ? "" : " ") + common;
   if (local.contains("protocol") && local["protocol"].is_object() &&
       local["protocol"].contains("summary") && local["protocol"]["summary"].is_string())
     s += "; " + local["protocol"]["summary"].get<std::string>();

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -135,6 +136,30 @@ class Connector {
   // TransportError otherwise). Callable once.
   virtual std::unique_ptr<Endpoint> connect(const std::vector<uint8_t>& remoteAddress,
                                             const Deadline& deadline) = 0;
+};
+
+// The device and connection facts every backend states under one name (run header, A/B table,
+// `rdmabench info`). Typed, so that a backend cannot spell a shared fact differently from the
+// report that reads it (verbs once wrote "inline" where the A/B table read "inline_bytes", and
+// the fact was lost). Backend-specific facts stay free-form JSON next to these. A value type;
+// not synchronized. Units: bytes.
+struct CommonProperties {
+  std::optional<uint32_t> port;         // "port": verbs port number
+  std::optional<uint32_t> gidIndex;     // "gid_index": verbs GID table index in use
+  std::optional<uint32_t> activeMtu;    // "active_mtu": the port's active MTU
+  std::optional<uint32_t> mtu;          // "mtu": path MTU in use (verbs: the QP's)
+  std::optional<uint64_t> inlineBytes;  // "inline_bytes": largest payload posted inline
+  std::optional<uint64_t> injectSize;   // "inject_size": libfabric's inject limit
+
+  // The JSON names, in the order the A/B summary prints them.
+  static const std::vector<const char*>& keys();
+  // Writes the fields that are set into `j` (an object; those keys are overwritten).
+  void writeTo(nlohmann::json& j) const;
+  // Reads the fields back from a properties object: absent, negative or non-numeric values
+  // stay unset. Never throws (the peer's properties arrive over the wire).
+  static CommonProperties readFrom(const nlohmann::json& j);
+  // The set fields as "key=value" pairs joined by spaces, in keys() order.
+  std::string summary() const;
 };
 
 // Options for opening a device; each backend reads the fields that concern it and ignores the

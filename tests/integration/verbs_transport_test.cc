@@ -131,6 +131,11 @@ TEST(VerbsDevice, CapsAndProperties) {
   EXPECT_LE(caps.inlineBytes, 220u);
   auto props = dev->properties();
   EXPECT_EQ(props["device"], dev->name());
+  // The shared facts under their one name (transport::CommonProperties), as the reports read them.
+  CommonProperties common = CommonProperties::readFrom(props);
+  EXPECT_EQ(common.inlineBytes, caps.inlineBytes) << props.dump();
+  EXPECT_TRUE(common.port && common.gidIndex && common.activeMtu && common.mtu) << props.dump();
+  EXPECT_FALSE(props.contains("inline")) << props.dump();
   std::cout << "[ device   ] " << props.dump() << "\n";
   if (props["link_layer"] == "Ethernet" && !baseOptions().peerHost.empty()) {
     // With RXE_IP as the peer, auto must pick the RoCE v2 GID holding that address.
@@ -144,6 +149,7 @@ TEST(VerbsSendRecv, PingPongSizesWithDataCheck) {
   Loopback lb;
   auto props = lb.ea[0]->properties();
   std::cout << "[ endpoint ] " << props.dump() << "\n";
+  EXPECT_TRUE(CommonProperties::readFrom(props).inlineBytes) << props.dump();
   const uint32_t mtu = props["mtu"].get<uint32_t>();
   const uint32_t inl = lb.a->caps().inlineBytes;
   EXPECT_EQ(props["peer_qpn"], lb.eb[0]->properties()["qpn"]);

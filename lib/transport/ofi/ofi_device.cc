@@ -257,14 +257,13 @@ void OfiDevice::fail(const char* call, int64_t rc) const {
 
 nlohmann::json OfiDevice::properties() const {
   const fi_info* info = sel_.info.get();
-  return {
+  nlohmann::json j = {
       {"provider", info->fabric_attr->prov_name},
       {"fabric", info->fabric_attr->name ? info->fabric_attr->name : ""},
       {"domain", domainName_},
       {"endpoint_type", sel_.msg ? "FI_EP_MSG" : "FI_EP_RDM"},
       {"local_address", sel_.msg ? std::string("per connection (passive endpoint each)")
                                  : addressString(epName_.data())},
-      {"inject_size", info->tx_attr->inject_size},
       {"inject_used_up_to", injectLimit_},
       {"max_msg_size", info->ep_attr->max_msg_size},
       {"max_msg_size_used", maxMessage_},
@@ -282,6 +281,10 @@ nlohmann::json OfiDevice::properties() const {
                             : "FI_TAGGED, one 64-bit tag per connection"},
       {"protocol", protocolThresholds(*info)},
   };
+  CommonProperties common;
+  common.injectSize = info->tx_attr->inject_size;
+  common.writeTo(j);
+  return j;
 }
 
 std::unique_ptr<MemoryRegion> OfiDevice::registerMemory(void* ptr, size_t bytes) {

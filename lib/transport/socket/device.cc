@@ -138,7 +138,9 @@ nlohmann::json SocketDevice::properties() const {
   if (!peerHost_.empty()) j["peer_host"] = peerHost_;
   j["tx_depth"] = txDepth_;
   j["rx_depth"] = rxDepth_;
-  j["inline_bytes"] = inlineBytes_;
+  CommonProperties common;
+  common.inlineBytes = inlineBytes_;
+  common.writeTo(j);
   j["max_message_bytes"] = kMaxMessageBytes;
   j["device_id"] = fmt::format("{:016x}", deviceId_);
   j["progress"] = useEvent_ ? "event (epoll)" : "busy-poll";

@@ -38,25 +38,28 @@ class VerbsDevice : public Device {
 
   nlohmann::json properties() const override {
     const Core& c = *core_;
-    return {{"device", c.name},
-            {"port", c.port},
-            {"link_layer", linkLayerName(c.portAttr.link_layer)},
-            {"gid_index", c.gidIndex},
-            {"gid", gidToString(c.gid.gid)},
-            {"gid_type", toString(c.gid.type)},
-            {"netdev", c.gid.netdev},
-            {"active_mtu", mtuToBytes(c.portAttr.active_mtu)},
-            {"mtu", mtuToBytes(c.mtu)},
-            {"inline", c.inlineBytes},
-            {"tx_depth", c.txDepth},
-            {"rx_depth", c.rxDepth},
-            {"max_qp_wr", c.devAttr.max_qp_wr},
-            {"max_msg_sz", c.portAttr.max_msg_sz},
-            {"max_qp_rd_atom", c.devAttr.max_qp_rd_atom},
-            {"fw_ver", c.devAttr.fw_ver},
-            {"event_mode", c.channel != nullptr},
-            {"connection_manager", c.rdmaCm ? "rdma_cm" : "out-of-band"},
-            {"cq_size", c.cqSize}};
+    nlohmann::json j = {{"device", c.name},
+                        {"link_layer", linkLayerName(c.portAttr.link_layer)},
+                        {"gid", gidToString(c.gid.gid)},
+                        {"gid_type", toString(c.gid.type)},
+                        {"netdev", c.gid.netdev},
+                        {"tx_depth", c.txDepth},
+                        {"rx_depth", c.rxDepth},
+                        {"max_qp_wr", c.devAttr.max_qp_wr},
+                        {"max_msg_sz", c.portAttr.max_msg_sz},
+                        {"max_qp_rd_atom", c.devAttr.max_qp_rd_atom},
+                        {"fw_ver", c.devAttr.fw_ver},
+                        {"event_mode", c.channel != nullptr},
+                        {"connection_manager", c.rdmaCm ? "rdma_cm" : "out-of-band"},
+                        {"cq_size", c.cqSize}};
+    CommonProperties common;
+    common.port = static_cast<uint32_t>(c.port);
+    common.gidIndex = static_cast<uint32_t>(c.gidIndex);
+    common.activeMtu = static_cast<uint32_t>(mtuToBytes(c.portAttr.active_mtu));
+    common.mtu = static_cast<uint32_t>(mtuToBytes(c.mtu));
+    common.inlineBytes = c.inlineBytes;
+    common.writeTo(j);
+    return j;
   }
 
   std::unique_ptr<MemoryRegion> registerMemory(void* ptr, size_t bytes) override {

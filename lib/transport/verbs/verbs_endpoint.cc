@@ -95,11 +95,8 @@ nlohmann::json VerbsEndpoint::properties() const {
                       {"state", state},
                       {"peer_qpn", remote_.qpn},
                       {"peer", peerName_},
-                      {"mtu", mtuToBytes(mtu_)},
-                      {"inline", core_->inlineBytes},
                       {"local_gid", gidToString(local_.gid)},
                       {"remote_gid", gidToString(remote_.gid)},
-                      {"gid_index", local_.gidIndex},
                       {"remote_gid_index", remote_.gidIndex},
                       {"local_lid", local_.lid},
                       {"remote_lid", remote_.lid},
@@ -109,6 +106,11 @@ nlohmann::json VerbsEndpoint::properties() const {
                       {"tx_depth", core_->txDepth},
                       {"rx_depth", core_->rxDepth},
                       {"connection_manager", cm_ ? "rdma_cm" : "out-of-band"}};
+  CommonProperties common;
+  common.mtu = static_cast<uint32_t>(mtuToBytes(mtu_));
+  common.inlineBytes = core_->inlineBytes;
+  common.gidIndex = static_cast<uint32_t>(local_.gidIndex);
+  common.writeTo(j);
   if (queried) {
     j["timeout"] = attr.timeout;
     j["retry_cnt"] = attr.retry_cnt;

@@ -149,9 +149,9 @@ pass "bw send 1 B / 64 KiB / 1 MiB, write 64 KiB, -q 4 (send and write) with --c
 
 # --- device options ---------------------------------------------------------------------------
 run depth bw "${C[@]}" -s 1024 -n 10 -w 32 --tx-depth 16 --rx-depth 64 --inline 0
-json_check "$TMP/depth.json" "c['tx_depth']==16 and c['rx_depth']==64 and c['inline']==0 and d['run']['remote']['tx_depth']==16 and r['mb_per_s']>0"
+json_check "$TMP/depth.json" "c['tx_depth']==16 and c['rx_depth']==64 and c['inline_bytes']==0 and d['run']['remote']['tx_depth']==16 and r['mb_per_s']>0"
 run inl lat "${C[@]}" -s 64 -n 50 --inline 64 --check
-json_check "$TMP/inl.json" "c['inline']==64 and r['bytes']==64"
+json_check "$TMP/inl.json" "c['inline_bytes']==64 and r['bytes']==64"
 run mtu lat "${C[@]}" -s 2048 -n 50 --mtu 512 --check
 json_check "$TMP/mtu.json" "c['mtu']==512 and d['run']['local']['mtu']==512 and r['bytes']==2048"
 run gid lat "${C[@]}" -s 8 -n 50 --gid-index auto --ib-port 1
