@@ -147,6 +147,19 @@ run bwb bw "${C[@]}" -s 4096 -n 10 -w 16 --bidir
 json_check "$TMP/bwb.json" "d['run']['bidirectional'] and r['mb_per_s']>0"
 pass "bw send 1 B / 64 KiB / 1 MiB, write 64 KiB, -q 4 (send and write) with --cq-mod 4, --bidir"
 
+# --check on verbs: bw send, write (stream), bidirectional write, lat write/read (#wrong 0).
+# (`bw --op read --check` is refused with a one-line error: the reader cannot tell a stale
+# buffer from a fresh one; lat --op read --check covers reads.)
+run cbs bw "${C[@]}" --op send -s 4096 -n 20 --check
+run cbw bw "${C[@]}" --op write -s 4096 -n 50 --mode stream --check
+run cbb bw "${C[@]}" --op write -s 4096 -n 20 --bidir --check
+run clw lat "${C[@]}" --op write -s 1,4096 -n 50 --check
+run clr lat "${C[@]}" --op read -s 1,4096 -n 50 --check
+for f in cbs cbw cbb clw clr; do
+  json_check "$TMP/$f.json" "d['run']['extra']['check'] and all(r['wrong']==0 for r in d['rows']) and len(d['rows'])>=1"
+done
+pass "--check on verbs: bw send/write (stream)/bidir write, lat write/read: #wrong 0"
+
 # --- device options ---------------------------------------------------------------------------
 run depth bw "${C[@]}" -s 1024 -n 10 -w 32 --tx-depth 16 --rx-depth 64 --inline 0
 json_check "$TMP/depth.json" "c['tx_depth']==16 and c['rx_depth']==64 and c['inline_bytes']==0 and d['run']['remote']['tx_depth']==16 and r['mb_per_s']>0"
@@ -183,8 +196,11 @@ timeout 60 "$RB" lat "${C[@]}" -s 2 -n 100 -f perftest >"$TMP/pl.txt" || fail "l
 grep -q "t_typical\[usec\]" "$TMP/pl.txt" || fail "perftest latency columns missing: $(cat "$TMP/pl.txt")"
 awk '$1 == 2 && $2 == 100 && $3 > 0 { found = 1 } END { exit !found }' "$TMP/pl.txt" ||
   fail "no perftest-style 2 B row: $(cat "$TMP/pl.txt")"
-timeout 60 "$RB" bw "${C[@]}" --op write -s 65536 -n 4 -w 16 -f perftest >"$TMP/pb.txt" || fail "bw -f perftest"
+# perftest's method by default (--mode stream, -n counts messages as ib_write_bw -n does).
+timeout 60 "$RB" bw "${C[@]}" --op write -s 65536 -n 64 --tx-depth 16 -f perftest >"$TMP/pb.txt" ||
+  fail "bw -f perftest"
 grep -q "BW average" "$TMP/pb.txt" || fail "perftest bandwidth columns missing: $(cat "$TMP/pb.txt")"
+grep -Eq "^ *65536 +64 " "$TMP/pb.txt" || fail "perftest row: 65536 B, 64 messages: $(cat "$TMP/pb.txt")"
 pass "--format perftest (lat, bw)"
 
 # --- errors: one line, non-zero exit ----------------------------------------------------------------
