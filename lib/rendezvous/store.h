@@ -114,6 +114,8 @@ class TcpStoreClient : public Store {
 // keeps each run id's keys apart (standalone `rdmabench rendezvous`).
 class TcpStoreServer {
  public:
+  // The name of startThread()'s thread (/proc/self/task/TID/comm; at most 15 characters).
+  static constexpr const char* kStoreThreadName = "rdmabench-store";
   // Listens on bindAddress:port (port 0 = ephemeral; "" = all addresses). SystemError on failure.
   TcpStoreServer(const std::string& bindAddress, uint16_t port, std::string runId = "",
                  uint32_t maxFrameBytes = kDefaultMaxFrameBytes);

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -158,6 +159,7 @@ void TcpStoreServer::closeInChild() {
 void TcpStoreServer::startThread() {
   stop_ = false;
   thread_ = std::make_unique<std::thread>([this] {
+    pthread_setname_np(pthread_self(), kStoreThreadName);  // visible in top -H, gdb, tests
     while (!stop_) {
       try {
         serve(-1);  // until an event, a waiter's deadline or stop()
