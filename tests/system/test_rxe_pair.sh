@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # System test: two VMs = two nodes. `rdmabench server` in VM 1, short verbs latency and
-# bandwidth runs from VM 2 across the emulated wire (RoCE v2 between two kernels), JSON checked,
-# and the latency known answer under netem (one-way median + 1 ms for 2 ms per round trip).
+# bandwidth runs from VM 2 across the emulated wire (RoCE v2 between two kernels), JSON checked.
 # Usage: bash tests/system/test_rxe_pair.sh <path-to-rdmabench>
 # Exit 0 pass, 1 fail, 77 SKIPPED (not root only).
 source "$(dirname "$0")/rxe/common.sh"
@@ -9,25 +8,6 @@ client=$(cat <<CLIENT
 set -e
 "$RB" lat -t verbs "\$PEER_IP" -s 8 -n 20 --warmup 2 --timeout 30 --check -f json -o /tmp/lat.json
 "$RB" bw -t verbs "\$PEER_IP" --op write -s 65536 -n 2 -w 8 --timeout 30 -f json -o /tmp/bw.json
-# Latency known answer (#9): netem on the client VM's egress delays every ping by 2 ms, so each
-# round trip gains 2 ms and the one-way figure (RTT/2) 1 ms: the shaped median must be the
-# unshaped median + 1000 us, within 5%. (Both VMs' kernels have sch_netem; the host's has not.)
-"$RB" lat -t verbs "\$PEER_IP" -s 8 -n 300 --warmup 30 --timeout 30 -f json -o /tmp/base.json
-tc qdisc add dev "\$RXE_NETDEV" root netem delay 2ms
-"$RB" lat -t verbs "\$PEER_IP" -s 8 -n 300 --warmup 30 --timeout 30 -f json -o /tmp/netem.json
-tc qdisc del dev "\$RXE_NETDEV" root
-python3 - <<'PY'
-import json
-base = json.load(open('/tmp/base.json'))['rows'][0]['latency_us']['median']
-shaped = json.load(open('/tmp/netem.json'))['rows'][0]['latency_us']['median']
-want = base + 1000.0
-# 5% as the issue asks, but never tighter than 150 us: TCG emulates the guests' timers, and
-# netem's hrtimer fires that late at worst on an idle 2-core host.
-tol = max(0.05 * want, 150.0)
-assert abs(shaped - want) <= tol, (base, shaped, want, tol)
-print("netem ok: one-way median %.1f us unshaped, %.1f us with 2 ms added per round trip "
-      "(expected %.1f +- %.0f us)" % (base, shaped, want, tol))
-PY
 python3 - <<'PY'
 import json
 lat = json.load(open('/tmp/lat.json')); bw = json.load(open('/tmp/bw.json'))
@@ -50,4 +30,4 @@ CLIENT
 timeout 600 "$VM" pair --timeout 300 --server "\"$RB\" server --quiet" --client "$client"
 rc=$?
 [ "$rc" -eq 0 ] || fail "two-VM client exited with $rc"
-pass "rdmabench server in one VM, lat (also under netem: + 1 ms one-way) and bw from the other over RoCE v2 ($(($(date +%s) - T0)) s)"
+pass "rdmabench server in one VM, lat and bw from the other over RoCE v2 ($(($(date +%s) - T0)) s)"
