@@ -559,8 +559,8 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
               fmt::format("{}{} ({} {})", slow.empty() ? "" : ", ", r, c.hostOf(r), c.addressOf(r));
         out.outlierSummary = fmt::format(
             "ring: {} of {} links above {:.2f} us (baseline {:.2f} us + {} x max(MAD {:.2f}, "
-            "baseline/10)){}",
-            flagged, rows.size(), o.thresholdUs, o.baselineUs, p.outlierK, o.madUs,
+            "link MAD {:.2f}, baseline/10)){}",
+            flagged, rows.size(), o.thresholdUs, o.baselineUs, p.outlierK, o.madUs, o.linkMadUs,
             slow.empty() ? "" : "; slow rank(s): " + slow);
       }
     }

@@ -40,7 +40,7 @@ struct CollectiveParams {
   double maxTimeSec = 10;
   bool check = false;
   uint64_t ringBytes = 1024;  // ring: message size
-  double outlierK = 5;        // ring: threshold = baseline + k * max(MAD, baseline/10)
+  double outlierK = 5;        // ring: threshold = baseline + k * max(MAD, link MAD, baseline/10)
   std::string transport = "socket";
   transport::DeviceOptions device;
   int64_t timeoutMs = 10'000;

@@ -30,7 +30,25 @@ OutlierReport findOutliers(const std::vector<LinkLatency>& links, int ranks, dou
   for (double f : per)
     dev.push_back(std::fabs(f - r.baselineUs));
   r.madUs = median(dev);
-  r.thresholdUs = r.baselineUs + k * std::max(r.madUs, r.baselineUs / 10);
+  const double floorUs = r.baselineUs / 10;
+  double spread = std::max(r.madUs, floorUs);
+  // Second pass: the spread of the links between hosts that pass the first threshold. The
+  // per-host minima hide how much a healthy link's median wanders (scheduler noise, event
+  // wake-ups), and that wander is what a threshold must stand above.
+  const double firstThreshold = r.baselineUs + k * spread;
+  auto slow = [&](int x) { return x >= 0 && x < ranks && fastest[x] > firstThreshold; };
+  std::vector<double> healthy;
+  for (const auto& l : links)
+    if (!slow(l.src) && !slow(l.dst)) healthy.push_back(l.us);
+  if (healthy.size() >= 2) {
+    const double m = median(healthy);
+    std::vector<double> hdev;
+    for (double us : healthy)
+      hdev.push_back(std::fabs(us - m));
+    r.linkMadUs = median(hdev);
+    spread = std::max(spread, r.linkMadUs);
+  }
+  r.thresholdUs = r.baselineUs + k * spread;
   for (size_t i = 0; i < links.size(); ++i)
     r.outlier[i] = links[i].us > r.thresholdUs;
   for (int x = 0; x < ranks; ++x)

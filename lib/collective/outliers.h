@@ -17,7 +17,8 @@ struct LinkLatency {
 };
 
 struct OutlierReport {
-  double baselineUs = 0, madUs = 0, thresholdUs = 0;
+  double baselineUs = 0, madUs = 0, thresholdUs = 0;  // microseconds
+  double linkMadUs = 0;        // MAD of the healthy links (0 with fewer than 2)
   std::vector<bool> outlier;   // per link, same order as the input
   std::vector<int> slowRanks;  // ascending
 };

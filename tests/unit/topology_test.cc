@@ -165,5 +165,19 @@ TEST(Outliers, SlowHostIsFlaggedEvenWhenHalfTheLinksAreSlow) {
   EXPECT_EQ(std::count(o.outlier.begin(), o.outlier.end(), true), 0);
 }
 
+TEST(Outliers, NoisyHealthyLinksAreNotFlagged) {
+  // Medians from a CI run in a TCG VM (4 netns hosts, event mode, host 2 behind tbf): the
+  // healthy links wander 22..44 us while each host's fastest link is 22..25 us, so a threshold
+  // from the per-host minima alone (23.7 + 5 x 2.4 = 35.5 us) flagged two healthy links.
+  std::vector<LinkLatency> links = {{3, 0, 22.372},  {0, 1, 24.967},  {1, 0, 36.2235},
+                                    {0, 3, 43.851},  {3, 2, 4456.35}, {1, 2, 4456.79},
+                                    {2, 1, 4457.07}, {2, 3, 4457.71}};
+  OutlierReport o = findOutliers(links, 4, 5);
+  EXPECT_EQ(o.slowRanks, std::vector<int>{2});
+  EXPECT_GT(o.linkMadUs, 5);
+  for (size_t i = 0; i < links.size(); ++i)
+    EXPECT_EQ(o.outlier[i], links[i].src == 2 || links[i].dst == 2) << i;
+}
+
 }  // namespace
 }  // namespace rdmabench::collective
