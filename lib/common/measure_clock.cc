@@ -128,7 +128,8 @@ nlohmann::json ClockFacts::toJson() const {
 }
 
 std::string ClockFacts::describe() const {
-  std::string s = used == "tsc" ? fmt::format("tsc {:.3f} GHz (invariant, calibrated)", tscGhz)
+  std::string s = used == "tsc" ? fmt::format("tsc {:.3f} GHz ({}, calibrated)", tscGhz,
+                                              invariantTsc ? "invariant" : "not invariant, forced")
                                 : std::string("clock_gettime(CLOCK_MONOTONIC)");
   s += fmt::format(", one read {:.1f} ns; kernel clocksource {}", readCostNs,
                    kernelClocksource.empty() ? "unknown" : kernelClocksource);
@@ -149,7 +150,8 @@ const ClockFacts& selectMeasureClock(std::string_view choice) {
   if (choice != "monotonic") {
     std::string why;
 #if RDMABENCH_HAVE_TSC
-    if (!f.invariantTsc) {
+    const bool forced = choice == "tsc" && !f.invariantTsc;
+    if (!f.invariantTsc && !forced) {
       why = "the CPU does not advertise constant_tsc and nonstop_tsc";
     } else {
       Point a = samplePoint();
@@ -170,6 +172,11 @@ const ClockFacts& selectMeasureClock(std::string_view choice) {
         detail::gMeasureScale.nsPerTickQ32 = static_cast<uint64_t>(std::llround(4294967296.0 / g));
         detail::gMeasureScale.useTsc = true;
         f.used = "tsc";
+        if (forced)
+          f.warning =
+              "--clock tsc on a CPU that does not advertise constant_tsc and nonstop_tsc (as "
+              "perftest's cycle counter always does): the calibration windows agreed, but the "
+              "figures are wrong if the TSC rate changes or CPUs' TSCs differ during the run";
       }
     }
 #else

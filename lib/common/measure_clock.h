@@ -3,10 +3,13 @@
 // Deadlines and timeouts stay on CLOCK_MONOTONIC (common/clock.h).
 //
 //  - "tsc": the CPU's time-stamp counter (rdtsc, ~5-25 ns, no vDSO and no kernel clocksource
-//    involved), used only where the CPU advertises an invariant TSC (constant_tsc and
-//    nonstop_tsc in /proc/cpuinfo), scaled by a rate calibrated against CLOCK_MONOTONIC_RAW at
-//    start-up (two 10 ms windows that must agree within kMaxCalibrationSkew). Same method as
+//    involved), chosen by "auto" only where the CPU advertises an invariant TSC (constant_tsc
+//    and nonstop_tsc in /proc/cpuinfo), scaled by a rate calibrated against CLOCK_MONOTONIC_RAW
+//    at start-up (two 10 ms windows that must agree within kMaxCalibrationSkew). Same method as
 //    perftest's get_cycles() + get_cpu_mhz(), but calibrated instead of trusting cpu MHz.
+//    "--clock tsc" on a CPU without the invariant flags (e.g. a TCG VM) still uses it when the
+//    calibration agrees, with ClockFacts::warning saying so: like for like with perftest, which
+//    reads the cycle counter everywhere.
 //  - "monotonic": clock_gettime(CLOCK_MONOTONIC). Through the vDSO it costs ~20 ns when the
 //    kernel clocksource is tsc/kvm-clock; on hpet or acpi_pm each read is a syscall of ~1-3 us
 //    that lands inside every sample (ClockFacts::warning says so).
@@ -75,8 +78,9 @@ inline int64_t measureNs() {
 
 // Selects the measurement clock for `choice` ("auto", "tsc", "monotonic"), calibrates the TSC
 // when used (~20 ms) and measures the cost of one read. "auto" takes the TSC when invariant and
-// the calibration is consistent, else monotonic. Throws UsageError for an unknown choice and for
-// "tsc" when the CPU has no invariant TSC or calibration fails (naming why).
+// the calibration is consistent, else monotonic; "tsc" takes the TSC even when it is not
+// advertised invariant (with a warning). Throws UsageError for an unknown choice and for "tsc"
+// when there is no TSC or the calibration fails (naming why).
 const ClockFacts& selectMeasureClock(std::string_view choice);
 // The facts of the current selection (selects "auto" on first use if nothing was selected).
 const ClockFacts& measureClockFacts();
