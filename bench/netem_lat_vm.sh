@@ -4,7 +4,7 @@
 # two network namespaces joined by a veth pair, `rdmabench server` in one, `rdmabench lat` from
 # the other, and sockperf (an independent tool) over the same link. Unshaped first, then
 # `tc netem delay 10ms` on both ends: every packet waits 10 ms once, so a round trip grows by
-# 20 ms and the one-way latency by 10 ms. Checks, for socket in event mode (-e):
+# 20 ms and the one-way latency by 10 ms. Verdicts (met / MISSED) for socket and tcp;ofi_rxm, -e:
 #   - every sample is >= 10000 us one way (min_us): no sample can beat the configured delay;
 #   - the median is 10000 us + the unshaped median, at most 25% above (a netem that did nothing,
 #     or a `lat` that reported the whole round trip, is far outside);
@@ -12,11 +12,9 @@
 # Why not the 5% of 1 ms the issue asked for: under TCG, netem's timers fire late with a wide
 # spread (measured here: sockperf's one-way median 10.9 ms for 10 ms, p99 13.5 ms; with 1 ms,
 # +20% for rdmabench and sockperf alike), so a 5% bound on the configured delay fails for every
-# tool. Three runs on 2026-11-30: socket +17%, +27% over 10 ms, 1.04x and 1.13x sockperf.
-# With KVM or real hosts the bounds could become a test. Not tcp;ofi_rxm: the ofi
-# backend always busy polls, and two spinning processes in the TCG VM starve the vCPU that runs
-# netem's timers (measured: +33-39% over the configured delay, where socket busy polling at
-# 1 ms was +74%), so ofi has no netem known answer yet (closing note of session 4).
+# tool. Three runs on 2026-11-30 (socket): +17%, +27% over 10 ms, 1.04x and 1.13x sockperf;
+# tcp;ofi_rxm then busy polled (no event mode yet) and read +33-39%, 1.16-1.23x sockperf.
+# With KVM or real hosts the bounds could become a test.
 # Usage: bench/netem_lat_vm.sh [path/to/rdmabench]   (default build/rdmabench; root)
 set -u -o pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -84,14 +82,18 @@ until ip netns exec "$A" ss -ltn | grep -q '10.77.0.1:18601 '; do
 done
 
 declare -A base
-for t in socket; do
-  base[$t]=$(lat "$t-unshaped" -t "$t") || exit 1
+for t in socket ofi; do
+  args=(-t "$t")
+  [ $t = ofi ] && args+=(--provider "tcp;ofi_rxm")
+  base[$t]=$(lat "$t-unshaped" "${args[@]}") || exit 1
 done
 tc -n "$A" qdisc add dev "va$id" root netem delay 10ms || fail "tc netem on $A"
 tc -n "$B" qdisc add dev "vb$id" root netem delay 10ms || fail "tc netem on $B"
 sp=$(sockperf_median) || exit 1
-for t in socket; do
-  shaped=$(lat "$t-shaped" -t "$t") || exit 1
+for t in socket ofi; do
+  args=(-t "$t")
+  [ $t = ofi ] && args+=(--provider "tcp;ofi_rxm")
+  shaped=$(lat "$t-shaped" "${args[@]}") || exit 1
   python3 - "$t" "${base[$t]}" "$shaped" "$sp" <<'PY' || exit 1
 import sys
 t = sys.argv[1]

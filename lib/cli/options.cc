@@ -309,12 +309,6 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   }
   if (vm.count("domain")) d.device = str("domain");
   checkBackendOptions(vm, cmd, spec.transport);
-  // The libfabric backend opens its CQs without a wait object (FI_WAIT_NONE) and always busy
-  // polls: -e would be silently ignored.
-  if (d.useEvent && cmd.transportGiven && !vm.count("compare") && spec.transport == "ofi")
-    throw UsageError(
-        "--use-event: -t ofi has no completion wait object (its CQs are FI_WAIT_NONE) and "
-        "always busy polls; drop -e");
   // The server side shares everything but the device name and GID index (each side picks its
   // own) unless --remote-device names it.
   spec.serverDevice = d;

@@ -101,6 +101,9 @@ class CompletionPool {
     ++readyCount_;
   }
 
+  // True when a completion waits to be reported (poll() would return it without the provider).
+  bool anyReady() const { return readyCount_ != 0; }
+
   // Next slot to report (in report order); false when none is ready. The caller releases it.
   bool popReady(uint32_t& idx) {
     if (readyCount_ == 0) return false;

@@ -1,6 +1,10 @@
 // Completion side of the ofi backend: fi_cq_read / fi_cq_readerr into the op-context pool,
 // poll(), and the CQ drain before teardown.
 
+#include <poll.h>
+
+#include <cerrno>
+
 #include <fmt/format.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -91,6 +95,18 @@ void OfiDevice::progressAs() {
     }
     fail("fi_cq_read", got);
   }
+}
+
+void OfiDevice::waitForEvent(int timeoutMs) {
+  if (waitFd_ < 0 || pool_.anyReady()) return;
+  fid* fids[1] = {&cq_->fid};
+  int rc = fi_trywait(fabric_.get(), fids, 1);
+  if (rc == -FI_EAGAIN) return;  // completions to read or progress to make: the caller polls
+  if (rc != 0) fail("fi_trywait", rc);
+  pollfd p{waitFd_, POLLIN, 0};
+  // EINTR (a signal) simply returns: the caller checks interrupted().
+  if (::poll(&p, 1, timeoutMs) < 0 && errno != EINTR)
+    throw SystemError(fmt::format("poll on the completion queue wait fd of {}", label_), errno);
 }
 
 size_t OfiDevice::poll(Completion* out, size_t max) {

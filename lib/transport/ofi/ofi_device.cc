@@ -182,10 +182,27 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
   // verbs FI_EP_MSG offers no tagged CQ format (fi_cq_open: ENOSYS); MSG needs no tags.
   cqAttr.format = sel_.msg ? FI_CQ_FORMAT_MSG : FI_CQ_FORMAT_TAGGED;
   cqAttr.size = poolSize;
-  cqAttr.wait_obj = FI_WAIT_NONE;
+  // Event mode: a file descriptor to sleep on (fi_trywait + poll, fabtests' FT_COMP_WAIT_FD
+  // method), so -e and oversubscribed collectives sleep instead of spinning.
+  cqAttr.wait_obj = options.useEvent ? FI_WAIT_FD : FI_WAIT_NONE;
   fid_cq* cq = nullptr;
-  check("fi_cq_open", fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr));
+  if (int rc = fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr); rc != 0) {
+    if (options.useEvent)
+      throw TransportError(
+          fmt::format("--use-event: {} cannot give its completion queue a wait fd (fi_cq_open with "
+                      "FI_WAIT_FD: {}); run without -e",
+                      label_, fiError(rc)));
+    fail("fi_cq_open", rc);
+  }
   cq_.reset(cq);
+  if (options.useEvent) {
+    int fd = -1;
+    if (int rc = fi_control(&cq_->fid, FI_GETWAIT, &fd); rc != 0 || fd < 0)
+      throw TransportError(
+          fmt::format("--use-event: {}: fi_control(FI_GETWAIT) on the completion queue: {}", label_,
+                      fiError(rc)));
+    waitFd_ = fd;
+  }
 
   pool_.init(poolSize);
   initCaps();
@@ -276,6 +293,7 @@ nlohmann::json OfiDevice::properties() const {
       {"rx_depth", rxDepth_},
       {"threading", threadingName(info->domain_attr->threading)},
       {"data_progress", progressName(info->domain_attr->data_progress)},
+      {"event_mode", waitFd_ >= 0},
       {"av_type", sel_.msg ? "none" : "FI_AV_TABLE"},
       {"matching", sel_.msg ? "one connected FI_EP_MSG endpoint per connection"
                             : "FI_TAGGED, one 64-bit tag per connection"},

@@ -102,6 +102,10 @@ class OfiDevice final : public Device {
   std::unique_ptr<MemoryRegion> registerMemory(void* ptr, size_t bytes) override;
   std::unique_ptr<Connector> createConnector() override;
   size_t poll(Completion* out, size_t max) override;
+  // Event mode (DeviceOptions::useEvent): fi_trywait on the CQ, then poll() on its wait fd
+  // (FI_WAIT_FD) for up to timeoutMs. Returns at once when completions are ready or the provider
+  // needs progress (fi_trywait -FI_EAGAIN). Busy mode: returns at once.
+  void waitForEvent(int timeoutMs) override;
 
   // Used by OfiConnector / OfiEndpoint.
   std::vector<uint8_t> localAddress(uint32_t conn) const;
@@ -165,6 +169,7 @@ class OfiDevice final : public Device {
   FidPtr<fid_domain> domain_;
   FidPtr<fid_av> av_;
   FidPtr<fid_cq> cq_;
+  int waitFd_ = -1;  // the CQ's FI_WAIT_FD in event mode (owned by the provider), else -1
   FidPtr<fid_ep> ep_;
   std::vector<uint8_t> epName_;
 
