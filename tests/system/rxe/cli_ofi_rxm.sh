@@ -73,5 +73,10 @@ json_check "$TMP/lat.json" "[x['bytes'] for x in d['rows']]==[$list] and all(x['
 run bw bw "${C[@]}" -s "${list#0,}" -n 2 -w 4 --check
 json_check "$TMP/bw.json" "[x['bytes'] for x in d['rows']]==[${list#0,}] and all(x['mb_per_s']>0 for x in d['rows'])"
 pass "verbs;ofi_rxm lat (--check) and bw at 0, 1, $INJ, 16384, 16385, 65536, 131072, 131073, 1048576 B"
+
+# Event mode: both sides' CQs get FI_WAIT_FD and sleep between completions.
+run ev lat "${C[@]}" -e -s 1,65536 -n 50 --check
+json_check "$TMP/ev.json" "d['run']['local']['event_mode'] and d['run']['remote']['event_mode'] and all(x['wrong']==0 and x['latency_us']['median']>0 for x in d['rows'])"
+pass "verbs;ofi_rxm lat -e (FI_WAIT_FD + fi_trywait) at 1 and 65536 B, --check"
 check_all
 echo "PASSED: rdmabench -t ofi verbs;ofi_rxm on $DEV ($(($(date +%s) - T0)) s)"
