@@ -18,6 +18,7 @@
 #include "common/units.h"
 #include "engine/bandwidth.h"
 #include "engine/buffers.h"
+#include "engine/hints.h"
 #include "engine/link.h"
 #include "engine/pattern.h"
 #include "engine/pingpong.h"
@@ -562,6 +563,7 @@ class Client {
 
     Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), ch.peerName(),
                       opts.useEvent);
+    uint64_t largestPassed = 0;  // largest size that completed (for the path-MTU hint)
     for (size_t index = 0; index < spec.sizes.size(); ++index) {
       const uint64_t bytes = spec.sizes[index];
       if (o_.onSizeStart) o_.onSizeStart(index, spec.sizes.size(), bytes);
@@ -581,7 +583,17 @@ class Client {
       }
       PingPongResult pp;
       BandwidthResult bw;
-      json serverResult = runOneSize(ch, side, progress, run, &pp, &bw);
+      json serverResult;
+      try {
+        serverResult = runOneSize(ch, side, progress, run, &pp, &bw);
+      } catch (const TransportError& e) {
+        // Smaller sizes passed and this one exceeded the retry count: name the path MTU.
+        if (spec.transport != "verbs" || largestPassed == 0 || side.links.empty()) throw;
+        const uint64_t mtu = side.links[0].endpoint->properties().value("mtu", uint64_t{0});
+        std::string hint = pathMtuHint(largestPassed, bytes, mtu, e.what());
+        if (hint.empty()) throw;
+        throw TransportError(e.what() + hint);
+      }
       report::Row row;
       row.bytes = bytes;
       row.iterations = run.iterations;
@@ -604,6 +616,7 @@ class Client {
       }
       if (row.wrong) wrongTotal_ += *row.wrong;
       reporter_.row(row);
+      largestPassed = std::max(largestPassed, bytes);
     }
     ch.send(rendezvous::kDone, std::string_view(), dl());
     reporter_.end();
