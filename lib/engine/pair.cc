@@ -226,6 +226,27 @@ std::function<void()> controlWatchdog(Channel& ch) {
   };
 }
 
+// The peer as the engines name it in timeouts and completion errors: its control address and
+// the data-path address of its first connection (verbs "QPN 0x12 @ GID", libfabric
+// "fi_sockaddr_in://host:port", socket "host:port"), so a black-holed data path is named, not
+// only the control port that still answers. "+N more" when there are several connections.
+std::string progressPeer(const Channel& ch, const Side& side) {
+  std::string data;
+  if (!side.endpoints.empty()) {
+    json p = side.endpoints.front()->properties();
+    for (const char* key : {"peer", "peer_address"}) {
+      auto it = p.find(key);
+      if (it != p.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+        data = it->get<std::string>();
+        break;
+      }
+    }
+  }
+  if (data.empty() || data == ch.peerName()) return ch.peerName();
+  if (side.endpoints.size() > 1) data += fmt::format(" +{} more", side.endpoints.size() - 1);
+  return fmt::format("{} (data path {})", ch.peerName(), data);
+}
+
 struct SizeRun {
   uint64_t bytes = 0, iterations = 0, warmup = 0;
 };
@@ -345,7 +366,7 @@ void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOpt
   json remote = expectJson(ch, rendezvous::kAddresses, Deadline(spec.timeoutMs),
                            "client connection addresses");
   connectSide(side, remote, Deadline(spec.timeoutMs), ch.peerName());
-  Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), ch.peerName(),
+  Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), progressPeer(ch, side),
                     opts.useEvent);
   for (;;) {
     Frame f = ch.receive(Deadline(spec.timeoutMs), "the next size or the end of the test");
@@ -561,7 +582,7 @@ class Client {
     reporter_.begin(info);
     begun_ = true;
 
-    Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), ch.peerName(),
+    Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), progressPeer(ch, side),
                       opts.useEvent);
     uint64_t largestPassed = 0;  // largest size that completed (for the path-MTU hint)
     for (size_t index = 0; index < spec.sizes.size(); ++index) {
