@@ -28,3 +28,18 @@ FI_OFI_RXM_USE_RNDV_WRITE=1 timeout 60 "$RB" lat 127.0.0.1 -p "$PORT" -t ofi --p
 json_check "$TMP/env.json" "d['run']['extra']['provider_env']==\"client FI_OFI_RXM_USE_RNDV_WRITE=1; server used the client's (its own: libfabric defaults)\""
 kill -0 "$SERVER" || fail "server died"
 pass "FI_OFI_RXM_USE_RNDV_WRITE applied in the server's session, header shows both sides"
+
+# 3. shm against the server on one host, alone and in an A/B (#13). Both sides used to name their
+#    shm region after the control address (127.0.0.1:0:0): the server's session failed with
+#    EBUSY or died with SIGSEGV, and the A/B client crashed in libfabric.
+timeout 60 "$RB" lat 127.0.0.1 -p "$PORT" -t ofi --provider shm -s 64,4096 -n 200 --check -f json -o "$TMP/shm.json" 2>"$TMP/shm.err" ||
+  fail "lat --provider shm against the server: $(cat "$TMP/shm.err")"
+json_check "$TMP/shm.json" "d['run']['local']['provider']=='shm' and d['run']['remote']['provider']=='shm' and [x['bytes'] for x in d['rows']]==[64,4096] and all(x['wrong']==0 and x['latency_us']['median']>0 for x in d['rows'])"
+timeout 60 "$RB" bw 127.0.0.1 -p "$PORT" -t ofi --provider shm -s 65536 -n 20 --check -f json -o "$TMP/shmbw.json" 2>"$TMP/shmbw.err" ||
+  fail "bw --provider shm against the server: $(cat "$TMP/shmbw.err")"
+json_check "$TMP/shmbw.json" "all(x['wrong']==0 and x['mb_per_s']>0 for x in d['rows'])"
+timeout 120 "$RB" lat 127.0.0.1 -p "$PORT" --provider "tcp;ofi_rxm" --provider shm -s 64 -n 200 -f json -o "$TMP/ab.json" 2>"$TMP/ab.err" ||
+  fail "A/B tcp;ofi_rxm vs shm: $(cat "$TMP/ab.err")"
+json_check "$TMP/ab.json" "[v['label'] for v in d['variants']]==['ofi:tcp;ofi_rxm','ofi:shm'] and not any('error' in v for v in d['variants'])"
+kill -0 "$SERVER" || fail "server died"
+pass "shm: lat and bw --check against the server, and an A/B with tcp;ofi_rxm, on one host"

@@ -169,8 +169,14 @@ Selection selectInfo(const DeviceOptions& options) {
       options.provider.empty() ? (msg ? kDefaultMsgProvider : kDefaultProvider) : options.provider;
   InfoPtr list;
   int rc = 0;
+  // shm names its endpoint's shared-memory region after the source address: with the control
+  // connection's address (127.0.0.1 on both sides of a loopback run) the client and the server
+  // created the same region "127.0.0.1:0:0", the second overwrote the first ("Overwriting shm
+  // from dead process") and the server's session failed with EBUSY or crashed. Without a source
+  // address shm picks a per-process name.
+  const std::string source = equalsNoCase(provider, "shm") ? std::string() : options.localHost;
   for (bool withRma : {true, false}) {
-    rc = query(provider, withRma, options.localHost, type, list);
+    rc = query(provider, withRma, source, type, list);
     if (rc == 0 && list) break;
     if (rc != 0 && rc != -FI_ENODATA)
       throw TransportError(fmt::format(
