@@ -104,4 +104,13 @@ expect_error() {
   [ "$rc" != 124 ] || fail "hung (killed by timeout): $*"
   grep -qF -- "$want" "$TMP/err" || fail "stderr of '$*' lacks '$want': $(cat "$TMP/err")"
   [ "$(wc -l <"$TMP/err")" = 1 ] || fail "expected one error line from '$*', got: $(cat "$TMP/err")"
+  LAST_RC=$rc
+}
+
+# expect_status STATUS EXPECTED_SUBSTRING CMD...: expect_error, and the exit status must be
+# STATUS (docs/cli.md: 1 failure, 2 usage, 3 timeout, 4 interrupted).
+expect_status() {
+  local want_rc=$1; shift
+  expect_error "$@"
+  [ "$LAST_RC" = "$want_rc" ] || fail "exit status $LAST_RC, expected $want_rc: ${*:2}"
 }

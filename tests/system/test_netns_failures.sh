@@ -5,9 +5,13 @@ need_root
 netns_pair
 B=(ip netns exec "$NS_B")
 
-# 1. Nobody listening: one clear line, quickly.
-expect_error "Connection refused" "${B[@]}" "$RB" lat "$IP_A" -t socket -s 8 -n 10
-pass "connection refused"
+# 1. Nobody listening: one clear line, quickly; `lat` and `bw` exit with the same status for the
+#    same kind of failure (docs/cli.md): 1 for a failure, 2 for a usage error.
+for t in lat bw; do
+  expect_status 1 "Connection refused" "${B[@]}" "$RB" "$t" "$IP_A" -t socket -s 8 -n 10
+  expect_status 2 "--iters 0" "${B[@]}" "$RB" "$t" "$IP_A" -t socket -s 8 -n 0
+done
+pass "connection refused (exit 1) and a bad value (exit 2), lat and bw alike"
 
 # Mid-run events happen after the first result row (size 8 done; 16 MiB x 1000 round trips
 # take many seconds): a marker, not a sleep, so a slow start cannot make them land before the
