@@ -1,0 +1,153 @@
+// The server's half of a point-to-point session (docs/wire-protocol.md): handshake, the test
+// description within the server's caps, one side opened and connected, sizes as the client
+// asks. Runs in the session's own child process (server.cc).
+#include "engine/pair.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/interrupt.h"
+#include "common/json_read.h"
+#include "common/measure_clock.h"
+#include "common/units.h"
+#include "engine/bandwidth.h"
+#include "engine/buffers.h"
+#include "engine/hints.h"
+#include "engine/link.h"
+#include "engine/pair_side.h"
+#include "engine/pattern.h"
+#include "engine/pingpong.h"
+#include "engine/progress.h"
+#include "engine/session.h"
+#include "rendezvous/channel.h"
+#include "rendezvous/protocol.h"
+
+namespace rdmabench::engine {
+namespace {
+
+using namespace pairing;
+using nlohmann::json;
+using rendezvous::Channel;
+using rendezvous::expectJson;
+using rendezvous::Frame;
+
+void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOptions& opts,
+                   Side& side, const json& ownEnv);
+
+void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
+                      const detail::AdmitFn& admit) {
+  rendezvous::serverHandshake(ch, Deadline(so.helloTimeoutMs), so.token);
+  json req =
+      expectJson(ch, rendezvous::kTestRequest, Deadline(so.helloTimeoutMs), "test description");
+  TestSpec spec = TestSpec::fromJson(req);
+  // The client's timeout bounds how long this session waits for it: capped by the server.
+  spec.timeoutMs = std::min(spec.timeoutMs, so.maxTimeoutMs);
+  uint64_t need = spec.bytesPerConnection() * spec.queuePairs;
+  if (need > so.maxBytes)
+    throw UsageError(fmt::format(
+        "test needs {} bytes of buffers on the server ({} connection(s) x {} bytes), above the "
+        "server's --max-bytes {}",
+        need, spec.queuePairs, spec.bytesPerConnection(), so.maxBytes));
+  if (admit) admit(spec);
+  if (so.verbose)
+    std::cerr << fmt::format("rdmabench server: session {}: {} {} {} from {}\n", session, spec.test,
+                             escapeForLog(spec.transport, 64), spec.op, ch.peerName());
+  transport::DeviceOptions opts = spec.serverDevice;
+  // The target of a one-sided verbs bw (write/read, one direction) has nothing to do until the
+  // initiator's closing control message: the HCA places the data. It sleeps on completion events,
+  // like perftest's ib_write_bw / ib_read_bw server (blocked in a socket read), instead of busy
+  // polling a core that a loopback initiator needs (rxe in the 4-vCPU TCG VM, write 64 KiB
+  // stream: 34-38 MB/s with a spinning target, 46-50 with a sleeping one, ib_write_bw 48-52).
+  // Socket and ofi targets progress the emulated writes themselves and keep the client's mode.
+  if (spec.test == "bw" && spec.transport == "verbs" && !spec.bidirectional &&
+      (spec.op == "write" || spec.op == "read"))
+    opts.useEvent = true;
+  opts.localHost = ch.localAddress();
+  opts.peerHost = ch.peerAddress();
+  // This process is the session's own child (server.cc), so the environment is ours to change.
+  json ownEnv = adoptWireEnv(jsonObject(req, "provider_env", "test description"), ch.peerName());
+  Side side;  // outlives the handler below: the client hears why before the data path closes
+  try {
+    serveWithSide(ch, spec, opts, side, ownEnv);
+  } catch (const InterruptedError&) {
+    tellPeer(ch, fmt::format("server interrupted ({})", interruptName()));
+    throw;
+  } catch (const std::exception& e) {
+    tellPeer(ch, rendezvous::errorFrameText(e));
+    throw;
+  }
+}
+
+void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOptions& opts,
+                   Side& side, const json& ownEnv) {
+  auto dl = [&] { return Deadline(spec.timeoutMs); };
+  openSide(side, spec, opts, "server");
+  ch.sendJson(rendezvous::kTestAccept,
+              json{{"host", hostName()},
+                   {"version", RDMABENCH_VERSION},
+                   {"device", side.device->properties()},
+                   {"caps", capsJson(side.device->caps())},
+                   {"provider_env_own", ownEnv}},
+              dl());
+  ch.sendJson(rendezvous::kAddresses, addressesJson(side), dl());
+  json remote = expectJson(ch, rendezvous::kAddresses, Deadline(spec.timeoutMs),
+                           "client connection addresses");
+  connectSide(side, remote, Deadline(spec.timeoutMs), ch.peerName());
+  Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), progressPeer(ch, side),
+                    opts.useEvent);
+  for (;;) {
+    Frame f = ch.receive(Deadline(spec.timeoutMs), "the next size or the end of the test");
+    if (f.type == rendezvous::kDone) return;
+    if (f.type == rendezvous::kError)
+      rendezvous::throwPeerReport("client " + ch.peerName(), f.text());
+    if (f.type != rendezvous::kSizeStart)
+      throw ProtocolError(
+          fmt::format("client {} sent unexpected message type {}", ch.peerName(), f.type));
+    const std::string what = fmt::format("size start from {}", ch.peerName());
+    json j = rendezvous::parseFrameJson(f, what);
+    SizeRun run{jsonUint(j, "bytes", what, 0),
+                jsonUint(j, "iterations", what, 0, 1, kMaxIterations),
+                jsonUint(j, "warmup", what, 0, 0, kMaxIterations)};
+    if (std::find(spec.sizes.begin(), spec.sizes.end(), run.bytes) == spec.sizes.end())
+      throw ProtocolError(
+          fmt::format("client asked for size {} / {} iterations outside the test "
+                      "description",
+                      run.bytes, run.iterations));
+    zeroReceiveAreas(side);
+    stampReadSource(side, spec, run.bytes);
+    ch.sendJson(rendezvous::kSizeReady, json::object(), dl());
+    detail::testCrashHook(run.bytes);
+    json result = runSize(spec, side, progress, run, false, nullptr, nullptr);
+    ch.sendJson(rendezvous::kSizeResult, result, Deadline(spec.timeoutMs));
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+void serveSession(Channel& ch, const ServerOptions& so, uint64_t session, const AdmitFn& admit) {
+  serveSessionImpl(ch, so, session, admit);
+}
+
+void tellPeer(Channel& ch, const std::string& message) {
+  pairing::tellPeer(ch, message);
+}
+
+void testCrashHook(uint64_t bytes) {
+  const char* at = std::getenv("RDMABENCH_TEST_SESSION_CRASH_AT");
+  if (at && *at && std::to_string(bytes) == at) raise(SIGSEGV);
+}
+
+}  // namespace detail
+
+}  // namespace rdmabench::engine

@@ -1,0 +1,286 @@
+// Shared halves of the point-to-point session (pair_side.h): sides, wire environment, sizes.
+#include "engine/pair_side.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/interrupt.h"
+#include "common/json_read.h"
+#include "common/measure_clock.h"
+#include "common/units.h"
+#include "engine/bandwidth.h"
+#include "engine/buffers.h"
+#include "engine/hints.h"
+#include "engine/link.h"
+#include "engine/pattern.h"
+#include "engine/pingpong.h"
+#include "engine/progress.h"
+#include "rendezvous/channel.h"
+#include "rendezvous/protocol.h"
+
+extern char** environ;
+
+namespace rdmabench::engine::pairing {
+
+using nlohmann::json;
+using rendezvous::Channel;
+using rendezvous::expectJson;
+using rendezvous::Frame;
+
+std::string hostName() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string isoDateUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json capsJson(const transport::Caps& c) {
+  return json{{"rma_write", c.rmaWrite},          {"rma_read", c.rmaRead},
+              {"rma_emulated", c.rmaEmulated},    {"max_message_bytes", c.maxMessageBytes},
+              {"max_send_queue", c.maxSendQueue}, {"max_recv_queue", c.maxRecvQueue},
+              {"inline_bytes", c.inlineBytes}};
+}
+
+// libfabric variables that change what goes on the wire (rxm/rxd eager, SAR and rendezvous
+// protocols, shm's), so both sides must agree: the client sends its own with the test
+// description and the server's session adopts them. Local-only ones (interfaces, logging,
+// provider paths) stay each side's own.
+constexpr const char* kWireEnvPrefixes[] = {"FI_OFI_RXM_", "FI_OFI_RXD_", "FI_SHM_"};
+
+static bool isWireEnvName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name)
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  for (const char* p : kWireEnvPrefixes)
+    if (name.rfind(p, 0) == 0 && name.size() > std::strlen(p)) return true;
+  return false;
+}
+
+// This process's wire-relevant libfabric variables, name -> value.
+json wireEnv() {
+  json out = json::object();
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos || !isWireEnvName(kv.substr(0, eq))) continue;
+    out[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1, 256));
+  }
+  return out;
+}
+
+// Server session (a child of the daemon): replaces its wire-relevant variables by the client's
+// (`requested`, untrusted) before libfabric reads them. Returns the server's own settings.
+json adoptWireEnv(const json* requested, const std::string& peer) {
+  json own = wireEnv();
+  const std::string what = fmt::format("provider_env from {}", peer);
+  if (requested && requested->size() > kMaxWireEnv)
+    throw ProtocolError(
+        fmt::format("{}: {} variables, limit {}", what, requested->size(), kMaxWireEnv));
+  if (requested)
+    for (const auto& [name, value] : requested->items())
+      if (!isWireEnvName(name))
+        throw ProtocolError(fmt::format("{}: \"{}\" is not a libfabric protocol variable ({}*)",
+                                        what, escapeForLog(name, 64),
+                                        "FI_OFI_RXM_, FI_OFI_RXD_, FI_SHM_"));
+  for (const auto& [name, value] : own.items())
+    unsetenv(name.c_str());
+  if (requested)
+    for (const auto& [name, value] : requested->items()) {
+      std::string v = jsonString(*requested, name, what, {}, 256);
+      for (unsigned char c : v)
+        if (c < 0x20 || c == 0x7f)
+          throw ProtocolError(fmt::format("{}: {} holds a control character", what, name));
+      setenv(name.c_str(), v.c_str(), 1);
+    }
+  return own;
+}
+
+std::string describeEnv(const json& env) {
+  std::string out;
+  for (const auto& [name, value] : env.items())
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", escapeForLog(name, 64),
+                       value.is_string() ? escapeForLog(value.get_ref<const std::string&>(), 64)
+                                         : std::string("?"));
+  return out.empty() ? "libfabric defaults" : out;
+}
+
+// Checks the test against what this side's device can do; `who` is "local" or "server".
+static void checkCaps(const TestSpec& spec, const transport::Device& device, const char* who) {
+  transport::Caps caps = device.caps();
+  for (uint64_t b : spec.sizes)
+    if (caps.maxMessageBytes && b > caps.maxMessageBytes)
+      throw UsageError(fmt::format("--size {}: above the {} {} device {} limit of {} bytes", b, who,
+                                   device.backend(), device.name(), caps.maxMessageBytes));
+  if (spec.op == "write" && !caps.rmaWrite)
+    throw UsageError(fmt::format("--op write: the {} transport on {} does not support RDMA write",
+                                 device.backend(), device.name()));
+  if (spec.op == "read" && !caps.rmaRead)
+    throw UsageError(fmt::format("--op read: the {} transport on {} does not support RDMA read",
+                                 device.backend(), device.name()));
+}
+
+void openSide(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts,
+              const char* who) {
+  s.device = transport::openDevice(spec.transport, opts);
+  checkCaps(spec, *s.device, who);
+  s.layout = BufferLayout::forMaxMessage(spec.maxSize());
+  for (uint32_t q = 0; q < spec.queuePairs; ++q) {
+    s.buffers.emplace_back(s.layout.total());
+    s.regions.push_back(s.device->registerMemory(s.buffers.back().data(), s.layout.total()));
+    s.connectors.push_back(s.device->createConnector());
+  }
+}
+
+json addressesJson(const Side& s) {
+  json conns = json::array(), regions = json::array();
+  for (const auto& c : s.connectors)
+    conns.push_back(rendezvous::toHex(c->localAddress()));
+  for (const auto& r : s.regions)
+    regions.push_back(rendezvous::toHex(r->exportRegion().encode()));
+  return json{{"connectors", conns}, {"regions", regions}};
+}
+
+void connectSide(Side& s, const json& remote, const Deadline& deadline, const std::string& peer) {
+  // By reference through the bounded readers: never a copy of the peer's DOM.
+  const std::string what = fmt::format("connection addresses from {}", peer);
+  const json* conns = jsonArray(remote, "connectors", what, kMaxQueuePairs);
+  const json* regions = jsonArray(remote, "regions", what, kMaxQueuePairs);
+  size_t nc = conns ? conns->size() : 0, nr = regions ? regions->size() : 0;
+  if (nc != s.connectors.size() || nr != s.connectors.size())
+    throw ProtocolError(
+        fmt::format("peer {} sent {} connection addresses and {} regions, expected {}", peer, nc,
+                    nr, s.connectors.size()));
+  auto hexItem = [&](const json& v, const char* field) -> const std::string& {
+    if (!v.is_string())
+      throw ProtocolError(
+          fmt::format("{}: field \"{}\" holds a {}, not a hex string", what, field, v.type_name()));
+    return v.get_ref<const std::string&>();
+  };
+  for (size_t i = 0; i < s.connectors.size(); ++i) {
+    auto addr =
+        rendezvous::fromHex(hexItem((*conns)[i], "connectors"), transport::kMaxAddressBytes);
+    auto region = transport::RemoteRegion::decode(
+        rendezvous::fromHex(hexItem((*regions)[i], "regions"), 17 + transport::kMaxKeyBytes));
+    if (region.length < s.layout.total())
+      throw ProtocolError(fmt::format("peer {} exported a {}-byte buffer, expected {}", peer,
+                                      region.length, s.layout.total()));
+    s.endpoints.push_back(s.connectors[i]->connect(addr, deadline));
+    s.links.push_back(Link{s.endpoints.back().get(), s.regions[i].get(), region, s.layout});
+  }
+}
+
+void zeroReceiveAreas(Side& s) {
+  for (auto& link : s.links)
+    std::memset(link.region->data() + link.layout.recvOffset(), 0, link.layout.area + kCtrlBytes);
+}
+
+// lat --op read --check: the data the initiator reads, in place before the size starts.
+void stampReadSource(Side& s, const TestSpec& spec, uint64_t bytes) {
+  if (!spec.check || spec.op != "read") return;
+  for (auto& link : s.links)
+    stampPattern(link.region->data() + link.layout.sendOffset(), bytes, readPatternTag(bytes));
+}
+
+// Watchdog for engine loops: an Error frame from the peer aborts the run with its message; EOF
+// means the peer died (ProtocolError from peekType).
+
+std::function<void()> controlWatchdog(Channel& ch) {
+  // Peeks, so a frame that legitimately arrives early (the server's SizeResult while this side
+  // still drains its last completions) stays queued for the code that expects it.
+  return [&ch]() {
+    int type = ch.peekType();
+    if (type != rendezvous::kError) return;
+    Frame f = ch.receive(Deadline(2000), "the peer's error message");
+    rendezvous::throwPeerReport("peer " + ch.peerName(), f.text());
+  };
+}
+
+// The peer as the engines name it in timeouts and completion errors: its control address and
+// the data-path address of its first connection (verbs "QPN 0x12 @ GID", libfabric
+// "fi_sockaddr_in://host:port", socket "host:port"), so a black-holed data path is named, not
+// only the control port that still answers. "+N more" when there are several connections.
+std::string progressPeer(const Channel& ch, const Side& side) {
+  std::string data;
+  if (!side.endpoints.empty()) {
+    json p = side.endpoints.front()->properties();
+    for (const char* key : {"peer", "peer_address"}) {
+      auto it = p.find(key);
+      if (it != p.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+        data = it->get<std::string>();
+        break;
+      }
+    }
+  }
+  if (data.empty() || data == ch.peerName()) return ch.peerName();
+  if (side.endpoints.size() > 1) data += fmt::format(" +{} more", side.endpoints.size() - 1);
+  return fmt::format("{} (data path {})", ch.peerName(), data);
+}
+
+// Runs one size on one side. Returns this side's measurement as JSON (the server sends it to the
+// client) and fills `pp` / `bw` for the client.
+json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
+             bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut) {
+  progress.setPhase(fmt::format("size {}", run.bytes));
+  if (spec.test == "lat") {
+    PingPongParams p;
+    p.op = spec.op == "tagged" ? "send" : spec.op;  // RDM sends are tagged
+    p.bytes = run.bytes;
+    p.iterations = run.iterations;
+    p.warmup = run.warmup;
+    p.initiator = initiator;
+    p.check = spec.check;
+    PingPongResult r = runPingPong(*side.device, side.links[0], progress, p);
+    json j{{"seconds", r.seconds}, {"check_errors", r.checkErrors}, {"wrong", r.checkErrors}};
+    if (ppOut) *ppOut = std::move(r);
+    return j;
+  }
+  BandwidthParams p;
+  p.op = parseBwOp(spec.op);  // RDM sends are tagged
+  p.mode = parseBwMode(spec.mode);
+  p.bytes = run.bytes;
+  p.iterations = run.iterations;
+  p.warmup = run.warmup;
+  p.window = p.mode == BwMode::kStream ? spec.streamDepth() : spec.window;
+  p.cqModeration = spec.cqModeration;
+  p.sender = initiator;
+  p.bidirectional = spec.bidirectional;
+  p.check = spec.check;
+  BandwidthResult r = runBandwidth(*side.device, side.links, progress, p);
+  if (bwOut) *bwOut = r;
+  return json{{"seconds", r.seconds},
+              {"mb_per_s", r.megabytesPerSec},
+              {"msg_per_s", r.messagesPerSec},
+              {"messages", r.messages},
+              {"target", r.target},
+              {"checked", r.checked},
+              {"wrong", r.wrong}};
+}
+
+// Sends a one-line kError to the peer once per channel (best effort, 1 s).
+void tellPeer(Channel& ch, const std::string& message) {
+  if (ch.fd() < 0) return;
+  try {
+    ch.send(rendezvous::kError, std::string_view(message), Deadline(1000));
+  } catch (const std::exception&) {
+  }
+  ch.close();
+}
+
+}  // namespace rdmabench::engine::pairing

@@ -1,0 +1,78 @@
+#pragma once
+// Internals shared by the two halves of the point-to-point session (pair.cc: the client and its
+// loopback server; pair_server.cc: the server's session): what one side holds, opening and
+// connecting it, the wire environment, and running one size. Not a public API: used only by
+// lib/engine. Thread-safety: one Side per session thread/process.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "engine/bandwidth.h"
+#include "engine/buffers.h"
+#include "engine/link.h"
+#include "engine/pingpong.h"
+#include "engine/progress.h"
+#include "engine/spec.h"
+#include "rendezvous/channel.h"
+#include "transport/transport.h"
+
+namespace rdmabench::engine::pairing {
+
+// Everything one side holds for a session. Member order = teardown order reversed: endpoints
+// go first, then connectors, memory regions, buffers and finally the device.
+struct Side {
+  std::unique_ptr<transport::Device> device;
+  BufferLayout layout;
+  std::vector<AlignedBuffer> buffers;
+  std::vector<std::unique_ptr<transport::MemoryRegion>> regions;
+  std::vector<std::unique_ptr<transport::Connector>> connectors;
+  std::vector<std::unique_ptr<transport::Endpoint>> endpoints;
+  std::vector<Link> links;
+};
+
+// One size of a sweep: message bytes, measured iterations, warmup iterations.
+struct SizeRun {
+  uint64_t bytes = 0, iterations = 0, warmup = 0;
+};
+
+std::string hostName();
+std::string isoDateUtc();
+// Device caps as the run header shows them.
+nlohmann::json capsJson(const transport::Caps& c);
+// Most wire-relevant variables a test description may carry.
+inline constexpr size_t kMaxWireEnv = 64;
+// The client's wire-relevant FI_* settings (sent with the test description).
+nlohmann::json wireEnv();
+// Applies the client's wire settings in the server's session (its own process); returns what
+// the session used. Throws ProtocolError for names outside the allowed set.
+nlohmann::json adoptWireEnv(const nlohmann::json* requested, const std::string& peer);
+// One header line for a wire environment.
+std::string describeEnv(const nlohmann::json& env);
+// Opens the device, checks the test against its caps (UsageError naming `who`), registers one
+// buffer and creates one connector per connection.
+void openSide(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts, const char* who);
+// This side's connection addresses and regions, hex, for the Addresses frame.
+nlohmann::json addressesJson(const Side& s);
+// Connects every connection to the peer's addresses (ProtocolError on a malformed frame).
+void connectSide(Side& s, const nlohmann::json& remote, const Deadline& deadline,
+                 const std::string& peer);
+void zeroReceiveAreas(Side& s);
+// lat --op read --check: the data the initiator reads, in place before the size starts.
+void stampReadSource(Side& s, const TestSpec& spec, uint64_t bytes);
+// Watchdog for engine loops: an Error frame from the peer aborts the run with its message.
+std::function<void()> controlWatchdog(rendezvous::Channel& ch);
+// The peer as errors name it: control address and the data-path address of its first connection.
+std::string progressPeer(const rendezvous::Channel& ch, const Side& side);
+// Runs one size on one side; returns this side's measurement as JSON, fills pp / bw.
+nlohmann::json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
+                       bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut);
+// Sends a one-line kError to the peer once per channel (best effort, 1 s).
+void tellPeer(rendezvous::Channel& ch, const std::string& message);
+
+}  // namespace rdmabench::engine::pairing
