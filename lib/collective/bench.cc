@@ -17,6 +17,7 @@
 #include "collective/topology.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/host_info.h"
 #include "common/json_read.h"
 #include "stats/summary.h"
 
@@ -27,15 +28,6 @@ using nlohmann::json;
 namespace {
 
 constexpr uint64_t kLargeMessage = 8192;  // OSU's LARGE_MESSAGE_SIZE
-
-std::string isoDateUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 constexpr uint64_t kMaxIterations = 100'000'000;  // as the point-to-point engines
 // Per-rank sample vectors are max-reduced across ranks in chunks of this many int64 values.

@@ -36,21 +36,6 @@ using rendezvous::Channel;
 using rendezvous::expectJson;
 using rendezvous::Frame;
 
-std::string hostName() {
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
-std::string isoDateUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 json capsJson(const transport::Caps& c) {
   return json{{"rma_write", c.rmaWrite},          {"rma_read", c.rmaRead},
               {"rma_emulated", c.rmaEmulated},    {"max_message_bytes", c.maxMessageBytes},

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "common/host_info.h"
 #include "engine/bandwidth.h"
 #include "engine/buffers.h"
 #include "engine/link.h"
@@ -41,8 +42,6 @@ struct SizeRun {
   uint64_t bytes = 0, iterations = 0, warmup = 0;
 };
 
-std::string hostName();
-std::string isoDateUtc();
 // Device caps as the run header shows them.
 nlohmann::json capsJson(const transport::Caps& c);
 // Most wire-relevant variables a test description may carry.

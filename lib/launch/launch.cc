@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/host_info.h"
 #include "common/interrupt.h"
 
 namespace rdmabench::launch {
@@ -26,12 +27,6 @@ Env processEnv() {
     if (!v) return std::nullopt;
     return std::string(v);
   };
-}
-
-std::string hostName() {
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
 }
 
 namespace {

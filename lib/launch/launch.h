@@ -72,9 +72,6 @@ uint16_t portForJob(uint64_t jobId, uint64_t stepId);
 void parseHostPort(const std::string& text, uint16_t defaultPort, std::string& host,
                    uint16_t& port);
 
-// This machine's host name.
-std::string hostName();
-
 // How runLocal ends a run whose ranks do not all exit by themselves (milliseconds).
 struct LocalRunLimits {
   // Once any rank has exited (success or failure), the others get this long to exit too
