@@ -148,8 +148,13 @@ class Client {
       while (!dl.expired()) {
         if (ch.peekType() == rendezvous::kError) {
           Frame f = ch.receive(Deadline(1000), "the server's error message");
-          throw PeerError(fmt::format("server {} reported: {} (here: {})", ch.peerName(),
-                                      escapeForLog(f.text(), 400), local.what()));
+          std::string theirs = escapeForLog(f.text(), 400);
+          std::string here = local.what();
+          // The local error may already carry the server's text: say it once.
+          if (here.find(theirs) != std::string::npos)
+            throw PeerError(fmt::format("server {} reported: {}", ch.peerName(), theirs));
+          throw PeerError(
+              fmt::format("server {} reported: {} (here: {})", ch.peerName(), theirs, here));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
