@@ -31,6 +31,7 @@ Cell difference(Metric metric, bool mpiOverhead, bool valueIsMpi, double value, 
     c.absolute = value - reference;
     if (reference != 0) c.percent = *c.absolute / reference * 100.0;
   }
+  if (reference != 0) c.ratio = value / reference;
   return c;
 }
 

@@ -7,7 +7,9 @@
 //    perftest): latency/collective: MPI - fabric (us), % of the fabric value; bandwidth:
 //    fabric - MPI ("MB/s lost"), % of the fabric value. Positive = MPI costs that much.
 //  - otherwise: input - baseline (us or MB/s), % of the baseline value.
-// A percentage is absent when its reference value is 0. Thread-safety: pure functions.
+// Every difference also carries the ratio [of] / [to] of the two values (e.g. a tree run over a
+// SHARP run: the speed-up of in-network reduction), whatever the metric.
+// A percentage or ratio is absent when its reference value is 0. Thread-safety: pure functions.
 
 #include <cstddef>
 #include <iosfwd>
@@ -32,6 +34,7 @@ struct Difference {
 struct Cell {
   std::optional<double> absolute;  // in Difference::unit
   std::optional<double> percent;   // of the reference value
+  std::optional<double> ratio;     // value of input `of` / value of input `to` (unitless)
 };
 
 struct ComparedRow {

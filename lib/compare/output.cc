@@ -69,6 +69,7 @@ void writeTable(const Comparison& c, std::ostream& out) {
       else
         out << fmt::format("# diff [{}]: [{}] - [{}] in {}, % of [{}]\n", d.of + 1, d.of + 1,
                            d.to + 1, d.unit, d.to + 1);
+      out << fmt::format("# ratio [{}]: [{}] / [{}]\n", d.of + 1, d.of + 1, d.to + 1);
     }
     // Columns.
     std::vector<std::string> head{"#bytes"};
@@ -79,6 +80,7 @@ void writeTable(const Comparison& c, std::ostream& out) {
       head.push_back(
           fmt::format("{}[{}]{}", name, d.of + 1, d.unit == "MB/s lost" ? "MB/s" : d.unit));
       head.push_back(fmt::format("{}[{}]%", name, d.of + 1));
+      head.push_back(fmt::format("ratio[{}]", d.of + 1));
     }
     std::vector<std::vector<std::string>> cells;
     for (const ComparedRow& r : g.rows) {
@@ -90,6 +92,7 @@ void writeTable(const Comparison& c, std::ostream& out) {
       for (const Cell& cell : r.cells) {
         line.push_back(fixed(cell.absolute));
         line.push_back(fixed(cell.percent));
+        line.push_back(cell.ratio ? fmt::format("{:.3f}", *cell.ratio) : std::string("-"));
       }
       cells.push_back(std::move(line));
     }
@@ -164,8 +167,9 @@ void writeJson(const Comparison& c, std::ostream& out) {
         jr["values"].push_back(optionalJson(v));
       jr["differences"] = ordered_json::array();
       for (const Cell& cell : r.cells)
-        jr["differences"].push_back(
-            {{"absolute", optionalJson(cell.absolute)}, {"percent", optionalJson(cell.percent)}});
+        jr["differences"].push_back({{"absolute", optionalJson(cell.absolute)},
+                                     {"percent", optionalJson(cell.percent)},
+                                     {"ratio", optionalJson(cell.ratio)}});
       if (r.missing()) {
         jr["only_in"] = ordered_json::array();
         for (size_t i = 0; i < r.values.size(); ++i)
@@ -203,17 +207,18 @@ std::string csvNumber(const std::optional<double>& v) {
 
 void writeCsv(const Comparison& c, std::ostream& out) {
   out << "test,metric,bytes,input,path,source,mpi,baseline,value,unit,diff_label,diff_absolute,"
-         "diff_unit,diff_percent,note\n";
+         "diff_unit,diff_percent,diff_ratio,note\n";
   for (const Group& g : c.groups) {
     for (const ComparedRow& r : g.rows) {
       for (size_t i = 0; i < g.inputs.size(); ++i) {
         const Series& s = g.inputs[i];
-        std::string diff = ",,,";
+        std::string diff = ",,,,";
         for (size_t k = 0; k < g.differences.size(); ++k) {
           const Difference& d = g.differences[k];
           if (d.of != i) continue;
-          diff = fmt::format("{},{},{},{}", csvCell(d.label), csvNumber(r.cells[k].absolute),
-                             csvCell(d.unit), csvNumber(r.cells[k].percent));
+          diff = fmt::format("{},{},{},{},{}", csvCell(d.label), csvNumber(r.cells[k].absolute),
+                             csvCell(d.unit), csvNumber(r.cells[k].percent),
+                             csvNumber(r.cells[k].ratio));
         }
         out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csvCell(g.test),
                            metricName(g.metric), g.sized ? fmt::format("{}", r.bytes) : "",

@@ -349,6 +349,12 @@ TEST(CompareMath, DifferenceAndMpiOverhead) {
   EXPECT_DOUBLE_EQ(*b.percent, 10.0);
   Cell z = difference(Metric::kBandwidth, false, false, 5.0, 0.0);
   EXPECT_FALSE(z.percent);
+  EXPECT_FALSE(z.ratio);
+  // The ratio is always [of] / [to]: a SHARP run at 2 us against a tree at 5 us gives 0.4.
+  EXPECT_NEAR(*d.ratio, 16.07 / 11.01, 1e-12);
+  EXPECT_DOUBLE_EQ(*difference(Metric::kLatency, false, false, 2.0, 5.0).ratio, 0.4);
+  EXPECT_DOUBLE_EQ(*m2.ratio, 10.0 / 12.0);
+  EXPECT_DOUBLE_EQ(*b.ratio, 0.9);
 }
 
 Series makeSeries(const std::string& label, Source source, Metric metric, const std::string& test,
@@ -423,6 +429,26 @@ TEST(CompareAlign, BandwidthLostAndPlainDifference) {
   EXPECT_DOUBLE_EQ(*g.rows[0].cells[0].percent, 10.0);
   EXPECT_FALSE(g.differences[1].mpiOverhead);
   EXPECT_DOUBLE_EQ(*g.rows[0].cells[1].absolute, 100.0);  // 1100 - 1000
+}
+
+TEST(CompareAlign, RatioInEveryFormat) {
+  Comparison c = compareSeries({{makeSeries("tree.json", Source::kRdmabench, Metric::kCollective,
+                                            "allreduce", {{8, 5.0}, {16, 6.0}})},
+                                {makeSeries("sharp.json", Source::kRdmabench, Metric::kCollective,
+                                            "allreduce", {{8, 2.0}, {16, 3.0}})}});
+  std::ostringstream table, js, csv;
+  writeComparison(c, "table", table);
+  EXPECT_NE(table.str().find("# ratio [2]: [2] / [1]"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("ratio[2]"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("-60.00     0.400"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("-50.00     0.500"), std::string::npos) << table.str();
+  writeComparison(c, "json", js);
+  auto doc = nlohmann::json::parse(js.str());
+  EXPECT_DOUBLE_EQ(doc["groups"][0]["rows"][0]["differences"][0]["ratio"].get<double>(), 0.4);
+  EXPECT_DOUBLE_EQ(doc["groups"][0]["rows"][1]["differences"][0]["ratio"].get<double>(), 0.5);
+  writeComparison(c, "csv", csv);
+  EXPECT_NE(csv.str().find("diff_percent,diff_ratio,note\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",-60,0.4,"), std::string::npos) << csv.str();
 }
 
 TEST(CompareAlign, FixturesVerbsVsTcp) {

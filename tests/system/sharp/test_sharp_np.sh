@@ -72,6 +72,19 @@ timeout 60 "$RB" allreduce --np 2 --algo auto -m 8:1M -n 2 --warmup 0 -f json -o
 json_check "$TMP/auto.json" "all(r['collective']['algorithm']!='sharp' for r in d['rows'])"
 pass "--algo auto never picks sharp"
 
+# Side by side: tree vs sharp allreduce and dissemination vs sharp barrier through `compare`,
+# per size with the difference and the ratio (issue #14: SHARP's share without MPI).
+timeout 60 "$RB" allreduce --np 4 --algo tree -m 8:4K -n 20 --warmup 2 -f json -o "$TMP/tree.json" || fail "allreduce --algo tree"
+timeout 60 "$RB" allreduce --np 4 --algo sharp -m 8:4K -n 20 --warmup 2 -f json -o "$TMP/sharp.json" || fail "allreduce --algo sharp"
+"$RB" compare "$TMP/tree.json" "$TMP/sharp.json" -f json -o "$TMP/cmp.json" || fail "compare tree sharp"
+json_check "$TMP/cmp.json" "d['groups'][0]['test']=='allreduce' and len(d['groups'][0]['rows'])==10 and d['groups'][0]['inputs'][0]['title'].endswith('(tree)') and d['groups'][0]['inputs'][1]['title'].endswith('(sharp)') and all(abs(r['differences'][0]['ratio']-r['values'][1]/r['values'][0])<1e-9 for r in d['groups'][0]['rows'])"
+"$RB" compare "$TMP/tree.json" "$TMP/sharp.json" >"$TMP/cmp.txt" || fail "compare table"
+grep -q "ratio\[2\]" "$TMP/cmp.txt" && [ "$(grep -cE '^ +[0-9]+ ' "$TMP/cmp.txt")" = 10 ] || fail "compare table: $(cat "$TMP/cmp.txt")"
+timeout 60 "$RB" barrier --np 4 --algo dissemination -n 100 --warmup 5 -f json -o "$TMP/bd.json" || fail "barrier --algo dissemination"
+"$RB" compare "$TMP/bd.json" "$TMP/b.json" -f json -o "$TMP/cmpb.json" || fail "compare barriers"
+json_check "$TMP/cmpb.json" "d['groups'][0]['test']=='barrier' and len(d['groups'][0]['rows'])==1 and d['groups'][0]['rows'][0]['differences'][0]['ratio']>0"
+pass "compare: tree vs sharp allreduce (10 sizes) and dissemination vs sharp barrier, with the ratio"
+
 # --- failures: every rank ends within the timeout, naming the cause --------------------------
 # expect_fail NAME EXPECTED-LINES REGEX-ON-SOME-LINE ENV... -- ARGS...
 expect_fail() {
