@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -139,30 +140,24 @@ class Client {
     }
   }
 
-  // Waits up to 1 s for an Error frame from the server; throws PeerError carrying it and the
-  // local error when one arrives.
+  // Waits up to 1 s for an Error frame from the server; when one arrives, throws what it means
+  // (rendezvous::throwPeerReport: PeerError, or TimeoutError / UsageError for a tagged report)
+  // with the local error appended unless it already carries the server's text.
   static void serverFate(Channel& ch, const std::exception& local) {
     if (ch.fd() < 0) return;
+    std::optional<std::string> theirs;
     try {
       Deadline dl(1000);
-      while (!dl.expired()) {
-        if (ch.peekType() == rendezvous::kError) {
-          Frame f = ch.receive(Deadline(1000), "the server's error message");
-          std::string theirs = escapeForLog(f.text(), 400);
-          std::string here = local.what();
-          // The local error may already carry the server's text: say it once.
-          if (here.find(theirs) != std::string::npos)
-            throw PeerError(fmt::format("server {} reported: {}", ch.peerName(), theirs));
-          throw PeerError(
-              fmt::format("server {} reported: {} (here: {})", ch.peerName(), theirs, here));
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      while (!theirs && !dl.expired()) {
+        if (ch.peekType() == rendezvous::kError)
+          theirs = ch.receive(Deadline(1000), "the server's error message").text();
+        else
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
-    } catch (const PeerError&) {
-      throw;
     } catch (const std::exception&) {
-      // EOF or another frame: nothing more to learn.
+      // EOF or a broken frame: nothing more to learn.
     }
+    if (theirs) rendezvous::throwPeerReport("server " + ch.peerName(), *theirs, local.what());
   }
 
   void sessionWithSide(Channel& ch, Side& side, const transport::DeviceOptions& opts) {

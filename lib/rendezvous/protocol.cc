@@ -98,14 +98,25 @@ Hello serverHandshake(Channel& channel, const Deadline& deadline, const std::str
 
 std::string errorFrameText(const std::exception& e) {
   if (dynamic_cast<const TimeoutError*>(&e)) return std::string(kTimeoutTag) + e.what();
+  if (dynamic_cast<const UsageError*>(&e)) return std::string(kUsageTag) + e.what();
   return e.what();
 }
 
-void throwPeerReport(const std::string& peer, std::string_view text) {
-  if (text.substr(0, kTimeoutTag.size()) == kTimeoutTag)
-    throw TimeoutError(
-        fmt::format("{} reported: {}", peer, escapeForLog(text.substr(kTimeoutTag.size()), 400)));
-  throw PeerError(fmt::format("{} reported: {}", peer, escapeForLog(text, 400)));
+void throwPeerReport(const std::string& peer, std::string_view text, std::string_view here) {
+  auto tagged = [&](std::string_view tag) {
+    if (text.substr(0, tag.size()) != tag) return false;
+    text.remove_prefix(tag.size());
+    return true;
+  };
+  bool timeout = tagged(kTimeoutTag);
+  bool usage = !timeout && tagged(kUsageTag);
+  std::string theirs = escapeForLog(text, 400);
+  std::string message = fmt::format("{} reported: {}", peer, theirs);
+  if (!here.empty() && here.find(theirs) == std::string_view::npos)
+    message += fmt::format(" (here: {})", here);
+  if (timeout) throw TimeoutError(message);
+  if (usage) throw UsageError(message);
+  throw PeerError(message);
 }
 
 std::string toHex(const std::vector<uint8_t>& bytes) {

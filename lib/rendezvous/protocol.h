@@ -54,11 +54,19 @@ Hello serverHandshake(Channel& channel, const Deadline& deadline, const std::str
 // kError payloads whose sender failed on a timeout start with this tag, so the receiver raises
 // TimeoutError too and both sides of a test exit with the same status (3) for the same cause.
 inline constexpr std::string_view kTimeoutTag = "timeout: ";
-// The kError text for a local failure: its message, tagged when it is a TimeoutError.
+// Likewise for a request the sender refused as a bad value (UsageError: an unknown --provider,
+// an option out of the device's range): the receiver raises UsageError (exit status 2), as if
+// it had checked the value itself.
+inline constexpr std::string_view kUsageTag = "usage: ";
+// The kError text for a local failure: its message, tagged when it is a TimeoutError or a
+// UsageError.
 std::string errorFrameText(const std::exception& e);
 // Throws what a kError frame from `peer` with `text` means: TimeoutError for a tagged timeout,
-// else PeerError; the message is "<peer> reported: <text escaped>".
-[[noreturn]] void throwPeerReport(const std::string& peer, std::string_view text);
+// UsageError for a tagged usage error, else PeerError. The message is "<peer> reported: <text
+// without its tag, escaped>", followed by " (here: <here>)" when `here` (the receiver's own
+// error, if any) is non-empty and does not already contain the peer's text.
+[[noreturn]] void throwPeerReport(const std::string& peer, std::string_view text,
+                                  std::string_view here = {});
 
 // Hex encoding for opaque bytes inside JSON payloads.
 std::string toHex(const std::vector<uint8_t>& bytes);

@@ -33,8 +33,8 @@ json_check "$TMP/ab.json" "[v['label'] for v in d['variants']]==['socket','ofi:t
 grep -q "ratio 2/1" "$TMP/ab.txt" || fail "A/B table lacks the ratio column: $(cat "$TMP/ab.txt")"
 pass "A/B comparison (JSON ratio checked, table)"
 
-expect_error "provider" "${B[@]}" "$RB" lat "$IP_A" -t ofi --provider "nosuch;ofi_rxm" -s 8 -n 10
-expect_error "domain" "${B[@]}" "$RB" lat "$IP_A" -t ofi --provider "$P" --domain nosuchdomain -s 8 -n 10
+expect_status 2 "provider" "${B[@]}" "$RB" lat "$IP_A" -t ofi --provider "nosuch;ofi_rxm" -s 8 -n 10
+expect_status 2 "domain" "${B[@]}" "$RB" lat "$IP_A" -t ofi --provider "$P" --domain nosuchdomain -s 8 -n 10
 expect_error "Connection refused" "${B[@]}" "$RB" lat "$IP_A" -p 18599 -t ofi --provider "$P" -s 8 -n 10
 expect_error "--op tagged: only for -t ofi" "${B[@]}" "$RB" lat "$IP_A" -t socket --op tagged -s 8
 pass "ofi errors: unknown provider, unknown domain, peer not started, --op tagged off ofi"

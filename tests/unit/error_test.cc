@@ -1,10 +1,12 @@
-// common/error: the exit status of each error class (docs/cli.md's table).
+// common/error: the exit status of each error class (docs/cli.md's table), and how a peer's
+// error keeps its class across the wire (rendezvous/protocol: tagged kError texts).
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <stdexcept>
 
 #include "common/error.h"
+#include "rendezvous/protocol.h"
 
 namespace rdmabench {
 namespace {
@@ -19,6 +21,38 @@ TEST(ExitCode, OneStatusPerErrorClass) {
   EXPECT_EQ(exitCodeFor(ProtocolError("malformed frame")), 1);
   EXPECT_EQ(exitCodeFor(PeerError("server reported: busy")), 1);
   EXPECT_EQ(exitCodeFor(std::runtime_error("other")), 1);
+}
+
+// What the receiver of `sent`'s kError frame raises.
+template <typename E>
+int statusAcrossTheWire(const E& sent, std::string* message, std::string_view here = {}) {
+  try {
+    rendezvous::throwPeerReport("server 10.0.0.1:18515", rendezvous::errorFrameText(sent), here);
+  } catch (const std::exception& e) {
+    *message = e.what();
+    return exitCodeFor(e);
+  }
+  return -1;
+}
+
+TEST(ExitCode, PeerErrorKeepsItsClassAcrossTheWire) {
+  std::string m;
+  // A server that refused the request as a bad value: the client exits 2 as if it had checked.
+  EXPECT_EQ(statusAcrossTheWire(UsageError("--provider: 'nosuch' offers no endpoint"), &m), 2);
+  EXPECT_EQ(m, "server 10.0.0.1:18515 reported: --provider: 'nosuch' offers no endpoint");
+  EXPECT_EQ(statusAcrossTheWire(TimeoutError("no progress for 5.0 s"), &m), 3);
+  EXPECT_EQ(m, "server 10.0.0.1:18515 reported: no progress for 5.0 s");
+  EXPECT_EQ(statusAcrossTheWire(TransportError("retry counter exceeded"), &m, "local: eof"), 1);
+  EXPECT_EQ(m, "server 10.0.0.1:18515 reported: retry counter exceeded (here: local: eof)");
+  // The local error already carries the server's text: said once.
+  EXPECT_EQ(statusAcrossTheWire(TransportError("x failed"), &m, "peer said x failed"), 1);
+  EXPECT_EQ(m, "server 10.0.0.1:18515 reported: x failed");
+  // An untagged text that merely starts like a tag word is not a tag.
+  try {
+    rendezvous::throwPeerReport("p", "usage:x");
+  } catch (const std::exception& e) {
+    EXPECT_EQ(exitCodeFor(e), 1);
+  }
 }
 
 }  // namespace
