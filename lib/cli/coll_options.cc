@@ -101,7 +101,12 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
       "ib-port", po::value<std::string>(), "verbs port (default 1)")(
       "use-event,e", po::value<std::string>(),
       "on | off: sleep on completion events instead of busy polling (default: on when more "
-      "ranks run on this host than it has cores)");
+      "ranks run on this host than it has cores)")(
+      "cpu", po::value<std::string>(),
+      "bind the ranks of each host to these CPUs, one CPU per rank in local rank order "
+      "(cpuset list: 0-3,8)")("numa", po::value<std::string>(),
+                              "auto | N | off: bind every rank to the device's NUMA node (auto, "
+                              "keeps a launcher's binding), to node N, or not (default auto)");
 
   po::options_description output("Output");
   output.add_options()("format,f", po::value<std::string>(), "table | json | csv | osu | imb")(
@@ -185,6 +190,9 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
   if (has("run-id")) l.runId = str("run-id");
   l.defaultRunId = defaultRunId(test, args);
   if (has("bind")) cmd.bind = str("bind");
+  if (has("cpu")) p.placement.cpus = str("cpu");
+  if (has("numa")) p.placement.numa = str("numa");
+  validatePlacement(p.placement);
   if (has("device")) p.device.device = str("device");
   if (has("provider")) p.device.provider = str("provider");
   if (has("gid-index"))

@@ -13,6 +13,7 @@
 #include "collective/comm.h"
 #include "collective/model.h"
 #include "collective/outliers.h"
+#include "collective/rank_placement.h"
 #include "collective/sharp/sharp.h"
 #include "collective/topology.h"
 #include "common/clock.h"
@@ -219,8 +220,9 @@ report::CollectiveRow gather(Communicator& c, const std::string& prefix, uint64_
 }
 
 report::RunInfo runInfo(Communicator& c, const CollectiveParams& p, const launch::RankInfo& info,
-                        const json& extra) {
+                        const json& extra, const json& placement) {
   report::RunInfo ri;
+  ri.placement = gatherPlacement(c, placement, p.timeoutMs);
   ri.test = p.test;
   ri.transport = p.transport;
   ri.op = p.test == "allreduce" ? fmt::format("{} {}", toString(p.dtype), toString(p.op)) : "";
@@ -342,6 +344,8 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
   // The untimed reductions (iteration counts, slowest rank per iteration) use the data area.
   co.dataBytes = std::max(co.dataBytes, allreduceDataBytes(me, n, kSlowestChunk * sizeof(int64_t)));
   Communicator c(store, me, n, info.host, co);
+  // Bound before any timed loop; published before the barrier, so rank 0 finds every rank's.
+  const json placement = placeRank(c, p.placement, info);
   c.barrier();
   out.wireupSeconds = static_cast<double>(nowNs() - start) / 1e9;
   const bool root = me == 0 && reporter != nullptr;
@@ -365,7 +369,7 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
   }
 
   if (p.test == "barrier") {
-    if (root) reporter->begin(runInfo(c, p, info, extra));
+    if (root) reporter->begin(runInfo(c, p, info, extra, placement));
     const uint64_t warm = warmupWithBudget(p, warmupFor(p, 0));
     int64_t w0 = nowNs();
     for (uint64_t i = 0; i < warm; ++i) {
@@ -414,7 +418,7 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
                             {"beta_us_per_byte", model.betaUsPerByte},
                             {"gamma_us_per_byte", model.gammaUsPerByte}};
     }
-    if (root) reporter->begin(runInfo(c, p, info, extra));
+    if (root) reporter->begin(runInfo(c, p, info, extra, placement));
     const size_t es = elementSize(p.dtype);
     for (size_t idx = 0; idx < p.sizes.size(); ++idx) {
       const uint64_t count = p.sizes[idx] / es, bytes = count * es;
@@ -489,7 +493,7 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
     }
   } else if (p.test == "ring") {
     if (p.ringBytes < 1) throw UsageError("--size 0: the ring ping-pong needs at least 1 byte");
-    if (root) reporter->begin(runInfo(c, p, info, extra));
+    if (root) reporter->begin(runInfo(c, p, info, extra, placement));
     const uint64_t iters = itersFor(p, p.ringBytes), warm = warmupFor(p, p.ringBytes);
     if (n > 1) {
       for (const char* dir : {"right", "left"}) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collective/reduce.h"
+#include "common/placement.h"
 #include "launch/launch.h"
 #include "rendezvous/store.h"
 #include "report/report.h"
@@ -43,6 +44,9 @@ struct CollectiveParams {
   double outlierK = 5;        // ring: threshold = baseline + k * max(MAD, link MAD, baseline/10)
   std::string transport = "socket";
   transport::DeviceOptions device;
+  // --cpu LIST / --numa auto|N|off for every rank (collective/rank_placement.h: one CPU of the
+  // list per local rank).
+  PlacementRequest placement;
   int64_t timeoutMs = 10'000;
   std::string commandLine;
 };

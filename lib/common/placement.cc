@@ -2,9 +2,11 @@
 
 #include <hwloc.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -188,6 +190,24 @@ PlacementFacts applyPlacement(const PlacementRequest& r, const std::string& devi
     f.warning = fmt::format("CPUs {} (NUMA node {}) are not all on the NUMA node of {} ({})",
                             f.cpus, f.cpuNumaNodes, deviceName, f.deviceNumaNode);
   return f;
+}
+
+PlacementRequest rankPlacement(const PlacementRequest& request, int localRank, int localRanks,
+                               bool* shared) {
+  validatePlacement(request);
+  if (shared) *shared = false;
+  if (request.cpus.empty() || localRanks <= 1) return request;
+  Bitmap list;
+  hwloc_bitmap_list_sscanf(list.get(), request.cpus.c_str());
+  std::vector<unsigned> cpus;
+  unsigned cpu;
+  hwloc_bitmap_foreach_begin(cpu, list.get()) cpus.push_back(cpu);
+  hwloc_bitmap_foreach_end();
+  if (cpus.empty()) return request;
+  if (shared) *shared = cpus.size() < static_cast<size_t>(localRanks);
+  PlacementRequest r = request;
+  r.cpus = fmt::format("{}", cpus[static_cast<size_t>(std::max(localRank, 0)) % cpus.size()]);
+  return r;
 }
 
 }  // namespace rdmabench

@@ -46,4 +46,13 @@ void validatePlacement(const PlacementRequest& request);
 // failures to bind become a warning, not an error.
 PlacementFacts applyPlacement(const PlacementRequest& request, const std::string& deviceName);
 
+// The request of local rank `localRank` (0-based) of `localRanks` ranks on this host, for N-rank
+// runs (as mpirun --map-by core --bind-to core): with --cpu LIST and more than one local rank,
+// each rank takes one CPU of the list, the localRank-th in ascending order, cycling when the
+// list has fewer CPUs than ranks (then `*shared` is set). Any other request applies to every
+// rank as it is (--numa N: the whole node; auto keeps a launcher's per-rank binding). Validates
+// the request first (UsageError). Pure, thread-safe.
+PlacementRequest rankPlacement(const PlacementRequest& request, int localRank, int localRanks,
+                               bool* shared = nullptr);
+
 }  // namespace rdmabench

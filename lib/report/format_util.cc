@@ -99,6 +99,19 @@ std::string placementLine(const RunInfo& info) {
   s += fmt::format("; device {} NUMA node {}", p.value("device", std::string("?")),
                    nodeText(p.value("device_numa_node", nlohmann::json())));
   if (std::string src = p.value("source", std::string()); !src.empty()) s += "; " + src;
+  // N-rank runs (collective/rank_placement.h): every rank's CPUs, "rank:cpus", the first 16.
+  if (auto it = p.find("ranks"); it != p.end() && it->is_array() && it->size() > 1) {
+    s += "; CPUs per rank:";
+    size_t shown = 0;
+    for (const auto& r : *it) {
+      if (shown++ == 16) {
+        s += fmt::format(" ... ({} ranks)", it->size());
+        break;
+      }
+      if (r.is_object())
+        s += fmt::format(" {}:{}", r.value("rank", -1), r.value("cpus", std::string("?")));
+    }
+  }
   return s;
 }
 

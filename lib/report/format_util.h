@@ -52,7 +52,8 @@ std::string deviceName(const nlohmann::json& properties);
 
 // Header facts of the measuring side, one line each ("" when not recorded):
 // clock:     "tsc 2.900 GHz, one read 9.1 ns; kernel clocksource kvm-clock"
-// placement: "cpus 0-1 (NUMA node 0); device NUMA node 0 (mlx5_0); bound by --numa auto"
+// placement: "cpus 0-1 (NUMA node 0); device NUMA node 0 (mlx5_0); bound by --numa auto", then
+// for N-rank runs "; CPUs per rank: 0:0 1:1 ..." (the first 16 ranks)
 std::string clockLine(const RunInfo& info);
 std::string placementLine(const RunInfo& info);
 // Warning lines of the clock and placement facts (without a "WARNING:" prefix).

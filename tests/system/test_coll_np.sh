@@ -69,3 +69,20 @@ pass "a rank that never arrives is named"
 expect_error "--algo bogus" "$RB" allreduce --np 2 --algo bogus
 expect_error "--format perftest" "$RB" barrier --np 2 -f perftest
 pass "usage errors"
+
+# Placement per rank (#10): --cpu gives each local rank one CPU of the list; the header lists
+# every rank's CPUs and warns when a host has more ranks than CPUs (whatever bound them).
+CPUS=$(python3 -c "import os; print(','.join(map(str, sorted(os.sched_getaffinity(0))[:2])))")
+if [ "$(echo "$CPUS" | tr ',' '\n' | wc -l)" = 2 ]; then
+  timeout 60 "$RB" allreduce --np 2 --cpu "$CPUS" -s 8 -n 20 -f json -o "$TMP/pl.json" || fail "--cpu $CPUS"
+  json_check "$TMP/pl.json" "[r['cpus'] for r in d['run']['placement']['ranks']]=='$CPUS'.split(',') and 'warning' not in d['run']['placement'] and 'local rank 1 of 2' in d['run']['placement']['ranks'][1]['source']"
+  pass "--cpu $CPUS with --np 2: one CPU per rank, in the header, no warning"
+fi
+ONE=${CPUS%%,*}
+timeout 60 "$RB" barrier --np 3 --cpu "$ONE" -n 20 -f json -o "$TMP/pl3.json" || fail "--cpu $ONE --np 3"
+json_check "$TMP/pl3.json" "[r['cpus'] for r in d['run']['placement']['ranks']]==['$ONE']*3 and d['run']['placement']['warning'].startswith('3 ranks on ') and 'run on 1 CPU ($ONE)' in d['run']['placement']['warning']"
+timeout 60 taskset -c "$ONE" "$RB" barrier --np 2 -n 20 >"$TMP/pl.txt" || fail "under taskset"
+grep -q "^# WARNING: 2 ranks on .* run on 1 CPU ($ONE)" "$TMP/pl.txt" && grep -q "inherited binding (launcher/taskset) kept" "$TMP/pl.txt" ||
+  fail "taskset binding not kept or not warned: $(cat "$TMP/pl.txt")"
+pass "oversubscription warned (--cpu with fewer CPUs than ranks; a launcher's binding, kept)"
+expect_status 2 "--cpu 3-1: not a CPU list" "$RB" allreduce --np 2 --cpu 3-1
