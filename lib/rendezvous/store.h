@@ -201,8 +201,8 @@ class TcpStoreServer {
   size_t liveRanks_ = 0;
   uint64_t nextSerial_ = 0;
   struct Published {
-    std::atomic<size_t> dataBytes{0}, bufferedBytes{0}, maxConnBufferedBytes{0}, connections{0},
-        runs{0}, pendingGets{0};
+    std::atomic<size_t> dataBytes{0}, bufferedBytes{0}, maxConnBufferedBytes{0},
+        peakConnBufferedBytes{0}, connections{0}, runs{0}, pendingGets{0};
   } published_;
   std::unique_ptr<std::thread> thread_;
   std::atomic<bool> stop_{false};

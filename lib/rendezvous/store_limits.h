@@ -54,7 +54,8 @@ struct StoreUsage {
   size_t totalBytes = 0;     // dataBytes + bufferedBytes: what totalQuotaBytes bounds
   size_t dataBytes = 0;      // held keys + values (+ per-entry overhead), all runs
   size_t bufferedBytes = 0;  // queued output + buffered input + pending gets (+ per-connection)
-  size_t maxConnBufferedBytes = 0;  // the largest one connection's buffered bytes
+  size_t maxConnBufferedBytes = 0;   // the largest one connection's buffered bytes now
+  size_t peakConnBufferedBytes = 0;  // the largest ever (updated as it happens, not per serve())
   size_t connections = 0;
   size_t runs = 0;  // runs with at least one live rank (finished runs are collected)
   size_t pendingGets = 0;

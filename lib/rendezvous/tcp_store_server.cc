@@ -187,6 +187,7 @@ StoreUsage TcpStoreServer::usage() const {
   u.bufferedBytes = published_.bufferedBytes.load(std::memory_order_relaxed);
   u.totalBytes = u.dataBytes + u.bufferedBytes;
   u.maxConnBufferedBytes = published_.maxConnBufferedBytes.load(std::memory_order_relaxed);
+  u.peakConnBufferedBytes = published_.peakConnBufferedBytes.load(std::memory_order_relaxed);
   u.connections = published_.connections.load(std::memory_order_relaxed);
   u.runs = published_.runs.load(std::memory_order_relaxed);
   u.pendingGets = published_.pendingGets.load(std::memory_order_relaxed);
@@ -473,6 +474,8 @@ void TcpStoreServer::account(Conn& c) {
   const size_t now = c.buffered();
   bufferedBytes_ = bufferedBytes_ - c.accounted + now;
   c.accounted = now;
+  if (now > published_.peakConnBufferedBytes.load(std::memory_order_relaxed))  // one writer
+    published_.peakConnBufferedBytes.store(now, std::memory_order_relaxed);
 }
 
 void TcpStoreServer::expireConnections() {

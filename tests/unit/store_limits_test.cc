@@ -246,7 +246,8 @@ TEST(StoreLimits, UnreadGetsDoNotGrowMemory) {
     raw.get("big", 1000);
   usleep(300000);  // let the server do what it will
   const size_t bound = l.outputPauseBytes + l.maxValueBytes + 64 * 1024;
-  EXPECT_LE(s.server.usage().maxConnBufferedBytes, bound);
+  // The peak is recorded as it happens: a serve() call still busy queueing cannot hide it.
+  EXPECT_LE(s.server.usage().peakConnBufferedBytes, bound);
   EXPECT_LE(s.server.usage().bufferedBytes, bound + 4 * kStoreConnOverheadBytes);
   int values = 0;
   for (int i = 0; i < kGets; ++i) {
@@ -256,7 +257,7 @@ TEST(StoreLimits, UnreadGetsDoNotGrowMemory) {
     ++values;
   }
   EXPECT_EQ(values, kGets);
-  EXPECT_LE(s.server.usage().maxConnBufferedBytes, bound);
+  EXPECT_LE(s.server.usage().peakConnBufferedBytes, bound);
 }
 
 int openDescriptors() {
