@@ -403,6 +403,10 @@ void TcpStoreServer::processInput(Conn& c) {
         refuse(c, msg);
         return;
       }
+      if (verbose_ && !c.refusalLogged)  // once per connection
+        std::cerr << fmt::format("rdmabench rendezvous: refused a message of rank {} from {}: {}\n",
+                                 c.rank, c.peer, msg);
+      c.refusalLogged = true;
       sendFrame(c, kError, msg);
       continue;
     }
