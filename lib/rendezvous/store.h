@@ -130,6 +130,7 @@ class TcpStoreServer {
   TcpStoreServer& operator=(const TcpStoreServer&) = delete;
 
   uint16_t port() const { return port_; }
+  // The limits it enforces (fixed at construction; any thread).
   const StoreLimits& limits() const { return limits_; }
   // Handles events for up to `timeoutMs` (0 = only what is ready, -1 = until an event or an
   // internal deadline). Never throws for a client's misbehaviour (that client gets kError and is
@@ -142,7 +143,8 @@ class TcpStoreServer {
   bool allLeft() const;
   // Ranks that joined so far (all runs, collected ones included). Same thread rule as allLeft().
   size_t joinedCount() const;
-  // What the server holds, as of the end of the last serve() call. Thread-safe (any thread).
+  // What the server holds, as of the end of the last serve() call (peakConnBufferedBytes: as it
+  // happens). Thread-safe (any thread).
   StoreUsage usage() const;
   // Log lines (one per lost rank / refused client / closed connection) go to stderr when verbose.
   void setVerbose(bool verbose) { verbose_ = verbose; }
