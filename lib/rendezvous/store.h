@@ -21,6 +21,7 @@
 
 #include "common/clock.h"
 #include "rendezvous/channel.h"
+#include "rendezvous/store_limits.h"
 
 namespace rdmabench::rendezvous {
 
@@ -111,30 +112,41 @@ class TcpStoreClient : public Store {
 
 // Event-driven (epoll) store server. One thread drives it through serve(); connections never
 // block each other. A server started with a run id accepts only that run; one started without
-// keeps each run id's keys apart (standalone `rdmabench rendezvous`).
+// keeps each run id's keys apart (standalone `rdmabench rendezvous`). Everything a client can make
+// it hold is bounded by StoreLimits (store_limits.h): key and value sizes, per-connection and
+// total memory quotas, backpressure on unread output, pending gets, handshake and idle times. A
+// run whose ranks have all left (bye or lost) is collected: its keys are freed and its run id can
+// be used again. Running out of descriptors at accept is handled without spinning.
 class TcpStoreServer {
  public:
   // The name of startThread()'s thread (/proc/self/task/TID/comm; at most 15 characters).
   static constexpr const char* kStoreThreadName = "rdmabench-store";
-  // Listens on bindAddress:port (port 0 = ephemeral; "" = all addresses). SystemError on failure.
+  // Listens on bindAddress:port (port 0 = ephemeral; "" = all addresses). SystemError on failure,
+  // UsageError for an unknown bind address.
   TcpStoreServer(const std::string& bindAddress, uint16_t port, std::string runId = "",
-                 uint32_t maxFrameBytes = kDefaultMaxFrameBytes);
+                 StoreLimits limits = {});
   ~TcpStoreServer();
   TcpStoreServer(const TcpStoreServer&) = delete;
   TcpStoreServer& operator=(const TcpStoreServer&) = delete;
 
   uint16_t port() const { return port_; }
-  // Handles events for up to `timeoutMs` (0 = only what is ready). Never throws for a client's
-  // misbehaviour (that client gets kError and is closed); SystemError for epoll failures.
+  // The limits it enforces (fixed at construction; any thread).
+  const StoreLimits& limits() const { return limits_; }
+  // Handles events for up to `timeoutMs` (0 = only what is ready, -1 = until an event or an
+  // internal deadline). Never throws for a client's misbehaviour (that client gets kError and is
+  // closed, or its request is refused); SystemError for epoll failures.
   void serve(int timeoutMs);
-  // True once every rank of every run that joined has left (bye or lost) and at least one
-  // rank joined. Not synchronized with serve(): call it from the thread that serves, or after
+  // True once every rank that joined (any run) has left (bye or lost) and at least one rank
+  // joined. Not synchronized with serve(): call it from the thread that serves, or after
   // stop() (serveUntilAllLeft below does both); reading while startThread()'s thread serves
   // is a data race.
   bool allLeft() const;
-  // Ranks that joined so far (all runs). Same thread rule as allLeft().
+  // Ranks that joined so far (all runs, collected ones included). Same thread rule as allLeft().
   size_t joinedCount() const;
-  // Log lines (one per lost rank / refused client) go to stderr when verbose.
+  // What the server holds, as of the end of the last serve() call (peakConnBufferedBytes: as it
+  // happens). Thread-safe (any thread).
+  StoreUsage usage() const;
+  // Log lines (one per lost rank / refused client / closed connection) go to stderr when verbose.
   void setVerbose(bool verbose) { verbose_ = verbose; }
 
   // In a forked child: closes the inherited listening and epoll descriptors without touching
@@ -143,7 +155,7 @@ class TcpStoreServer {
 
   // Runs serve() on a background thread until stop() (rank 0's embedded server). The thread
   // sleeps in epoll_wait on its sockets and an eventfd that stop() signals: no periodic
-  // wake-up while ranks run their timed loops (only a waiter's deadline wakes it).
+  // wake-up while ranks run their timed loops (only a deadline wakes it).
   void startThread();
   void stop();
 
@@ -151,25 +163,49 @@ class TcpStoreServer {
   struct Conn;
   struct Run;
   struct Waiter;
+  // I/O and timers (tcp_store_server.cc).
   void acceptAll();
+  bool onAcceptError(int err);  // true: a connection was shed, accept the next one
   void onReadable(Conn& c);
-  void handleFrame(Conn& c, uint16_t type, const std::string& payload);
+  void processInput(Conn& c);
   void sendFrame(Conn& c, uint16_t type, const std::string& payload);
   void flush(Conn& c);
+  void account(Conn& c);
+  void refuse(Conn& c, const std::string& message);
+  void expireConnections();
+  int nextTimeoutMs(int cap) const;
+  void publishUsage();
+  // Protocol and state (tcp_store_session.cc).
+  void handleFrame(Conn& c, uint16_t type, const std::string& payload);
+  void join(Conn& c, const std::string& payload);
+  bool store(Conn& c, const std::string& key, std::string value);  // false: refused
   void closeConn(int fd, const std::string& reason, bool clean);
   void expireWaiters();
   void wake(Run& run, const std::string& key);
-  int nextTimeoutMs(int cap) const;
+  void sendTimeout(Conn& c, const Waiter& w);
 
   int listenFd_ = -1;
   int epollFd_ = -1;
-  int wakeFd_ = -1;  // eventfd: stop() wakes the serving thread
+  int wakeFd_ = -1;     // eventfd: stop() wakes the serving thread
+  int reserveFd_ = -1;  // spare descriptor: closed to accept-and-shed a connection at EMFILE
+  int64_t acceptPausedUntilNs_ = 0;  // 0 = accepting
+  bool acceptTroubleLogged_ = false;
   uint16_t port_ = 0;
   std::string runId_;
-  uint32_t maxFrameBytes_;
+  StoreLimits limits_;
   bool verbose_ = false;
   std::map<int, std::unique_ptr<Conn>> conns_;
   std::map<std::string, std::unique_ptr<Run>> runs_;
+  size_t dataBytes_ = 0;      // StoreUsage::dataBytes
+  size_t bufferedBytes_ = 0;  // StoreUsage::bufferedBytes
+  size_t pendingGets_ = 0;
+  size_t joinedEver_ = 0;
+  size_t liveRanks_ = 0;
+  uint64_t nextSerial_ = 0;
+  struct Published {
+    std::atomic<size_t> dataBytes{0}, bufferedBytes{0}, maxConnBufferedBytes{0},
+        peakConnBufferedBytes{0}, connections{0}, runs{0}, pendingGets{0};
+  } published_;
   std::unique_ptr<std::thread> thread_;
   std::atomic<bool> stop_{false};
 };

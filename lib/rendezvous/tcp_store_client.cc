@@ -133,9 +133,13 @@ std::string TcpStoreClient::get(const std::string& key, int64_t timeoutMs) {
     json j = json::parse(r.payload, nullptr, false);
     std::string missing = j.is_object() ? describeMissing(j) : "";
     int joined = j.is_object() ? j.value("joined", 0) : 0;
+    // The server bounds every wait (StoreLimits::maxGetWaitMs) and says how long it waited.
+    int64_t waited = j.is_object() ? j.value("waited_ms", timeoutMs) : timeoutMs;
+    bool capped = timeoutMs < 0 || waited + 1000 < timeoutMs;
     throw TimeoutError(fmt::format(
-        "rendezvous {}: rank {} waited {:.1f} s for '{}'; {}", where_, join_.rank,
-        static_cast<double>(timeoutMs) / 1000, key,
+        "rendezvous {}: rank {} waited {:.1f} s for '{}'{}; {}", where_, join_.rank,
+        static_cast<double>(waited) / 1000, key,
+        capped ? " (the rendezvous server's limit on a wait)" : "",
         missing.empty()
             ? fmt::format("all {} ranks are connected (one of them is stuck or slow)", joined)
             : "missing rank(s): " + missing));

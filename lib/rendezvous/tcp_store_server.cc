@@ -1,4 +1,6 @@
-// Server side of the TCP rendezvous store (store.h: TcpStoreServer; docs/rendezvous.md).
+// Server side of the TCP rendezvous store (store.h: TcpStoreServer; docs/rendezvous.md): sockets,
+// epoll, buffers, backpressure, timers and accept. The protocol and the runs' state are in
+// tcp_store_session.cc.
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -24,43 +26,16 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/json_read.h"
 #include "common/socket_util.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/store.h"
 #include "rendezvous/store_protocol.h"
+#include "rendezvous/tcp_store_server_state.h"
 
 namespace rdmabench::rendezvous {
 
 using nlohmann::json;
-
-struct TcpStoreServer::Run {
-  std::string id;
-  int worldSize = 0;
-  struct Member {
-    std::string host;
-    std::string state;  // "joined", "left", "failed", "lost"
-    int fd = -1;
-  };
-  std::map<int, Member> members;
-  std::map<std::string, std::string> data;
-};
-
-struct TcpStoreServer::Waiter {
-  int fd;
-  std::string key;
-  int64_t deadlineNs;
-};
-
-struct TcpStoreServer::Conn {
-  int fd = -1;
-  std::string peer;
-  std::string in, out;
-  int stage = 0;  // 0 hello, 1 join, 2 joined
-  Run* run = nullptr;
-  int rank = -1;
-  bool closing = false;  // flush `out`, then close
-  std::vector<Waiter> waits;
-};
 
 namespace {
 
@@ -71,11 +46,25 @@ std::string numericPeer(int fd) {
   return formatHostPort(numericHost(ss), portOf(ss));
 }
 
+// One non-blocking attempt to send what `out` holds plus a frame (the connection is closed next).
+void sendBestEffort(int fd, std::string& out, uint16_t type, const std::string& text) {
+  uint8_t h[kFrameHeaderBytes];
+  encodeHeader(static_cast<uint32_t>(text.size()), type, h);
+  out.append(reinterpret_cast<const char*>(h), kFrameHeaderBytes);
+  out += text;
+  if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+    // Closed either way.
+  }
+}
+
 }  // namespace
 
 TcpStoreServer::TcpStoreServer(const std::string& bindAddress, uint16_t port, std::string runId,
-                               uint32_t maxFrameBytes)
-    : runId_(std::move(runId)), maxFrameBytes_(maxFrameBytes) {
+                               StoreLimits limits)
+    : runId_(std::move(runId)), limits_(limits) {
+  // Kept in reserve: at EMFILE it is closed to accept and shed one pending connection, so the
+  // listening socket does not stay readable (a 100% CPU loop) while legitimate ranks time out.
+  reserveFd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -144,13 +133,15 @@ TcpStoreServer::~TcpStoreServer() {
   if (epollFd_ >= 0) ::close(epollFd_);
   if (listenFd_ >= 0) ::close(listenFd_);
   if (wakeFd_ >= 0) ::close(wakeFd_);
+  if (reserveFd_ >= 0) ::close(reserveFd_);
 }
 
 void TcpStoreServer::closeInChild() {
   if (listenFd_ >= 0) ::close(listenFd_);
   if (epollFd_ >= 0) ::close(epollFd_);
   if (wakeFd_ >= 0) ::close(wakeFd_);
-  listenFd_ = epollFd_ = wakeFd_ = -1;
+  if (reserveFd_ >= 0) ::close(reserveFd_);
+  listenFd_ = epollFd_ = wakeFd_ = reserveFd_ = -1;
   for (auto& [fd, c] : conns_)
     ::close(fd);
   conns_.clear();
@@ -183,30 +174,56 @@ void TcpStoreServer::stop() {
 }
 
 bool TcpStoreServer::allLeft() const {
-  bool any = false;
-  for (const auto& [id, run] : runs_)
-    for (const auto& [rank, m] : run->members) {
-      any = true;
-      if (m.state == "joined") return false;
-    }
-  return any;
+  return joinedEver_ > 0 && liveRanks_ == 0;
 }
 
 size_t TcpStoreServer::joinedCount() const {
-  size_t n = 0;
-  for (const auto& [id, run] : runs_)
-    n += run->members.size();
-  return n;
+  return joinedEver_;
+}
+
+StoreUsage TcpStoreServer::usage() const {
+  StoreUsage u;
+  u.dataBytes = published_.dataBytes.load(std::memory_order_relaxed);
+  u.bufferedBytes = published_.bufferedBytes.load(std::memory_order_relaxed);
+  u.totalBytes = u.dataBytes + u.bufferedBytes;
+  u.maxConnBufferedBytes = published_.maxConnBufferedBytes.load(std::memory_order_relaxed);
+  u.peakConnBufferedBytes = published_.peakConnBufferedBytes.load(std::memory_order_relaxed);
+  u.connections = published_.connections.load(std::memory_order_relaxed);
+  u.runs = published_.runs.load(std::memory_order_relaxed);
+  u.pendingGets = published_.pendingGets.load(std::memory_order_relaxed);
+  return u;
+}
+
+void TcpStoreServer::publishUsage() {
+  size_t maxConn = 0;
+  for (const auto& [fd, c] : conns_)
+    maxConn = std::max(maxConn, c->accounted);
+  published_.dataBytes.store(dataBytes_, std::memory_order_relaxed);
+  published_.bufferedBytes.store(bufferedBytes_, std::memory_order_relaxed);
+  published_.maxConnBufferedBytes.store(maxConn, std::memory_order_relaxed);
+  published_.connections.store(conns_.size(), std::memory_order_relaxed);
+  published_.runs.store(runs_.size(), std::memory_order_relaxed);
+  published_.pendingGets.store(pendingGets_, std::memory_order_relaxed);
 }
 
 int TcpStoreServer::nextTimeoutMs(int cap) const {
   int64_t now = nowNs();
   int64_t best = cap < 0 ? INT64_MAX : static_cast<int64_t>(cap);
-  for (const auto& [fd, c] : conns_)
-    for (const auto& w : c->waits) {
-      int64_t ms = (w.deadlineNs - now) / 1'000'000 + 1;
-      best = std::min(best, std::max<int64_t>(ms, 0));
-    }
+  auto consider = [&](int64_t deadlineNs) {
+    int64_t ms = (deadlineNs - now) / 1'000'000 + 1;
+    best = std::min(best, std::max<int64_t>(ms, 0));
+  };
+  for (const auto& [fd, c] : conns_) {
+    for (const auto& w : c->waits)
+      consider(w.deadlineNs);
+    if (c->closing)
+      consider(c->closeByNs);
+    else if (c->stage < 2)
+      consider(c->handshakeEndNs);
+    else if (limits_.idleMs > 0 && c->waits.empty())
+      consider(c->lastActiveNs + limits_.idleMs * 1'000'000);
+  }
+  if (acceptPausedUntilNs_ != 0) consider(acceptPausedUntilNs_);
   return best == INT64_MAX ? -1 : static_cast<int>(best);
 }
 
@@ -229,225 +246,194 @@ void TcpStoreServer::serve(int timeoutMs) {
     auto it = conns_.find(fd);
     if (it == conns_.end()) continue;
     Conn& c = *it->second;
-    if (events[i].events & EPOLLOUT) flush(c);
-    if (conns_.count(fd) && (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))) onReadable(c);
+    const uint32_t ev = events[i].events;
+    if (ev & EPOLLOUT) {
+      flush(c);
+      if (!conns_.count(fd)) continue;
+      if (!c.paused && !c.in.empty()) processInput(c);  // requests held back by backpressure
+      if (!conns_.count(fd)) continue;
+    }
+    if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+      if (!c.paused && !c.closing) {
+        onReadable(c);
+      } else if (ev & (EPOLLHUP | EPOLLERR)) {
+        closeConn(fd, "died (its rendezvous connection closed without notice)", false);
+      }
+    }
   }
   expireWaiters();
+  expireConnections();
+  publishUsage();
 }
 
 void TcpStoreServer::acceptAll() {
   for (;;) {
     int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      // At EMFILE the reserve descriptor sheds one connection: then try the next one;
+      // otherwise accepting is paused (the listening socket is out of epoll) for a while.
+      if (onAcceptError(errno)) continue;
+      return;
+    }
+    acceptTroubleLogged_ = false;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    auto c = std::make_unique<Conn>();
-    c->fd = fd;
-    c->peer = numericPeer(fd);
+    // A rank is silent during its benchmark; the kernel ends connections whose host vanished.
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    int idle = 60, interval = 10, count = 6;
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+    auto owned = std::make_unique<Conn>();
+    Conn& c = *owned;
+    c.fd = fd;
+    c.serial = ++nextSerial_;
+    c.peer = numericPeer(fd);
+    c.lastActiveNs = nowNs();
+    c.handshakeEndNs = c.lastActiveNs + limits_.handshakeMs * 1'000'000;
+    c.epollEvents = EPOLLIN;
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
     epoll_ctl(epollFd_, EPOLL_CTL_ADD, fd, &ev);
-    conns_[fd] = std::move(c);
+    conns_[fd] = std::move(owned);
+    account(c);
+    if (dataBytes_ + bufferedBytes_ > limits_.totalQuotaBytes)
+      refuse(c, fmt::format("rendezvous store full: it holds {} bytes, its total limit is {} bytes "
+                            "(too many connections or keys)",
+                            dataBytes_ + bufferedBytes_, limits_.totalQuotaBytes));
   }
+}
+
+bool TcpStoreServer::onAcceptError(int err) {
+  const bool outOfFds = err == EMFILE || err == ENFILE;
+  if (!acceptTroubleLogged_ && verbose_)
+    std::cerr << fmt::format(
+        "rdmabench rendezvous: accept: {}{} ({} connections open); {}\n", std::strerror(err),
+        err == EMFILE   ? " (EMFILE)"
+        : err == ENFILE ? " (ENFILE)"
+                        : "",
+        conns_.size(),
+        outOfFds ? "new connections are refused until descriptors are free (raise ulimit -n?)"
+                 : "accepting paused for 100 ms");
+  acceptTroubleLogged_ = true;
+  if (outOfFds && reserveFd_ >= 0) {
+    ::close(reserveFd_);
+    reserveFd_ = -1;
+    int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int acceptErr = errno;
+    if (fd >= 0) {
+      // The client's handshake then fails with this line instead of a bare reset.
+      std::string out;
+      sendBestEffort(fd, out, kError,
+                     "rendezvous server out of file descriptors: connection refused");
+      ::close(fd);
+    }
+    reserveFd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (reserveFd_ >= 0) return fd >= 0 || acceptErr == EINTR || acceptErr == ECONNABORTED;
+  }
+  // No reserve (ENFILE: the system is out of descriptors too) or another error (ENOBUFS,
+  // ENOMEM): stop watching the listening socket for 100 ms instead of spinning on it.
+  epoll_ctl(epollFd_, EPOLL_CTL_DEL, listenFd_, nullptr);
+  acceptPausedUntilNs_ = nowNs() + 100'000'000;
+  return false;
 }
 
 void TcpStoreServer::onReadable(Conn& c) {
   const int fd = c.fd;
   char buf[65536];
-  for (;;) {
+  // A few reads per event (level-triggered epoll comes back for the rest): fair to other
+  // connections, and `in` never holds more than a frame and a read beyond it.
+  for (int reads = 0; reads < 4; ++reads) {
     ssize_t r = ::recv(fd, buf, sizeof buf, 0);
     if (r > 0) {
       c.in.append(buf, static_cast<size_t>(r));
-      if (static_cast<size_t>(r) < sizeof buf) break;
+      c.lastActiveNs = nowNs();
+      processInput(c);
+      if (!conns_.count(fd) || c.paused || c.closing) return;
+      if (static_cast<size_t>(r) < sizeof buf) return;
       continue;
     }
     if (r == 0) {
       closeConn(fd, "died (its rendezvous connection closed without notice)", false);
       return;
     }
-    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
     if (errno == EINTR) continue;
     closeConn(fd, fmt::format("died (rendezvous connection: {})", std::strerror(errno)), false);
     return;
   }
-  while (conns_.count(fd)) {
-    if (c.in.size() < kFrameHeaderBytes) return;
+}
+
+void TcpStoreServer::processInput(Conn& c) {
+  const int fd = c.fd;
+  // The largest legitimate frame: a set of a maximal key and value.
+  const uint64_t frameLimit = 4 + limits_.maxKeyBytes + limits_.maxValueBytes;
+  while (conns_.count(fd) && !c.paused && !c.closing) {
+    if (c.discard > 0) {
+      size_t n = std::min<size_t>(c.discard, c.in.size());
+      c.in.erase(0, n);
+      c.discard -= static_cast<uint32_t>(n);
+      if (c.discard > 0) break;
+    }
+    if (c.in.size() < kFrameHeaderBytes) break;
     uint32_t len;
     uint16_t type;
     try {
-      decodeHeader(reinterpret_cast<const uint8_t*>(c.in.data()), maxFrameBytes_, len, type);
+      decodeHeader(reinterpret_cast<const uint8_t*>(c.in.data()), kDefaultMaxFrameBytes, len, type);
     } catch (const std::exception& e) {
-      sendFrame(c, kError, e.what());
-      closeConn(fd, "broke the store protocol", false);
+      refuse(c, e.what());
       return;
     }
-    if (c.in.size() < kFrameHeaderBytes + len) return;
+    if (len > frameLimit) {
+      // Answered and skipped; a joined client's connection stays usable (its set failed).
+      std::string msg =
+          type == kStoreSet
+              ? fmt::format(
+                    "set of {} bytes refused: the rendezvous store takes values of at "
+                    "most {} bytes and keys of at most {} bytes",
+                    len, limits_.maxValueBytes, limits_.maxKeyBytes)
+              : fmt::format("store message of {} bytes (type {}) above the limit of {} bytes", len,
+                            type, frameLimit);
+      c.in.erase(0, kFrameHeaderBytes);
+      c.discard = len;
+      if (c.stage < 2) {
+        refuse(c, msg);
+        return;
+      }
+      if (verbose_ && !c.refusalLogged)  // once per connection
+        std::cerr << fmt::format("rdmabench rendezvous: refused a message of rank {} from {}: {}\n",
+                                 c.rank, c.peer, msg);
+      c.refusalLogged = true;
+      sendFrame(c, kError, msg);
+      continue;
+    }
+    if (c.in.size() < kFrameHeaderBytes + len) break;
     std::string payload = c.in.substr(kFrameHeaderBytes, len);
     c.in.erase(0, kFrameHeaderBytes + len);
     try {
       handleFrame(c, type, payload);
     } catch (const std::exception& e) {
       if (!conns_.count(fd)) return;
-      sendFrame(c, kError, e.what());
-      if (verbose_)
-        std::cerr << fmt::format("rdmabench rendezvous: refused {}: {}\n", c.peer, e.what());
-      c.closing = true;
-      flush(c);
+      refuse(c, e.what());
       return;
     }
   }
+  if (conns_.count(fd)) account(c);
 }
 
-void TcpStoreServer::handleFrame(Conn& c, uint16_t type, const std::string& payload) {
-  if (c.closing) return;
-  if (c.stage == 0) {
-    if (type != kHello) throw ProtocolError("expected a hello");
-    Frame f{type, std::vector<uint8_t>(payload.begin(), payload.end())};
-    Hello h = decodeHello(f, c.peer);
-    if (h.protocolVersion != kProtocolVersion)
-      throw ProtocolError(
-          fmt::format("rendezvous server speaks protocol version {} (rdmabench {}), the client {} "
-                      "(rdmabench {})",
-                      kProtocolVersion, RDMABENCH_VERSION, h.protocolVersion, h.toolVersion));
-    sendFrame(c, kHelloAck, encodeHello({kProtocolVersion, RDMABENCH_VERSION}));
-    c.stage = 1;
-    return;
-  }
-  if (c.stage == 1) {
-    if (type != kStoreJoin) throw ProtocolError("expected a join message");
-    json j = json::parse(payload, nullptr, false);
-    if (!j.is_object()) throw ProtocolError("malformed join message");
-    std::string runId = j.value("run_id", std::string());
-    int rank = j.value("rank", -1), world = j.value("world_size", 0);
-    std::string host = j.value("host", std::string());
-    if (!runId_.empty() && runId != runId_)
-      throw ProtocolError(fmt::format(
-          "rank {} from {} belongs to run '{}', this rendezvous serves run '{}' (two jobs on "
-          "one port?)",
-          rank, host, runId, runId_));
-    if (world < 1 || rank < 0 || rank >= world)
-      throw ProtocolError(fmt::format("rank {} outside world size {}", rank, world));
-    auto& run = runs_[runId];
-    if (!run) {
-      run = std::make_unique<Run>();
-      run->id = runId;
-      run->worldSize = world;
-    }
-    if (run->worldSize != world)
-      throw ProtocolError(
-          fmt::format("rank {} from {} says world size {}, run '{}' has world size {}", rank, host,
-                      world, runId, run->worldSize));
-    auto m = run->members.find(rank);
-    if (m != run->members.end())
-      throw ProtocolError(fmt::format("rank {} joined twice (first from {}, now from {})", rank,
-                                      m->second.host, host));
-    run->members[rank] = Run::Member{host, "joined", c.fd};
-    c.run = run.get();
-    c.rank = rank;
-    c.stage = 2;
-    sendFrame(c, kStoreJoinAck, json{{"world_size", world}}.dump());
-    return;
-  }
-  Run& run = *c.run;
-  std::string key, rest;
-  switch (type) {
-    case kStoreSet:
-      decodeKeyRecord(payload, key, rest);
-      run.data[key] = std::move(rest);
-      sendFrame(c, kStoreOk, "");
-      wake(run, key);
-      return;
-    case kStoreGet: {
-      if (payload.size() < 4) throw ProtocolError("truncated get");
-      const uint32_t t = ByteReader(payload).u32();
-      decodeKeyRecord(std::string_view(payload).substr(4), key, rest);
-      auto it = run.data.find(key);
-      if (it != run.data.end()) {
-        sendFrame(c, kStoreValue, it->second);
-        return;
-      }
-      int64_t dl = t == UINT32_MAX ? INT64_MAX : nowNs() + static_cast<int64_t>(t) * 1'000'000;
-      c.waits.push_back(Waiter{c.fd, key, dl});
-      return;
-    }
-    case kStoreAdd: {
-      decodeKeyRecord(payload, key, rest);
-      int64_t delta = static_cast<int64_t>(decodeU64(rest));
-      auto it = run.data.find(key);
-      int64_t v = (it == run.data.end() ? 0 : static_cast<int64_t>(decodeU64(it->second))) + delta;
-      run.data[key] = encodeU64(static_cast<uint64_t>(v));
-      sendFrame(c, kStoreValue, encodeU64(static_cast<uint64_t>(v)));
-      wake(run, key);
-      return;
-    }
-    case kStoreBye: {
-      json j = json::parse(payload, nullptr, false);
-      bool ok = j.is_object() && j.value("ok", false);
-      std::string reason = j.is_object() ? j.value("reason", std::string()) : "";
-      closeConn(c.fd, ok ? "" : "failed: " + reason, true);
-      return;
-    }
-    default:
-      throw ProtocolError(fmt::format("unexpected store message type {}", type));
-  }
-}
-
-void TcpStoreServer::wake(Run& run, const std::string& key) {
-  const std::string& value = run.data[key];
-  for (auto& [rank, m] : run.members) {
-    if (m.fd < 0) continue;
-    auto it = conns_.find(m.fd);
-    if (it == conns_.end()) continue;
-    Conn& c = *it->second;
-    if (c.closing) continue;
-    for (size_t i = 0; i < c.waits.size();) {
-      if (c.waits[i].key == key) {
-        sendFrame(c, kStoreValue, value);
-        c.waits.erase(c.waits.begin() + static_cast<long>(i));
-      } else {
-        ++i;
-      }
-    }
-  }
-}
-
-void TcpStoreServer::expireWaiters() {
-  int64_t now = nowNs();
-  std::vector<int> due;
-  for (auto& [fd, cp] : conns_)
-    for (const auto& w : cp->waits)
-      if (w.deadlineNs <= now && !cp->closing) {
-        due.push_back(fd);
-        break;
-      }
-  for (int fd : due) {
-    auto found = conns_.find(fd);
-    if (found == conns_.end()) continue;
-    Conn& c = *found->second;
-    for (size_t i = 0; i < c.waits.size();) {
-      if (c.waits[i].deadlineNs > now) {
-        ++i;
-        continue;
-      }
-      json missing = json::array();
-      int joined = 0;
-      for (int r = 0; r < c.run->worldSize; ++r) {
-        auto m = c.run->members.find(r);
-        if (m == c.run->members.end()) {
-          missing.push_back(json{{"rank", r}, {"state", "never arrived"}});
-        } else if (m->second.state != "joined" && m->second.state != "left") {
-          missing.push_back(
-              json{{"rank", r}, {"host", m->second.host}, {"state", m->second.state}});
-        } else {
-          ++joined;
-        }
-      }
-      sendFrame(c, kStoreTimeout,
-                json{{"key", c.waits[i].key}, {"missing", missing}, {"joined", joined}}.dump());
-      c.waits.erase(c.waits.begin() + static_cast<long>(i));
-    }
-  }
+void TcpStoreServer::refuse(Conn& c, const std::string& message) {
+  if (verbose_)
+    std::cerr << fmt::format("rdmabench rendezvous: refused {}: {}\n", c.peer,
+                             escapeForLog(message));
+  sendFrame(c, kError, message);
+  if (!conns_.count(c.fd) || c.closing) return;
+  c.closing = true;
+  c.closeReason = "was refused by the rendezvous: " + message;
+  c.closeByNs = nowNs() + 2'000'000'000;  // a client that never reads the answer is cut anyway
+  flush(c);
 }
 
 void TcpStoreServer::sendFrame(Conn& c, uint16_t type, const std::string& payload) {
@@ -460,48 +446,80 @@ void TcpStoreServer::sendFrame(Conn& c, uint16_t type, const std::string& payloa
 
 void TcpStoreServer::flush(Conn& c) {
   const int fd = c.fd;
-  while (!c.out.empty()) {
-    ssize_t w = ::send(fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+  size_t sent = 0;
+  while (sent < c.out.size()) {
+    ssize_t w = ::send(fd, c.out.data() + sent, c.out.size() - sent, MSG_NOSIGNAL);
     if (w > 0) {
-      c.out.erase(0, static_cast<size_t>(w));
+      sent += static_cast<size_t>(w);
       continue;
     }
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    c.out.clear();
+    sent = c.out.size();  // the peer is gone: reading says so
     break;
   }
-  epoll_event ev{};
-  ev.events = EPOLLIN | (c.out.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
-  ev.data.fd = fd;
-  epoll_ctl(epollFd_, EPOLL_CTL_MOD, fd, &ev);
-  if (c.closing && c.out.empty()) closeConn(fd, "was refused by the rendezvous", true);
+  c.out.erase(0, sent);
+  // Backpressure: a client that does not read its answers is not read either.
+  c.paused = c.out.size() >= limits_.outputPauseBytes;
+  const uint32_t events = (c.paused || c.closing ? 0u : static_cast<uint32_t>(EPOLLIN)) |
+                          (c.out.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
+  if (events != c.epollEvents) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.fd = fd;
+    epoll_ctl(epollFd_, EPOLL_CTL_MOD, fd, &ev);
+    c.epollEvents = events;
+  }
+  account(c);
+  if (c.closing && c.out.empty()) closeConn(fd, c.closeReason, true);
 }
 
-void TcpStoreServer::closeConn(int fd, const std::string& reason, bool clean) {
-  auto it = conns_.find(fd);
-  if (it == conns_.end()) return;
-  std::unique_ptr<Conn> c = std::move(it->second);
-  conns_.erase(it);
-  epoll_ctl(epollFd_, EPOLL_CTL_DEL, fd, nullptr);
-  ::close(fd);
-  if (c->stage != 2 || !c->run) return;
-  Run& run = *c->run;
-  auto& m = run.members[c->rank];
-  m.fd = -1;
-  if (reason.empty()) {
-    m.state = "left";
-    return;
+void TcpStoreServer::account(Conn& c) {
+  const size_t now = c.buffered();
+  bufferedBytes_ = bufferedBytes_ - c.accounted + now;
+  c.accounted = now;
+  if (now > published_.peakConnBufferedBytes.load(std::memory_order_relaxed))  // one writer
+    published_.peakConnBufferedBytes.store(now, std::memory_order_relaxed);
+}
+
+void TcpStoreServer::expireConnections() {
+  const int64_t now = nowNs();
+  struct Due {
+    int fd;
+    std::string tell, reason;
+  };
+  std::vector<Due> due;
+  auto seconds = [](int64_t ms) { return static_cast<double>(ms) / 1000; };
+  for (const auto& [fd, c] : conns_) {
+    if (c->closing) {
+      if (now >= c->closeByNs) due.push_back({fd, "", c->closeReason});
+    } else if (c->stage < 2 && now >= c->handshakeEndNs) {
+      std::string why =
+          fmt::format("no hello and join within {:.1f} s", seconds(limits_.handshakeMs));
+      due.push_back({fd, "rendezvous: connection closed: " + why, why});
+    } else if (c->stage == 2 && limits_.idleMs > 0 && c->waits.empty() &&
+               now >= c->lastActiveNs + limits_.idleMs * 1'000'000) {
+      std::string why = fmt::format("no message for {:.1f} s (the rendezvous' idle limit)",
+                                    seconds(limits_.idleMs));
+      due.push_back(
+          {fd, "rendezvous: connection closed: " + why, "was closed by the rendezvous: " + why});
+    }
   }
-  m.state = clean ? "failed" : "lost";
-  if (verbose_)
-    std::cerr << fmt::format("rdmabench rendezvous: rank {} on {} {}\n", c->rank, m.host, reason);
-  std::string note =
-      json{{"rank", c->rank}, {"host", m.host}, {"reason", reason}, {"clean", clean}}.dump();
-  for (auto& [rank, other] : run.members) {
-    if (other.fd < 0) continue;
-    auto o = conns_.find(other.fd);
-    if (o != conns_.end()) sendFrame(*o->second, kStoreRankLost, note);
+  for (const auto& d : due) {
+    auto it = conns_.find(d.fd);
+    if (it == conns_.end()) continue;
+    Conn& c = *it->second;
+    if (verbose_)
+      std::cerr << fmt::format("rdmabench rendezvous: closed {}: {}\n", c.peer, d.reason);
+    if (!d.tell.empty()) sendBestEffort(d.fd, c.out, kError, d.tell);
+    closeConn(d.fd, d.reason, false);
+  }
+  if (acceptPausedUntilNs_ != 0 && now >= acceptPausedUntilNs_) {
+    acceptPausedUntilNs_ = 0;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = listenFd_;
+    epoll_ctl(epollFd_, EPOLL_CTL_ADD, listenFd_, &ev);
   }
 }
 

@@ -100,15 +100,32 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
 }
 
 int runRendezvousCommand(const std::vector<std::string>& args) {
+  const rendezvous::StoreLimits defaults;
   po::options_description desc(
       "Usage: rdmabench rendezvous [options]\n"
       "Standalone rendezvous store server (ranks use --rendezvous HOST:PORT "
-      "--standalone-rendezvous).\n\nOptions");
+      "--standalone-rendezvous).\nA run's keys are freed when all its ranks have left; its run id "
+      "can then be used again.\n\nOptions");
   desc.add_options()("help,h", "show this help")("port,p", po::value<std::string>(),
                                                  "listen port (default 18516)")(
       "bind", po::value<std::string>(), "listen address (default: all)")(
       "run-id", po::value<std::string>(), "accept only this run (default: any, kept apart)")(
-      "quiet", po::bool_switch(), "no log lines");
+      "max-value", po::value<std::string>(),
+      fmt::format("largest value a rank may store (default {}; K/M suffixes)",
+                  formatSize(defaults.maxValueBytes))
+          .c_str())("conn-quota", po::value<std::string>(),
+                    fmt::format("bytes one connection may hold: its keys, values and buffers "
+                                "(default {})",
+                                formatSize(defaults.connQuotaBytes))
+                        .c_str())("total-quota", po::value<std::string>(),
+                                  fmt::format("bytes the whole store may hold (default {})",
+                                              formatSize(defaults.totalQuotaBytes))
+                                      .c_str())(
+      "max-wait", po::value<std::string>(),
+      "longest a get may wait for its key, seconds (default 3600)")(
+      "idle-timeout", po::value<std::string>(),
+      "close a joined connection silent for this long, seconds (default 0 = never; ranks are "
+      "silent while they measure)")("quiet", po::bool_switch(), "no log lines");
   po::variables_map vm = cli::parseOptions("rendezvous", desc, {}, args);
   if (vm.count("help")) {
     std::cout << desc;
@@ -118,8 +135,30 @@ int runRendezvousCommand(const std::vector<std::string>& args) {
   if (vm.count("port"))
     port =
         static_cast<uint16_t>(cli::parseUnsigned(vm["port"].as<std::string>(), "--port", 0, 65535));
+  rendezvous::StoreLimits limits;
+  auto size = [&](const char* name, uint64_t min, uint64_t max, size_t& out) {
+    if (!vm.count(name)) return;
+    std::string opt = std::string("--") + name;
+    uint64_t v = parseSize(vm[name].as<std::string>(), opt);
+    if (v < min || v > max)
+      throw UsageError(fmt::format("{} {}: out of range {}..{}", opt, vm[name].as<std::string>(),
+                                   formatSize(min), formatSize(max)));
+    out = static_cast<size_t>(v);
+  };
+  // Values travel in one frame (<= 1 MiB with the key record).
+  size("max-value", 1, rendezvous::kDefaultMaxFrameBytes - 4 - rendezvous::kMaxStoreKeyBytes,
+       limits.maxValueBytes);
+  size("conn-quota", 4096, uint64_t{1} << 40, limits.connQuotaBytes);
+  size("total-quota", 4096, uint64_t{1} << 40, limits.totalQuotaBytes);
+  if (vm.count("max-wait"))
+    limits.maxGetWaitMs = static_cast<int64_t>(
+        cli::parseSeconds(vm["max-wait"].as<std::string>(), "--max-wait", 0.1, 86400) * 1000);
+  if (vm.count("idle-timeout"))
+    limits.idleMs = static_cast<int64_t>(
+        cli::parseSeconds(vm["idle-timeout"].as<std::string>(), "--idle-timeout", 0, 86400) * 1000);
   rendezvous::TcpStoreServer server(vm.count("bind") ? vm["bind"].as<std::string>() : "", port,
-                                    vm.count("run-id") ? vm["run-id"].as<std::string>() : "");
+                                    vm.count("run-id") ? vm["run-id"].as<std::string>() : "",
+                                    limits);
   server.setVerbose(!vm["quiet"].as<bool>());
   if (!vm["quiet"].as<bool>())
     std::cerr << fmt::format("rdmabench rendezvous: listening on port {}\n", server.port());

@@ -1,0 +1,60 @@
+# The standalone rendezvous store (`rdmabench rendezvous`) against a stranger (#12): a stranger
+# storing many large keys is refused at its quota with the limit named, the store keeps serving a
+# normal two-rank run while the stranger holds what it stored, and the same run id can be used
+# again by a second run (before: "rank 0 joined twice"). Loopback only, ~10 s.
+source "$(dirname "$0")/lib.sh"
+PORT=$((20000 + ($$ + 5003) % 20000))
+
+"$RB" rendezvous -p "$PORT" --conn-quota 2M 2>"$TMP/rdv.log" &
+RDV=$!
+CLEANUP+=("kill -9 $RDV")
+wait_port "" "$PORT"
+
+# 1. A stranger stores 400 x 64 KiB: refused at the 2 MiB per-connection quota, not silently.
+python3 "$SRC/tests/system/store_stranger.py" "$PORT" 400 65536 15 >"$TMP/stranger.out" &
+STRANGER=$!
+CLEANUP+=("kill -9 $STRANGER")
+for i in $(seq 1 100); do grep -q "^error\|^no refusal" "$TMP/stranger.out" && break; sleep 0.1; done
+grep -q "^error: store quota exceeded: rank 0 holds [0-9]* bytes in the rendezvous (keys, values, buffers); storing 'junk/[0-9]*' (65[0-9]* bytes) would exceed the per-connection limit of 2097152 bytes$" \
+  "$TMP/stranger.out" || fail "stranger's answer: $(cat "$TMP/stranger.out")"
+stored=$(sed -n 's/^stored //p' "$TMP/stranger.out")
+[ "$stored" -ge 28 ] && [ "$stored" -le 32 ] || fail "stranger stored $stored x 64 KiB under a 2 MiB quota"
+grep -q "refused a set by rank 0 of run 'stranger' from 127.0.0.1:[0-9]*: store quota exceeded" "$TMP/rdv.log" ||
+  fail "no log line for the refusal: $(cat "$TMP/rdv.log")"
+kill -0 "$RDV" || fail "rendezvous died"
+pass "stranger refused at the quota after $stored x 64 KiB"
+
+# 2. A value above the cap is refused with the caps named.
+out=$(python3 "$SRC/tests/system/store_stranger.py" "$PORT" 1 70000 0 other)
+echo "$out" | grep -q "^error: set of 70010 bytes refused: the rendezvous store takes values of at most 65536 bytes and keys of at most 1024 bytes$" ||
+  fail "oversize value: $out"
+grep -q "refused a message of rank 0 from 127.0.0.1:[0-9]*: set of 70010 bytes refused" "$TMP/rdv.log" ||
+  fail "no log line for the oversize value: $(tail -3 "$TMP/rdv.log")"
+pass "a 70000-byte value is refused (cap 64 KiB)"
+
+# 3. and 4. Two successive runs with the same run id, while the stranger still holds its keys.
+run() {  # run LABEL: a two-rank allreduce through the standalone store, both ranks must exit 0
+  local r pids=()
+  for r in 0 1; do
+    timeout 30 "$RB" allreduce --rank $r --world-size 2 --rendezvous "127.0.0.1:$PORT" \
+      --standalone-rendezvous --run-id same -t socket -m 4:64 -n 5 --warmup 1 --timeout 10 \
+      >"$TMP/$1.$r.out" 2>"$TMP/$1.$r.err" &
+    pids+=($!)
+  done
+  for r in 0 1; do
+    wait "${pids[$r]}" || fail "$1: rank $r failed: $(cat "$TMP/$1.$r.err")"
+  done
+}
+run first
+kill -0 "$STRANGER" || fail "the stranger was gone before the runs (its keys were not held)"
+pass "a normal 2-rank run is served while the stranger holds its quota"
+for i in $(seq 1 50); do [ "$(grep -c "run 'same' finished (2 of 2 ranks joined): freed" "$TMP/rdv.log")" -ge 1 ] && break; sleep 0.1; done
+grep -q "run 'same' finished (2 of 2 ranks joined): freed [0-9]* keys" "$TMP/rdv.log" ||
+  fail "the first run was not collected: $(tail -5 "$TMP/rdv.log")"
+run second
+grep -q "joined twice" "$TMP"/second.*.err && fail "second run refused: $(cat "$TMP"/second.*.err)"
+for i in $(seq 1 50); do [ "$(grep -c "run 'same' finished" "$TMP/rdv.log")" -ge 2 ] && break; sleep 0.1; done
+[ "$(grep -c "run 'same' finished (2 of 2 ranks joined)" "$TMP/rdv.log")" = 2 ] ||
+  fail "runs collected: $(grep "finished" "$TMP/rdv.log")"
+pass "a second run with the same run id is served (each run's keys freed when it ends)"
+kill -0 "$RDV" || fail "rendezvous died"
