@@ -90,6 +90,9 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
       "the server runs as `rdmabench rendezvous`; rank 0 does not host one")(
       "file-store", po::value<std::string>(), "rendezvous through files in DIR (shared FS)")(
       "run-id", po::value<std::string>(), "job identity (default: derived from the command)")(
+      "token", po::value<std::string>(),
+      "access token of the rendezvous store (default: $RDMABENCH_TOKEN, else under Slurm one "
+      "derived from the job, with --np a random one; prefer the variable: options show in ps)")(
       "bind", po::value<std::string>(),
       "data-plane address of this rank (default: the "
       "address that reaches the rendezvous)");
@@ -190,6 +193,7 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
   if (has("run-id")) l.runId = str("run-id");
   l.defaultRunId = defaultRunId(test, args);
   if (has("bind")) cmd.bind = str("bind");
+  if (has("token")) cmd.launch.token = str("token");
   if (has("cpu")) p.placement.cpus = str("cpu");
   if (has("numa")) p.placement.numa = str("numa");
   validatePlacement(p.placement);

@@ -1,7 +1,9 @@
 #include "common/token.h"
 
+#include <sys/random.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 
@@ -68,6 +70,21 @@ std::string tokenRefusal(std::string_view expected, std::string_view given) {
         kTokenEnvVar);
   return fmt::format("access refused: wrong token (check {} or --token on both sides)",
                      kTokenEnvVar);
+}
+
+std::string randomToken() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw SystemError("getrandom (a token for the local ranks)", errno);
+    got += static_cast<size_t>(n);
+  }
+  std::string s;
+  for (unsigned char b : bytes)
+    s += fmt::format("{:02x}", b);
+  return s;
 }
 
 }  // namespace rdmabench

@@ -30,6 +30,10 @@ std::string resolveToken(const std::optional<std::string>& option, bool slurmDef
 // secret against a user who can read the job id.
 std::string slurmJobToken();
 
+// 32 hex digits from the kernel's random generator (getrandom), for a launcher that hands its
+// own ranks a token nobody else knows (--np). SystemError when getrandom fails.
+std::string randomToken();
+
 // Compares in time that depends only on the lengths, not on where the bytes differ.
 bool tokensEqual(std::string_view expected, std::string_view given);
 

@@ -18,6 +18,7 @@
 #include "common/error.h"
 #include "common/host_info.h"
 #include "common/interrupt.h"
+#include "common/token.h"
 
 namespace rdmabench::launch {
 
@@ -163,6 +164,7 @@ RankInfo detect(const LaunchOptions& o, const Env& env) {
   RankInfo info;
   info.host = env("SLURMD_NODENAME").value_or(hostName());
   info.fileStore = o.fileStore;
+  info.token = resolveToken(o.token, true);
   uint16_t defaultPort = kDefaultRendezvousPort;
   std::string runId = o.runId.empty() ? env("RDMABENCH_RUN_ID").value_or("") : o.runId;
 
@@ -253,7 +255,10 @@ std::string describeStatus(int status) {
 
 int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body,
              const LocalRunLimits& limits) {
-  rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId);
+  // Strangers on this host cannot join the local ranks' store: without a token of the user's, a
+  // random one goes to the forked ranks only.
+  const std::string token = base.token.empty() ? randomToken() : base.token;
+  rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId, {}, token);
   std::cout.flush();
   std::cerr.flush();
   std::map<pid_t, int> children;
@@ -276,6 +281,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
       info.rendezvousHost = "127.0.0.1";
       info.rendezvousPort = server.port();
       info.hostsServer = false;
+      info.token = token;
       int rc = 1;
       try {
         rc = body(info);
@@ -392,7 +398,8 @@ std::unique_ptr<rendezvous::Store> connectStore(
   std::string host = info.rendezvousHost;
   uint16_t port = info.rendezvousPort ? info.rendezvousPort : kDefaultRendezvousPort;
   if (info.hostsServer) {
-    serverOut = std::make_unique<rendezvous::TcpStoreServer>("", port, info.runId);
+    serverOut = std::make_unique<rendezvous::TcpStoreServer>("", port, info.runId,
+                                                             rendezvous::StoreLimits{}, info.token);
     serverOut->setVerbose(false);
     serverOut->startThread();
     if (host.empty()) host = "127.0.0.1";
@@ -400,7 +407,7 @@ std::unique_ptr<rendezvous::Store> connectStore(
   if (host.empty())
     throw UsageError(
         fmt::format("rank {}: no rendezvous address (give --rendezvous HOST:PORT)", info.rank));
-  rendezvous::JoinInfo join{info.runId, info.rank, info.worldSize, info.host};
+  rendezvous::JoinInfo join{info.runId, info.rank, info.worldSize, info.host, info.token};
   return std::make_unique<rendezvous::TcpStoreClient>(host, port, join, timeoutMs);
 }
 

@@ -34,6 +34,9 @@ struct LaunchOptions {
   std::string fileStore;          // --file-store DIR: shared-directory store instead of TCP
   bool standaloneServer = false;  // --standalone-rendezvous: rank 0 does not host the server
   std::string defaultRunId;       // used when nothing else names the run (hash of the command)
+  // --token for the rendezvous store (common/token.h resolveToken: the option, else
+  // $RDMABENCH_TOKEN, else under Slurm a token derived from the job); nullopt = not given.
+  std::optional<std::string> token;
 };
 
 struct RankInfo {
@@ -48,6 +51,9 @@ struct RankInfo {
   std::string source;        // "explicit", "np", "slurm", "openmpi", "pmi", "single"
   bool hostsServer = false;  // this rank runs the embedded store server (rank 0)
   std::string fileStore;     // non-empty: use a FileStore in this directory
+  // Access token of the TCP store: required by the server rank 0 (or --np) hosts, sent by every
+  // rank. "" = none. --np generates a random one when none was given.
+  std::string token;
 };
 
 // Detects this rank's identity. Throws UsageError for inconsistent flags (rank outside the

@@ -69,7 +69,8 @@ struct JoinInfo {
   std::string runId;  // ranks of one job share it; another job's ranks are refused
   int rank = 0;
   int worldSize = 1;
-  std::string host;  // this rank's host name, for other ranks' error messages
+  std::string host;   // this rank's host name, for other ranks' error messages
+  std::string token;  // access token sent in the hello (common/token.h); "" = none
 };
 
 // One rank's connection to a TcpStoreServer.
@@ -122,9 +123,10 @@ class TcpStoreServer {
   // The name of startThread()'s thread (/proc/self/task/TID/comm; at most 15 characters).
   static constexpr const char* kStoreThreadName = "rdmabench-store";
   // Listens on bindAddress:port (port 0 = ephemeral; "" = all addresses). SystemError on failure,
-  // UsageError for an unknown bind address.
+  // UsageError for an unknown bind address. A non-empty `token` (common/token.h) must be in every
+  // hello: any other hello is answered "access refused: ..." and closed before it can join.
   TcpStoreServer(const std::string& bindAddress, uint16_t port, std::string runId = "",
-                 StoreLimits limits = {});
+                 StoreLimits limits = {}, std::string token = {});
   ~TcpStoreServer();
   TcpStoreServer(const TcpStoreServer&) = delete;
   TcpStoreServer& operator=(const TcpStoreServer&) = delete;
@@ -193,6 +195,7 @@ class TcpStoreServer {
   uint16_t port_ = 0;
   std::string runId_;
   StoreLimits limits_;
+  std::string token_;  // "" = no access control
   bool verbose_ = false;
   std::map<int, std::unique_ptr<Conn>> conns_;
   std::map<std::string, std::unique_ptr<Run>> runs_;

@@ -42,7 +42,7 @@ TcpStoreClient::TcpStoreClient(const std::string& host, uint16_t port, const Joi
       join_(join),
       where_(formatHostPort(host, port)) {
   Deadline dl(connectTimeoutMs);
-  clientHandshake(channel_, dl);
+  clientHandshake(channel_, dl, join.token);
   channel_.sendJson(kStoreJoin,
                     json{{"run_id", join.runId},
                          {"rank", join.rank},

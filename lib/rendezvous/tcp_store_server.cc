@@ -60,8 +60,8 @@ void sendBestEffort(int fd, std::string& out, uint16_t type, const std::string& 
 }  // namespace
 
 TcpStoreServer::TcpStoreServer(const std::string& bindAddress, uint16_t port, std::string runId,
-                               StoreLimits limits)
-    : runId_(std::move(runId)), limits_(limits) {
+                               StoreLimits limits, std::string token)
+    : runId_(std::move(runId)), limits_(limits), token_(std::move(token)) {
   // Kept in reserve: at EMFILE it is closed to accept and shed one pending connection, so the
   // listening socket does not stay readable (a 100% CPU loop) while legitimate ranks time out.
   reserveFd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/json_read.h"
+#include "common/token.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/store.h"
 #include "rendezvous/store_protocol.h"
@@ -35,6 +36,8 @@ void TcpStoreServer::handleFrame(Conn& c, uint16_t type, const std::string& payl
           "rendezvous server speaks protocol version {} (rdmabench {}), the client {} "
           "(rdmabench {})",
           kProtocolVersion, RDMABENCH_VERSION, h.protocolVersion, escapeForLog(h.toolVersion, 64)));
+    if (std::string refusal = tokenRefusal(token_, h.token); !refusal.empty())
+      throw ProtocolError(refusal);
     sendFrame(c, kHelloAck, encodeHello({kProtocolVersion, RDMABENCH_VERSION, {}}));
     c.stage = 1;
     return;

@@ -58,3 +58,18 @@ for i in $(seq 1 50); do [ "$(grep -c "run 'same' finished" "$TMP/rdv.log")" -ge
   fail "runs collected: $(grep "finished" "$TMP/rdv.log")"
 pass "a second run with the same run id is served (each run's keys freed when it ends)"
 kill -0 "$RDV" || fail "rendezvous died"
+
+# 4. Access control: a store started with a token admits only ranks that carry it; a stranger's
+# rank without it (or with another) is refused at the hello, naming neither token.
+TPORT=$((20000 + ($$ + 7011) % 20000))
+RDMABENCH_TOKEN=job-secret "$RB" rendezvous -p "$TPORT" 2>"$TMP/rdvt.log" &
+CLEANUP+=("kill -9 $!")
+wait_port "" "$TPORT"
+B1=(barrier --rank 0 --world-size 1 --rendezvous "127.0.0.1:$TPORT" --standalone-rendezvous -n 5 --timeout 5)
+expect_status 1 "access refused: this listener requires a token and the hello carried none" env -u RDMABENCH_TOKEN "$RB" "${B1[@]}"
+expect_status 1 "access refused" env -u RDMABENCH_TOKEN "$RB" "${B1[@]}" --token other
+grep -q "job-secret\|other" "$TMP/rdvt.log" && fail "a token reached the log: $(cat "$TMP/rdvt.log")"
+RDMABENCH_TOKEN=job-secret timeout 30 "$RB" "${B1[@]}" >/dev/null || fail "the job's own rank was refused"
+pass "token: strangers refused at the hello, the job's rank admitted"
+# The --np launcher gives its ranks a random token: a stranger cannot join their store.
+timeout 60 "$RB" allreduce --np 2 -s 8 -n 10 >/dev/null || fail "--np 2 with its own token"

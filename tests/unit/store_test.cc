@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/token.h"
 #include "rendezvous/store.h"
 #include "rendezvous/store_protocol.h"
 
@@ -118,6 +119,40 @@ TEST_F(TcpStore, OtherRunAndDuplicateRankRefused) {
   EXPECT_THROW(client(1, 2, "run-b"), ProtocolError);
   EXPECT_THROW(client(0, 2), ProtocolError);
   EXPECT_THROW(client(1, 3), ProtocolError);  // world size mismatch
+}
+
+// #12: a store with a token admits only hellos that carry it; the refusal names neither token.
+TEST(TcpStoreToken, OnlyTheJobsRanksGetIn) {
+  TcpStoreServer server("127.0.0.1", 0, "run-t", {}, "job-secret");
+  server.startThread();
+  auto join = [&](int rank, const std::string& token) {
+    return std::make_unique<TcpStoreClient>("127.0.0.1", server.port(),
+                                            JoinInfo{"run-t", rank, 2, "h", token}, 3000);
+  };
+  for (const char* wrong : {"", "job-secreT", "job-secret-and-more"}) {
+    try {
+      join(0, wrong);
+      ADD_FAILURE() << "joined with token '" << wrong << "'";
+    } catch (const ProtocolError& e) {
+      EXPECT_NE(std::string(e.what()).find("access refused"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("job-secret"), std::string::npos) << e.what();
+    }
+  }
+  // Refused hellos never joined: both ranks of the run still can.
+  auto a = join(0, "job-secret");
+  auto b = join(1, "job-secret");
+  a->set("k", "v");
+  EXPECT_EQ(b->get("k", 2000), "v");
+  a->leave(true, "");
+  b->leave(true, "");
+  server.stop();
+}
+
+TEST(TcpStoreToken, RandomTokensDiffer) {
+  std::string t = randomToken();
+  EXPECT_EQ(t.size(), 32u);
+  EXPECT_EQ(t.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_NE(t, randomToken());
 }
 
 TEST_F(TcpStore, CleanLeaveIsNotAFailure) {

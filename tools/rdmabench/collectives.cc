@@ -18,6 +18,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/output.h"
+#include "common/token.h"
 #include "common/units.h"
 #include "launch/launch.h"
 #include "rendezvous/store.h"
@@ -125,7 +126,11 @@ int runRendezvousCommand(const std::vector<std::string>& args) {
       "longest a get may wait for its key, seconds (default 3600)")(
       "idle-timeout", po::value<std::string>(),
       "close a joined connection silent for this long, seconds (default 0 = never; ranks are "
-      "silent while they measure)")("quiet", po::bool_switch(), "no log lines");
+      "silent while they measure)")(
+      "token", po::value<std::string>(),
+      "require this access token in every rank's hello (default: $RDMABENCH_TOKEN, else under "
+      "Slurm one derived from the job; none = no check)")("quiet", po::bool_switch(),
+                                                          "no log lines");
   po::variables_map vm = cli::parseOptions("rendezvous", desc, {}, args);
   if (vm.count("help")) {
     std::cout << desc;
@@ -156,9 +161,12 @@ int runRendezvousCommand(const std::vector<std::string>& args) {
   if (vm.count("idle-timeout"))
     limits.idleMs = static_cast<int64_t>(
         cli::parseSeconds(vm["idle-timeout"].as<std::string>(), "--idle-timeout", 0, 86400) * 1000);
-  rendezvous::TcpStoreServer server(vm.count("bind") ? vm["bind"].as<std::string>() : "", port,
-                                    vm.count("run-id") ? vm["run-id"].as<std::string>() : "",
-                                    limits);
+  rendezvous::TcpStoreServer server(
+      vm.count("bind") ? vm["bind"].as<std::string>() : "", port,
+      vm.count("run-id") ? vm["run-id"].as<std::string>() : "", limits,
+      resolveToken(vm.count("token") ? std::optional<std::string>(vm["token"].as<std::string>())
+                                     : std::nullopt,
+                   true));
   server.setVerbose(!vm["quiet"].as<bool>());
   if (!vm["quiet"].as<bool>())
     std::cerr << fmt::format("rdmabench rendezvous: listening on port {}\n", server.port());
