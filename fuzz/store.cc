@@ -32,10 +32,16 @@ void frame(const Frame& f) {
       (void)ByteReader(p).u32();
       decodeKeyRecord(p.substr(4), key, rest);
       return;
-    case kStoreAdd:
+    case kStoreAdd: {
+      // The server adds the delta to what the key holds, which another frame may have set to
+      // any bytes: here the record's own rest (before and after the key) plays both parts.
       decodeKeyRecord(p, key, rest);
-      (void)decodeU64(rest);
+      const auto delta = static_cast<int64_t>(decodeU64(rest));
+      (void)addCounter(&rest, delta);
+      (void)addCounter(nullptr, delta);
+      if (key.size() >= 8) (void)addCounter(&key, delta);
       return;
+    }
     case kStoreValue:
       (void)decodeU64(p);
       return;
