@@ -1,6 +1,7 @@
 // fuzz_address: the opaque connection bytes peers exchange in Addresses frames and on the data
 // connection: RemoteRegion descriptors, socket connector addresses / connect hellos / message
-// headers, verbs QP addresses (when the verbs backend is built). Every decoder gets the same
+// headers, ofi address blobs (RDM and FI_EP_MSG) and verbs QP addresses (when those backends are
+// built). Every decoder gets the same
 // bytes; the first byte chooses raw bytes or (odd) the hex text the Addresses frame carries,
 // decoded by fromHex as the product does.
 
@@ -14,6 +15,9 @@
 #include "rendezvous/protocol.h"
 #include "transport/socket/framing.h"
 #include "transport/transport.h"
+#ifdef RDMABENCH_HAVE_OFI
+#include "transport/ofi/ofi_wire.h"
+#endif
 #ifdef RDMABENCH_HAVE_VERBS
 #include "transport/verbs/verbs_address.h"
 #endif
@@ -58,6 +62,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)transport::socket::decodeHeader(bytes.data());
   if (bytes.size() >= transport::socket::kHelloBytes)
     (void)transport::socket::decodeHello(bytes.data());
+#ifdef RDMABENCH_HAVE_OFI
+  for (bool msg : {false, true})
+    guarded([&] {
+      namespace of = transport::ofi;
+      of::PeerAddress a = of::decodePeerAddress(bytes, msg, "fuzz-domain");
+      // What the device hands to the provider must cover any sockaddr it may read.
+      if (a.name.size() < of::kNameBuffer || a.nameBytes > a.name.size()) __builtin_trap();
+    });
+#endif
 #ifdef RDMABENCH_HAVE_VERBS
   guarded([&] {
     namespace vb = transport::verbs;

@@ -21,6 +21,10 @@
 #include "rendezvous/store_protocol.h"
 #include "transport/socket/framing.h"
 #include "transport/transport.h"
+#ifdef RDMABENCH_HAVE_OFI
+#include "common/bytes.h"
+#include "transport/ofi/ofi_wire.h"
+#endif
 #ifdef RDMABENCH_HAVE_VERBS
 #include "transport/verbs/verbs_address.h"
 #endif
@@ -163,6 +167,27 @@ int main(int argc, char** argv) {
     auto hl = transport::socket::encodeHello(0xfeedfacecafebeefULL);
     addrs.emplace_back("socket-hello", std::vector<uint8_t>(hl.begin(), hl.end()));
   }
+#ifdef RDMABENCH_HAVE_OFI
+  // The layout OfiDevice::localAddress writes (it needs an open device): a sockaddr_in name.
+  for (bool msg : {false, true}) {
+    namespace of = transport::ofi;
+    const size_t header = msg ? of::kMsgAddressHeader : of::kAddressHeader;
+    std::vector<uint8_t> b(header + sizeof(sockaddr_in), 0);
+    putLe(b.data(), of::kAddressMagic, 4);
+    b[4] = of::kAddressVersion;
+    b[5] = msg ? of::kTypeMsg : 0;
+    putLe(b.data() + 6, sizeof(sockaddr_in), 2);
+    putLe(b.data() + 8, 0x0123456789abcdefULL, 8);
+    putLe(b.data() + 16, 2, 4);  // FI_SOCKADDR_IN
+    if (msg) putLe(b.data() + 20, 0xfeedfacecafebeefULL, 8);
+    sockaddr_in in4{};
+    in4.sin_family = AF_INET;
+    in4.sin_port = htons(40000);
+    in4.sin_addr.s_addr = htonl(0x7f000001);
+    std::memcpy(b.data() + header, &in4, sizeof in4);
+    addrs.emplace_back(msg ? "ofi-msg" : "ofi-rdm", b);
+  }
+#endif
 #ifdef RDMABENCH_HAVE_VERBS
   {
     transport::verbs::QpAddress q;
