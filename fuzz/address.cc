@@ -1,9 +1,8 @@
 // fuzz_address: the opaque connection bytes peers exchange in Addresses frames and on the data
 // connection: RemoteRegion descriptors, socket connector addresses / connect hellos / message
-// headers, ofi address blobs (RDM and FI_EP_MSG) and verbs QP addresses (when those backends are
-// built). Every decoder gets the same
-// bytes; the first byte chooses raw bytes or (odd) the hex text the Addresses frame carries,
-// decoded by fromHex as the product does.
+// headers, ofi address blobs (RDM and FI_EP_MSG), verbs QP and rdma_cm addresses (when those
+// backends are built). Every decoder gets the same bytes; the first byte chooses raw bytes or (odd)
+// the hex text the Addresses frame carries, decoded by fromHex as the product does.
 
 #include <sys/socket.h>
 
@@ -20,6 +19,7 @@
 #endif
 #ifdef RDMABENCH_HAVE_VERBS
 #include "transport/verbs/verbs_address.h"
+#include "transport/verbs/verbs_cm_address.h"
 #endif
 
 namespace {
@@ -76,6 +76,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     namespace vb = transport::verbs;
     vb::QpAddress a = vb::QpAddress::decode(bytes, "fuzz-dev");
     (void)vb::describePeer(a);
+  });
+  guarded([&] {
+    namespace vb = transport::verbs;
+    vb::CmAddress a = vb::CmAddress::decode(bytes, "fuzz-dev");
+    (void)a.text();
+    (void)a.sockaddr();
+    if (vb::CmAddress::decode(a.encode(), "fuzz-dev").text() != a.text()) __builtin_trap();
   });
 #endif
   return 0;

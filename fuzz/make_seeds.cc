@@ -27,6 +27,7 @@
 #endif
 #ifdef RDMABENCH_HAVE_VERBS
 #include "transport/verbs/verbs_address.h"
+#include "transport/verbs/verbs_cm_address.h"
 #endif
 
 namespace {
@@ -202,6 +203,15 @@ int main(int argc, char** argv) {
     q.gid[15] = 1;
     q.initRdAtom = q.rdAtom = 16;
     addrs.emplace_back("verbs-qp", q.encode());
+    transport::verbs::CmAddress cm;
+    cm.port = 40000;
+    cm.ip = {10, 0, 0, 1};
+    cm.token = 0xfeedfacecafebeefULL;
+    cm.initRdAtom = cm.rdAtom = 16;
+    addrs.emplace_back("verbs-cm4", cm.encode());
+    cm.family = 6;
+    cm.ip = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    addrs.emplace_back("verbs-cm6", cm.encode());
   }
 #endif
   for (const auto& [name, b] : addrs) {
