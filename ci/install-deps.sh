@@ -9,6 +9,9 @@ PKGS=(
   # build
   build-essential cmake ninja-build pkg-config clang-format ccache
   libboost-program-options-dev nlohmann-json3-dev libfmt-dev libgtest-dev libhwloc-dev
+  # fuzzing (fuzz/, ci/test.sh "fuzz" phase): clang 14 and its libFuzzer + sanitizer runtimes
+  # (libclang_rt.fuzzer-x86_64.a is in libclang-rt-14-dev, not pulled without recommends)
+  clang libclang-rt-14-dev
   # transports
   libibverbs-dev librdmacm-dev rdma-core ibverbs-utils libfabric-dev libfabric-bin
   # tests: netns hosts, soft-RoCE VM, JSON checks, plots

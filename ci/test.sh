@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CI test run (docs/testing.md): format check; RelWithDebInfo build with every backend
 # required and warnings as errors; Release build of the binary; unit + socket/ofi integration
-# tests under ASan+UBSan; unit + socket integration tests under ThreadSanitizer; then the whole
+# tests under ASan+UBSan; unit + socket integration tests under ThreadSanitizer; libFuzzer targets
+# for a few seconds each (clang); then the whole
 # suite with ctest (unit, integration, system: CLI on loopback, netns hosts, the soft-RoCE VM).
 # Every test run writes JUnit XML that ci/check-skips.py reads: under CI=true a skip that is not
 # in ci/skip-allowlist.txt fails the run. Per-phase durations are printed at the end.
@@ -110,6 +111,18 @@ tsan() {
   WRAP=()
 }
 
+# libFuzzer (fuzz/, docs/testing.md "Fuzzing"): a clang build of the parsing code only, then every
+# target for FUZZ_SECONDS from a copy of its seed corpus, two side by side; a crash, leak, hang
+# or UB report fails the phase and prints the input (hexdump + base64).
+FUZZ_SECONDS=${FUZZ_SECONDS:-15}
+FUZZ_TARGETS=$(grep -cvE '^(#|$)' fuzz/targets.txt)
+fuzz_phase() {
+  cmake -S . -B "$BUILD-fuzz" "${CONFIG[@]}" -DCMAKE_CXX_COMPILER=clang++ -DRDMABENCH_FUZZ=ON \
+    -DRDMABENCH_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$BUILD-fuzz" -j "$JOBS" --target fuzz
+  fuzz/run.sh "$BUILD-fuzz" --time "$FUZZ_SECONDS" --jobs "$JOBS"
+}
+
 run_ctest() {
   local rc=0
   ctest --test-dir "$BUILD" --output-on-failure --timeout 900 -j 1 \
@@ -123,6 +136,7 @@ phase "build RelWithDebInfo ($BUILD)" build_main
 phase "build Release ($BUILD-release, binary)" build_release
 phase "ASan+UBSan: unit, socket+ofi integration" asan
 phase "TSan: unit, socket integration" tsan
+phase "fuzz: $FUZZ_TARGETS targets, $FUZZ_SECONDS s each" fuzz_phase
 phase "ctest: unit, integration, system, VM" run_ctest
 # SHARP: a second build with RDMABENCH_WITH_SHARP=ON against the stand-in libsharp_coll.
 phase "SHARP=ON build + test_sharp_np (ci/sharp.sh)" bash ci/sharp.sh "$BUILD-sharp"

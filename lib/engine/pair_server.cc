@@ -113,15 +113,7 @@ void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOpt
       throw ProtocolError(
           fmt::format("client {} sent unexpected message type {}", ch.peerName(), f.type));
     const std::string what = fmt::format("size start from {}", ch.peerName());
-    json j = rendezvous::parseFrameJson(f, what);
-    SizeRun run{jsonUint(j, "bytes", what, 0),
-                jsonUint(j, "iterations", what, 0, 1, kMaxIterations),
-                jsonUint(j, "warmup", what, 0, 0, kMaxIterations)};
-    if (std::find(spec.sizes.begin(), spec.sizes.end(), run.bytes) == spec.sizes.end())
-      throw ProtocolError(
-          fmt::format("client asked for size {} / {} iterations outside the test "
-                      "description",
-                      run.bytes, run.iterations));
+    SizeRun run = decodeSizeStart(rendezvous::parseFrameJson(f, what), spec, what);
     zeroReceiveAreas(side);
     stampReadSource(side, spec, run.bytes);
     ch.sendJson(rendezvous::kSizeReady, json::object(), dl());

@@ -43,21 +43,6 @@ json capsJson(const transport::Caps& c) {
               {"inline_bytes", c.inlineBytes}};
 }
 
-// libfabric variables that change what goes on the wire (rxm/rxd eager, SAR and rendezvous
-// protocols, shm's), so both sides must agree: the client sends its own with the test
-// description and the server's session adopts them. Local-only ones (interfaces, logging,
-// provider paths) stay each side's own.
-constexpr const char* kWireEnvPrefixes[] = {"FI_OFI_RXM_", "FI_OFI_RXD_", "FI_SHM_"};
-
-static bool isWireEnvName(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name)
-    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  for (const char* p : kWireEnvPrefixes)
-    if (name.rfind(p, 0) == 0 && name.size() > std::strlen(p)) return true;
-  return false;
-}
-
 // This process's wire-relevant libfabric variables, name -> value.
 json wireEnv() {
   json out = json::object();
@@ -73,27 +58,15 @@ json wireEnv() {
 // Server session (a child of the daemon): replaces its wire-relevant variables by the client's
 // (`requested`, untrusted) before libfabric reads them. Returns the server's own settings.
 json adoptWireEnv(const json* requested, const std::string& peer) {
+  // Everything checked before the environment changes (control_decode.h).
+  checkWireEnv(requested, fmt::format("provider_env from {}", peer));
   json own = wireEnv();
-  const std::string what = fmt::format("provider_env from {}", peer);
-  if (requested && requested->size() > kMaxWireEnv)
-    throw ProtocolError(
-        fmt::format("{}: {} variables, limit {}", what, requested->size(), kMaxWireEnv));
-  if (requested)
-    for (const auto& [name, value] : requested->items())
-      if (!isWireEnvName(name))
-        throw ProtocolError(fmt::format("{}: \"{}\" is not a libfabric protocol variable ({}*)",
-                                        what, escapeForLog(name, 64),
-                                        "FI_OFI_RXM_, FI_OFI_RXD_, FI_SHM_"));
   for (const auto& [name, value] : own.items())
     unsetenv(name.c_str());
   if (requested)
-    for (const auto& [name, value] : requested->items()) {
-      std::string v = jsonString(*requested, name, what, {}, 256);
-      for (unsigned char c : v)
-        if (c < 0x20 || c == 0x7f)
-          throw ProtocolError(fmt::format("{}: {} holds a control character", what, name));
-      setenv(name.c_str(), v.c_str(), 1);
-    }
+    for (const auto& [name, value] : requested->items())
+      setenv(name.c_str(), value.is_string() ? value.get_ref<const std::string&>().c_str() : "",
+             1);  // null: empty, as checkWireEnv reads it
   return own;
 }
 
@@ -143,31 +116,12 @@ json addressesJson(const Side& s) {
 }
 
 void connectSide(Side& s, const json& remote, const Deadline& deadline, const std::string& peer) {
-  // By reference through the bounded readers: never a copy of the peer's DOM.
-  const std::string what = fmt::format("connection addresses from {}", peer);
-  const json* conns = jsonArray(remote, "connectors", what, kMaxQueuePairs);
-  const json* regions = jsonArray(remote, "regions", what, kMaxQueuePairs);
-  size_t nc = conns ? conns->size() : 0, nr = regions ? regions->size() : 0;
-  if (nc != s.connectors.size() || nr != s.connectors.size())
-    throw ProtocolError(
-        fmt::format("peer {} sent {} connection addresses and {} regions, expected {}", peer, nc,
-                    nr, s.connectors.size()));
-  auto hexItem = [&](const json& v, const char* field) -> const std::string& {
-    if (!v.is_string())
-      throw ProtocolError(
-          fmt::format("{}: field \"{}\" holds a {}, not a hex string", what, field, v.type_name()));
-    return v.get_ref<const std::string&>();
-  };
-  for (size_t i = 0; i < s.connectors.size(); ++i) {
-    auto addr =
-        rendezvous::fromHex(hexItem((*conns)[i], "connectors"), transport::kMaxAddressBytes);
-    auto region = transport::RemoteRegion::decode(
-        rendezvous::fromHex(hexItem((*regions)[i], "regions"), 17 + transport::kMaxKeyBytes));
-    if (region.length < s.layout.total())
-      throw ProtocolError(fmt::format("peer {} exported a {}-byte buffer, expected {}", peer,
-                                      region.length, s.layout.total()));
-    s.endpoints.push_back(s.connectors[i]->connect(addr, deadline));
-    s.links.push_back(Link{s.endpoints.back().get(), s.regions[i].get(), region, s.layout});
+  std::vector<PeerConnection> conns =
+      decodeAddresses(remote, s.connectors.size(), s.layout.total(), peer);
+  for (size_t i = 0; i < conns.size(); ++i) {
+    s.endpoints.push_back(s.connectors[i]->connect(conns[i].address, deadline));
+    s.links.push_back(
+        Link{s.endpoints.back().get(), s.regions[i].get(), conns[i].region, s.layout});
   }
 }
 

@@ -16,6 +16,7 @@
 #include "common/host_info.h"
 #include "engine/bandwidth.h"
 #include "engine/buffers.h"
+#include "engine/control_decode.h"
 #include "engine/link.h"
 #include "engine/pingpong.h"
 #include "engine/progress.h"
@@ -37,15 +38,8 @@ struct Side {
   std::vector<Link> links;
 };
 
-// One size of a sweep: message bytes, measured iterations, warmup iterations.
-struct SizeRun {
-  uint64_t bytes = 0, iterations = 0, warmup = 0;
-};
-
 // Device caps as the run header shows them.
 nlohmann::json capsJson(const transport::Caps& c);
-// Most wire-relevant variables a test description may carry.
-inline constexpr size_t kMaxWireEnv = 64;
 // The client's wire-relevant FI_* settings (sent with the test description).
 nlohmann::json wireEnv();
 // Applies the client's wire settings in the server's session (its own process); returns what

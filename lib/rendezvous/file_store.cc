@@ -101,8 +101,8 @@ int64_t FileStore::add(const std::string& key, int64_t delta) {
     throw SystemError("flock " + lockPath + " (file store)", e);
   }
   std::string cur;
-  int64_t v = delta;
-  if (readFile(path, cur) && cur.size() >= 8) v += static_cast<int64_t>(decodeU64(cur));
+  const bool found = readFile(path, cur) && cur.size() >= 8;
+  const int64_t v = addCounter(found ? &cur : nullptr, delta);
   try {
     set(key, encodeU64(static_cast<uint64_t>(v)));
   } catch (...) {

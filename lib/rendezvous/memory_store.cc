@@ -38,7 +38,7 @@ int64_t MemoryStore::add(const std::string& key, int64_t delta) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = data_.find(key);
-    v = (it == data_.end() ? 0 : static_cast<int64_t>(decodeU64(it->second))) + delta;
+    v = addCounter(it == data_.end() ? nullptr : &it->second, delta);
     data_[key] = encodeU64(static_cast<uint64_t>(v));
   }
   changed_.notify_all();

@@ -20,6 +20,11 @@ uint64_t decodeU64(std::string_view b) {
   return ByteReader(b).u64();
 }
 
+int64_t addCounter(const std::string* stored, int64_t delta) {
+  const uint64_t base = stored ? decodeU64(*stored) : 0;
+  return static_cast<int64_t>(base + static_cast<uint64_t>(delta));  // modulo 2^64 (C++20)
+}
+
 std::string encodeKeyRecord(std::string_view key, std::string_view rest) {
   std::string s(4, '\0');
   putLe(reinterpret_cast<uint8_t*>(s.data()), static_cast<uint32_t>(key.size()), 4);

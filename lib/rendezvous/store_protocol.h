@@ -39,4 +39,10 @@ void decodeKeyRecord(std::string_view payload, std::string& key, std::string& re
 std::string encodeU64(uint64_t v);
 uint64_t decodeU64(std::string_view bytes);  // first 8 bytes; ProtocolError when shorter
 
+// The arithmetic of Store::add: the counter `stored` holds (nullptr = absent = 0; else its first
+// 8 bytes, ProtocolError when shorter) plus `delta`, wrapping in two's complement. Both come
+// from peers (a kStoreSet can store any 8 bytes, kStoreAdd any delta), so `int64 + int64` would
+// be undefined behaviour on overflow; every store implementation adds through this.
+int64_t addCounter(const std::string* stored, int64_t delta);
+
 }  // namespace rdmabench::rendezvous

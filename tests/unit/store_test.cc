@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -28,6 +29,23 @@ TEST(StoreProtocol, KeyRecordRoundTripAndLimits) {
   EXPECT_THROW(decodeKeyRecord(encodeKeyRecord(std::string(2000, 'k'), ""), k, rest),
                ProtocolError);
   EXPECT_EQ(decodeU64(encodeU64(0x0102030405060708ull)), 0x0102030405060708ull);
+}
+
+// A stored counter near the limit plus a peer's delta wraps in two's complement instead of
+// overflowing a signed add (undefined behaviour: UBSan aborts on it).
+TEST(StoreProtocol, AddCounterWrapsWithoutOverflow) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  std::string stored = encodeU64(static_cast<uint64_t>(max));
+  EXPECT_EQ(addCounter(&stored, 1), min);
+  stored = encodeU64(static_cast<uint64_t>(min));
+  EXPECT_EQ(addCounter(&stored, -1), max);
+  EXPECT_EQ(addCounter(nullptr, -5), -5);
+  std::string shortValue = "abc";
+  EXPECT_THROW(addCounter(&shortValue, 1), ProtocolError);
+  MemoryStore s;
+  s.set("c", encodeU64(static_cast<uint64_t>(max)));
+  EXPECT_EQ(s.add("c", max), -2);
 }
 
 TEST(MemoryStore, SetGetAddTimeout) {

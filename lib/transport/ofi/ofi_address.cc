@@ -66,21 +66,17 @@ std::vector<uint8_t> OfiDevice::localAddress(uint32_t conn) const {
 }
 
 void OfiDevice::connect(uint32_t conn, const std::vector<uint8_t>& remote) {
-  if (remote.size() < kAddressHeader || getLe(remote.data(), 4) != kAddressMagic ||
-      remote[4] != kAddressVersion || remote[5] != 0 ||
-      remote.size() != kAddressHeader + getLe(remote.data() + 6, 2))
-    throw ProtocolError(fmt::format(
-        "ofi connect on {}: malformed peer address ({} B; not from an rdmabench ofi device of "
-        "this version)",
-        label_, remote.size()));
-  const auto format = static_cast<uint32_t>(getLe(remote.data() + 16, 4));
+  // The name is zero-padded (ofi_wire.h): the provider reads as much as its format takes.
+  const PeerAddress peer = decodePeerAddress(remote, false, label_);
+  const uint32_t format = peer.addrFormat;
   if (format != sel_.info->addr_format)
     throw TransportError(fmt::format(
         "ofi connect on {}: peer address format {} differs from ours ({}); both sides must use "
         "the same provider",
         label_, format, sel_.info->addr_format));
-  const void* name = remote.data() + kAddressHeader;
-  const std::string key(remote.begin() + kAddressHeader, remote.end());
+  const void* name = peer.name.data();
+  const std::string key(peer.name.begin(),
+                        peer.name.begin() + static_cast<std::ptrdiff_t>(peer.nameBytes));
   ConnState& c = *conns_[conn];
   c.peerName = addressString(name);
   auto it = avByName_.find(key);
@@ -94,7 +90,7 @@ void OfiDevice::connect(uint32_t conn, const std::vector<uint8_t>& remote) {
     it = avByName_.emplace(key, addr).first;
   }
   c.addr = it->second;
-  c.peerTag = getLe(remote.data() + 8, 8);
+  c.peerTag = peer.id;
   c.connected = true;
 }
 

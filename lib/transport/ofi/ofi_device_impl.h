@@ -26,20 +26,11 @@
 #include "transport/ofi/ofi_device.h"
 #include "transport/ofi/ofi_fid.h"
 #include "transport/ofi/ofi_info.h"
+#include "transport/ofi/ofi_wire.h"
 #include "transport/transport.h"
 
 namespace rdmabench::transport::ofi {
 
-// Our address blob: magic, version, name length, our connection tag, addr_format, then the
-// fi_getname bytes of the shared endpoint.
-constexpr uint32_t kAddressMagic = 0x464f4252;  // "RBOF" little-endian
-constexpr uint8_t kAddressVersion = 1;
-constexpr size_t kAddressHeader = 20;
-// FI_EP_MSG address blob: the same first 20 bytes (type byte 1, the device id in place of the
-// tag), then the connector's random token (8 B), then the fi_getname bytes of its passive
-// endpoint.
-constexpr uint8_t kTypeMsg = 1;
-constexpr size_t kMsgAddressHeader = 28;
 constexpr int kEqWaitSliceMs = 10;        // fi_eq_sread slice (interrupt checks in between)
 constexpr size_t kCmDataBytes = 8;        // connection request / accept payload: the token
 constexpr size_t kCqBatch = 32;           // entries per fi_cq_read

@@ -110,23 +110,18 @@ uint32_t OfiDevice::waitCmEvent(ConnState& c, fid_t from, uint32_t want, fi_eq_c
 
 void OfiDevice::connectMsg(uint32_t conn, const std::vector<uint8_t>& remote,
                            const Deadline& deadline) {
-  if (remote.size() < kMsgAddressHeader || getLe(remote.data(), 4) != kAddressMagic ||
-      remote[4] != kAddressVersion || remote[5] != kTypeMsg ||
-      remote.size() != kMsgAddressHeader + getLe(remote.data() + 6, 2))
-    throw ProtocolError(fmt::format(
-        "ofi connect (FI_EP_MSG) on {}: malformed peer address ({} B; not from an rdmabench ofi "
-        "device with --ep msg of this version)",
-        label_, remote.size()));
-  const auto format = static_cast<uint32_t>(getLe(remote.data() + 16, 4));
+  // The name is zero-padded (ofi_wire.h): the provider reads as much as its format takes.
+  const PeerAddress peer = decodePeerAddress(remote, true, label_);
+  const uint32_t format = peer.addrFormat;
   if (format != sel_.info->addr_format)
     throw TransportError(fmt::format(
         "ofi connect (FI_EP_MSG) on {}: peer address format {} differs from ours ({}); both "
         "sides must use the same provider",
         label_, format, sel_.info->addr_format));
   ConnState& c = *conns_[conn];
-  const uint64_t peerId = getLe(remote.data() + 8, 8);
-  const uint64_t peerToken = getLe(remote.data() + 20, 8);
-  const uint8_t* name = remote.data() + kMsgAddressHeader;
+  const uint64_t peerId = peer.id;
+  const uint64_t peerToken = peer.token;
+  const uint8_t* name = peer.name.data();
   c.peerName = addressString(name);
   // Deterministic roles (as the socket backend): the smaller (device id, token) accepts, the
   // larger connects, so two sides never both wait for a request.
@@ -153,12 +148,12 @@ void OfiDevice::connectMsg(uint32_t conn, const std::vector<uint8_t>& remote,
     // verbs resolves the route when the endpoint is created: give it the peer as dest_addr.
     InfoPtr info(fi_dupinfo(sel_.info.get()));
     if (!info) throw TransportError("fi_dupinfo: out of memory");
-    const size_t nameLen = remote.size() - kMsgAddressHeader;
+    // The zero-padded copy: the provider may read a whole sockaddr from a shorter name.
     free(info->dest_addr);
-    info->dest_addr = malloc(nameLen);
+    info->dest_addr = malloc(peer.name.size());
     if (!info->dest_addr) throw TransportError("malloc of dest_addr: out of memory");
-    std::memcpy(info->dest_addr, name, nameLen);
-    info->dest_addrlen = nameLen;
+    std::memcpy(info->dest_addr, name, peer.name.size());
+    info->dest_addrlen = peer.nameBytes;
     c.msgEp = openMsgEndpoint(c, info.get());
     const int rc = fi_connect(c.msgEp.get(), name, mine, sizeof(mine));
     if (rc != 0)
