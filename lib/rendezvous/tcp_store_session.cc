@@ -82,8 +82,9 @@ void TcpStoreServer::handleFrame(Conn& c, uint16_t type, const std::string& payl
       decodeKeyRecord(payload, key, rest);
       int64_t delta = static_cast<int64_t>(decodeU64(rest));
       auto it = run.data.find(key);
-      uint64_t v = (it == run.data.end() ? 0 : decodeU64(it->second.value)) +
-                   static_cast<uint64_t>(delta);  // wraps like the two's complement sum
+      // The one add of every store (store_protocol.h): wraps, never a signed overflow.
+      const uint64_t v = static_cast<uint64_t>(
+          addCounter(it == run.data.end() ? nullptr : &it->second.value, delta));
       if (store(c, key, encodeU64(v))) sendFrame(c, kStoreValue, encodeU64(v));
       return;
     }
