@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "collective/topology.h"
 #include "common/error.h"
@@ -51,7 +52,7 @@ void tree(Ctx& x) {
   int parent = treeParent(r, n);
   for (size_t i = 0; i < kids.size(); ++i)
     c.postRecv(kids[i], x.tmp() + i * x.bytes, x.bytes);
-  c.waitAll("tree reduce: waiting for children");
+  c.waitAll(fmt::format("tree reduce: waiting for children rank {}", fmt::join(kids, ", ")));
   for (size_t i = 0; i < kids.size(); ++i)
     x.reduce(x.res(), x.tmp() + i * x.bytes, x.count);
   if (parent >= 0) {
@@ -61,7 +62,7 @@ void tree(Ctx& x) {
   }
   for (int k : kids)
     c.postSend(k, x.res(), x.bytes);
-  c.waitAll("tree broadcast to children");
+  c.waitAll(fmt::format("tree broadcast to children rank {}", fmt::join(kids, ", ")));
 }
 
 // MPICH-style fold of non-power-of-two worlds: returns false when this rank sits out (it then

@@ -314,10 +314,10 @@ stats::Summary ringPhase(Communicator& c, int target, int source, uint64_t bytes
   return samples.summarize();
 }
 
-}  // namespace
-
-CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInfo& info,
-                                rendezvous::Store& store, report::Reporter* reporter) {
+// runCollective's body; `stage` follows the run for errors raised outside the waits.
+CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankInfo& info,
+                                  rendezvous::Store& store, report::Reporter* reporter,
+                                  std::string& stage) {
   CollectiveOutcome out;
   const int me = info.rank, n = info.worldSize;
   const int64_t start = nowNs();
@@ -343,10 +343,18 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
     co.dataBytes = 64;
   // The untimed reductions (iteration counts, slowest rank per iteration) use the data area.
   co.dataBytes = std::max(co.dataBytes, allreduceDataBytes(me, n, kSlowestChunk * sizeof(int64_t)));
+  engine::testHold("connect", me, stage);
   Communicator c(store, me, n, info.host, co);
+  c.setStage(stage);
   // Bound before any timed loop; published before the barrier, so rank 0 finds every rank's.
   const json placement = placeRank(c, p.placement, info);
   c.barrier();
+  // Errors outside the waits (the store's news of a dead rank) name the stage too.
+  auto enter = [&](std::string s, int warmup) {
+    stage = s + (warmup < 0 ? "" : warmup ? ", warmup" : ", measuring");
+    c.setStage(std::move(s));
+    if (warmup >= 0) c.setWarmup(warmup != 0);
+  };
   out.wireupSeconds = static_cast<double>(nowNs() - start) / 1e9;
   const bool root = me == 0 && reporter != nullptr;
   json extra{{"wireup_s", out.wireupSeconds},
@@ -425,6 +433,8 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
       const std::string algo = p.algo == "auto" ? chooseAlgorithm(model, n, bytes) : p.algo;
       const uint64_t warm = warmupWithBudget(p, warmupFor(p, bytes));
       fillInput(c.data(), count, p.dtype, me);
+      enter(fmt::format("size {}", bytes), warm > 0);
+      if (idx == 0 && warm > 0) engine::testHold("warmup", me, stage);
       int64_t w0 = nowNs();
       for (uint64_t i = 0; i < warm; ++i) {
         if (!sharpSession) {
@@ -437,6 +447,8 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
       const int64_t perIter = warm ? (nowNs() - w0) / static_cast<int64_t>(warm) : 0;
       const uint64_t iters = budgetedIterations(p, itersFor(p, bytes), agreeMax(c, perIter));
       fillInput(c.data(), count, p.dtype, me);  // agreeMax used the data area
+      enter(fmt::format("size {}", bytes), 0);
+      if (idx == 1) engine::testHold("mid-run", me, stage);
       RankResult rr;
       std::vector<int64_t> samples;
       samples.reserve(iters);
@@ -564,9 +576,23 @@ CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInf
     throw UsageError(fmt::format("unknown collective test '{}'", p.test));
   }
   // Everyone stays until rank 0 has read every result.
+  enter("teardown", -1);
+  engine::testHold("teardown", me, stage);
   c.barrier();
   if (sharpSession) sharpSession->close();
   return out;
+}
+
+}  // namespace
+
+CollectiveOutcome runCollective(const CollectiveParams& p, const launch::RankInfo& info,
+                                rendezvous::Store& store, report::Reporter* reporter) {
+  std::string stage = "connect";
+  try {
+    return runCollectiveIn(p, info, store, reporter, stage);
+  } catch (const std::exception& e) {
+    engine::rethrowDuring(e, stage);  // every error names the phase: connect, size N, teardown
+  }
 }
 
 }  // namespace rdmabench::collective

@@ -70,7 +70,7 @@ Communicator::Communicator(rendezvous::Store& store, int rank, int size, std::st
     }
   }
   progress_ = std::make_unique<engine::Progress>(
-      *device_, timeoutMs_, [this] { store_.checkPeers(); }, fmt::format("rank {}", rank_),
+      *device_, timeoutMs_, [this] { store_.checkPeers(); }, std::string(),  // steps name peers
       o.device.useEvent);
   wireupSeconds_ = static_cast<double>(nowNs() - start) / 1e9;
 }

@@ -67,6 +67,11 @@ class Communicator {
   size_t poll(const std::function<void(int, bool, uint32_t, uint32_t)>& fn);
   uint64_t outstanding() const { return outstanding_; }
 
+  // Where the benchmark is, named by every wait's errors before the step (engine::Progress):
+  // the stage ("size 4096", "teardown") and whether its iterations are warmup or measured.
+  void setStage(std::string stage) { progress_->setStage(std::move(stage)); }
+  void setWarmup(bool warmup) { progress_->setWarmup(warmup); }
+
   // Dissemination barrier over the control slots (ceil(log2 n) rounds).
   void barrier();
 

@@ -190,7 +190,10 @@ class Bandwidth {
     int64_t t0 = now();
     const uint64_t total = p_.warmup + p_.iterations;
     for (uint64_t it = 0; it < total; ++it) {
-      if (it == p_.warmup && sends_) t0 = startClock();
+      if (it == p_.warmup) {
+        progress_.setWarmup(false);
+        if (sends_) t0 = startClock();
+      }
       if (sends_)
         for (size_t l = 0; l < links_.size(); ++l)
           postWindow(l);
@@ -222,6 +225,7 @@ class Bandwidth {
     int64_t t0 = now();
     if (sends_) {
       streamUntil(warmupMsgs_);  // warmup, drained
+      progress_.setWarmup(false);
       t0 = startClock();
       streamUntil(totalMsgs_);
     }
@@ -230,6 +234,7 @@ class Bandwidth {
         waitAll([&](LinkState& s) { return s.recvDone >= warmupMsgs_; });
         for (size_t l = 0; l < links_.size(); ++l)
           postCtrlSend(l, kWindowAck);
+        progress_.setWarmup(false);
       }
       waitAll([&](LinkState& s) { return s.recvDone >= totalMsgs_; });
     }

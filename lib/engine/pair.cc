@@ -95,7 +95,11 @@ class Client {
     }
     Channel ch = Channel::connect(host, port, Deadline(o_.connectTimeoutMs), loopback != nullptr);
     try {
-      session(ch);
+      try {
+        session(ch);
+      } catch (const std::exception& e) {
+        rethrowDuring(e, phase_);  // every error names the phase: connect, size N, teardown
+      }
     } catch (const std::exception& e) {
       if (!dynamic_cast<const ProtocolError*>(&e))
         tellPeer(ch, fmt::format("client failed: {}", e.what()));
@@ -226,6 +230,20 @@ class Client {
 
     Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), progressPeer(ch, side),
                       opts.useEvent);
+    try {
+      measureSizes(ch, side, progress);
+    } catch (const std::exception&) {
+      phase_ = progress.where();
+      throw;
+    }
+    phase_ = "teardown";
+    testHold("teardown", -1, phase_);
+    ch.send(rendezvous::kDone, std::string_view(), Deadline(spec.timeoutMs));
+    reporter_.end();
+  }
+
+  void measureSizes(Channel& ch, Side& side, Progress& progress) {
+    const TestSpec& spec = o_.spec;
     uint64_t largestPassed = 0;  // largest size that completed (for the path-MTU hint)
     for (size_t index = 0; index < spec.sizes.size(); ++index) {
       const uint64_t bytes = spec.sizes[index];
@@ -281,14 +299,14 @@ class Client {
       reporter_.row(row);
       largestPassed = std::max(largestPassed, bytes);
     }
-    ch.send(rendezvous::kDone, std::string_view(), dl());
-    reporter_.end();
   }
 
   json runOneSize(Channel& ch, Side& side, Progress& progress, const SizeRun& run,
                   PingPongResult* pp, BandwidthResult* bw) {
     const TestSpec& spec = o_.spec;
     zeroReceiveAreas(side);
+    progress.setStage(fmt::format("size {}", run.bytes));
+    progress.setWarmup(run.warmup > 0);
     ch.sendJson(rendezvous::kSizeStart,
                 json{{"bytes", run.bytes}, {"iterations", run.iterations}, {"warmup", run.warmup}},
                 Deadline(spec.timeoutMs));
@@ -302,7 +320,8 @@ class Client {
   const ClientOptions& o_;
   report::Reporter& reporter_;
   bool begun_ = false;
-  uint64_t wrongTotal_ = 0;  // --check: wrong messages over all sizes, both sides
+  std::string phase_ = "connect";  // named by errors raised outside the data path
+  uint64_t wrongTotal_ = 0;        // --check: wrong messages over all sizes, both sides
 };
 
 }  // namespace

@@ -42,6 +42,9 @@ using rendezvous::Frame;
 
 void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOptions& opts,
                    Side& side, const json& ownEnv);
+void connectServerSide(Channel& ch, const TestSpec& spec, const transport::DeviceOptions& opts,
+                       Side& side, const json& ownEnv);
+void serveSizes(Channel& ch, const TestSpec& spec, Side& side, Progress& progress);
 
 void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
                       const detail::AdmitFn& admit) {
@@ -89,6 +92,22 @@ void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
 
 void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOptions& opts,
                    Side& side, const json& ownEnv) {
+  try {  // every error names the phase: connect, size N, teardown
+    connectServerSide(ch, spec, opts, side, ownEnv);
+  } catch (const std::exception& e) {
+    rethrowDuring(e, "connect");
+  }
+  Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), progressPeer(ch, side),
+                    opts.useEvent);
+  try {
+    serveSizes(ch, spec, side, progress);
+  } catch (const std::exception& e) {
+    rethrowDuring(e, progress.where());
+  }
+}
+
+void connectServerSide(Channel& ch, const TestSpec& spec, const transport::DeviceOptions& opts,
+                       Side& side, const json& ownEnv) {
   auto dl = [&] { return Deadline(spec.timeoutMs); };
   openSide(side, spec, opts, "server");
   ch.sendJson(rendezvous::kTestAccept,
@@ -98,14 +117,22 @@ void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOpt
                    {"caps", capsJson(side.device->caps())},
                    {"provider_env_own", ownEnv}},
               dl());
+  testHold("connect", -1, "connect");
   ch.sendJson(rendezvous::kAddresses, addressesJson(side), dl());
   json remote = expectJson(ch, rendezvous::kAddresses, Deadline(spec.timeoutMs),
                            "client connection addresses");
   connectSide(side, remote, Deadline(spec.timeoutMs), ch.peerName());
-  Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), progressPeer(ch, side),
-                    opts.useEvent);
-  for (;;) {
-    Frame f = ch.receive(Deadline(spec.timeoutMs), "the next size or the end of the test");
+}
+
+void serveSizes(Channel& ch, const TestSpec& spec, Side& side, Progress& progress) {
+  auto dl = [&] { return Deadline(spec.timeoutMs); };
+  for (size_t sizesRun = 0;; ++sizesRun) {
+    // After the last size (known without --duration, which runs each size twice) only the end
+    // of the test may follow: a client lost there is lost in teardown.
+    const bool last = spec.durationSec == 0 && sizesRun >= spec.sizes.size();
+    if (last) progress.setStage("teardown");
+    Frame f = ch.receive(Deadline(spec.timeoutMs),
+                         last ? "the end of the test" : "the next size or the end of the test");
     if (f.type == rendezvous::kDone) return;
     if (f.type == rendezvous::kError)
       rendezvous::throwPeerReport("client " + ch.peerName(), f.text());
@@ -118,6 +145,9 @@ void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOpt
     stampReadSource(side, spec, run.bytes);
     ch.sendJson(rendezvous::kSizeReady, json::object(), dl());
     detail::testCrashHook(run.bytes);
+    const std::string where = fmt::format("size {}", run.bytes);
+    if (sizesRun == 0 && run.warmup > 0) testHold("warmup", -1, where + ", warmup");
+    if (sizesRun == 1) testHold("mid-run", -1, where);
     json result = runSize(spec, side, progress, run, false, nullptr, nullptr);
     ch.sendJson(rendezvous::kSizeResult, result, Deadline(spec.timeoutMs));
   }

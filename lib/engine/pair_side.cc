@@ -176,7 +176,8 @@ std::string progressPeer(const Channel& ch, const Side& side) {
 // client) and fills `pp` / `bw` for the client.
 json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
              bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut) {
-  progress.setPhase(fmt::format("size {}", run.bytes));
+  progress.setStage(fmt::format("size {}", run.bytes));
+  progress.setWarmup(run.warmup > 0);
   if (spec.test == "lat") {
     PingPongParams p;
     p.op = spec.op == "tagged" ? "send" : spec.op;  // RDM sends are tagged

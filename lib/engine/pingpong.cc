@@ -104,7 +104,10 @@ class PingPong {
     for (uint64_t i = 0; i < total; ++i) {
       if (p_.check) stampPattern(sendArea, len_, i);
       int64_t t0 = now_();
-      if (i == p_.warmup) measureStartNs_ = t0;
+      if (i == p_.warmup) {
+        measureStartNs_ = t0;
+        progress_.setWarmup(false);
+      }
       postSend(so, len_, Ctx::kData, signalFor(i, total));
       waitRecv();
       int64_t t1 = now_();
@@ -121,7 +124,10 @@ class PingPong {
     postRecv(ro, len_, Ctx::kRecvData);
     for (uint64_t i = 0; i < total; ++i) {
       waitRecv();
-      if (i == p_.warmup) measureStartNs_ = now_();
+      if (i == p_.warmup) {
+        measureStartNs_ = now_();
+        progress_.setWarmup(false);
+      }
       if (i + 1 < total) postRecv(ro, len_, Ctx::kRecvData);
       // Echo from the receive area: the next message cannot arrive before this one is read.
       postSend(ro, recvBytes_, Ctx::kData, signalFor(i, total));
@@ -143,7 +149,10 @@ class PingPong {
         if (p_.check) stampPattern(mr_.data() + so, len_ - 1, i);
         *sendLast = v;
         int64_t t0 = now_();
-        if (i == p_.warmup) measureStartNs_ = t0;
+        if (i == p_.warmup) {
+          measureStartNs_ = t0;
+          progress_.setWarmup(false);
+        }
         postWrite(so, ro, signalFor(i, total));
         spinFor(recvLast, v);
         int64_t t1 = now_();
@@ -151,7 +160,10 @@ class PingPong {
         if (p_.check && !patternMatches(recvArea, len_ - 1, i)) ++r.checkErrors;
       } else {
         spinFor(recvLast, v);
-        if (i == p_.warmup) measureStartNs_ = now_();
+        if (i == p_.warmup) {
+          measureStartNs_ = now_();
+          progress_.setWarmup(false);
+        }
         if (p_.check) {
           if (!patternMatches(recvArea, len_ - 1, i)) ++r.checkErrors;
           stampPattern(mr_.data() + so, len_ - 1, i);
@@ -183,7 +195,10 @@ class PingPong {
     uint8_t* recvArea = mr_.data() + ro;
     for (uint64_t i = 0; i < total; ++i) {
       int64_t t0 = now_();
-      if (i == p_.warmup) measureStartNs_ = t0;
+      if (i == p_.warmup) {
+        measureStartNs_ = t0;
+        progress_.setWarmup(false);
+      }
       while (ep_.postRead(mr_, ro, len_, link_.remote, so, makeCtx(Ctx::kData, 0, kSignaled)) ==
              PostResult::kRetry)
         progress_.pollOnce(handler());

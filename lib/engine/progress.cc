@@ -1,5 +1,10 @@
 #include "engine/progress.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -36,7 +41,7 @@ void Progress::slowChecks() {
     lastProgressNs_ = now;
     lastWatchdogNs_ = now - kWatchdogEveryNs;
   }
-  throwIfInterrupted(phase_.c_str());
+  if (interrupted()) throwIfInterrupted(where().c_str());
   if (watchdog_ && now - lastProgressNs_ >= kWatchdogAfterNs &&
       now - lastWatchdogNs_ >= kWatchdogEveryNs) {
     lastWatchdogNs_ = now;
@@ -44,8 +49,9 @@ void Progress::slowChecks() {
   }
   int64_t limitNs = passive_ ? int64_t{3'600'000'000'000} : timeoutNs_;
   if (now - lastProgressNs_ > limitNs)
-    throw TimeoutError(fmt::format("no progress for {:.1f} s from peer {} during {} (--timeout)",
-                                   static_cast<double>(limitNs) / 1e9, peer_, phase_));
+    throw TimeoutError(fmt::format("no progress for {:.1f} s{} during {} (--timeout)",
+                                   static_cast<double>(limitNs) / 1e9,
+                                   peer_.empty() ? "" : " from peer " + peer_, where()));
 }
 
 void Progress::runWatchdog() {
@@ -54,7 +60,7 @@ void Progress::runWatchdog() {
   } catch (const PeerError&) {
     throw;
   } catch (const ProtocolError& e) {
-    throw ProtocolError(fmt::format("{} (during {})", e.what(), phase_));
+    throw ProtocolError(fmt::format("{} (during {})", e.what(), where()));
   }
 }
 
@@ -73,8 +79,53 @@ void Progress::fail(const transport::Completion& c) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
-  throw TransportError(fmt::format("{} completion failed during {} with peer {}: {}",
-                                   transport::toString(c.op), phase_, peer_, c.error));
+  throw TransportError(fmt::format("{} completion failed during {}{}: {}",
+                                   transport::toString(c.op), where(),
+                                   peer_.empty() ? "" : " with peer " + peer_, c.error));
+}
+
+std::string Progress::where() const {
+  std::string w = stage_;
+  if (mark_) w += (w.empty() ? "" : ", ") + std::string(mark_);
+  if (!phase_.empty()) w += (w.empty() ? "" : ": ") + phase_;
+  return w;
+}
+
+void rethrowDuring(const std::exception& e, const std::string& phase) {
+  std::string m = e.what();
+  if (phase.empty() || m.find("during ") != std::string::npos ||
+      dynamic_cast<const UsageError*>(&e))
+    throw;
+  m += fmt::format(" (during {})", phase);
+  if (dynamic_cast<const TimeoutError*>(&e)) throw TimeoutError(m);
+  if (dynamic_cast<const InterruptedError*>(&e)) throw InterruptedError(m);
+  if (dynamic_cast<const PeerError*>(&e)) throw PeerError(m);
+  if (dynamic_cast<const ProtocolError*>(&e)) throw ProtocolError(m);
+  if (dynamic_cast<const TransportError*>(&e)) throw TransportError(m);
+  throw Error(m);
+}
+
+void testHold(const char* phase, int rank, const std::string& where) {
+  const char* spec = std::getenv("RDMABENCH_TEST_HOLD");
+  if (!spec || !*spec) return;
+  std::string want = spec;
+  int wantRank = -1;
+  if (auto at = want.find('@'); at != std::string::npos) {
+    wantRank = std::atoi(want.c_str() + at + 1);
+    want.resize(at);
+  }
+  if (want != phase || wantRank != rank) return;
+  const char* msEnv = std::getenv("RDMABENCH_TEST_HOLD_MS");
+  const int ms = msEnv && *msEnv ? std::atoi(msEnv) : 1000;
+  std::cerr << fmt::format("rdmabench: test hook: pid {} holding at {}\n", getpid(), phase)
+            << std::flush;
+  for (int waited = 0; waited < ms; waited += 10) {
+    throwIfInterrupted(where.c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // A fault meant for the hold that comes later hits another phase: the test can tell.
+  std::cerr << fmt::format("rdmabench: test hook: pid {} resumes after {}\n", getpid(), phase)
+            << std::flush;
 }
 
 }  // namespace rdmabench::engine

@@ -28,15 +28,29 @@ class Progress {
 
   // `timeoutMs`: longest time without any completion before TimeoutError. `watchdog`: called
   // periodically while idle; it throws to abort (e.g. the peer closed the control channel).
-  // `peer` names the peer in errors. `useEvent`: sleep in Device::waitForEvent between polls.
+  // `peer` names the peer in errors (empty: the phase names whom the caller waits for, as in
+  // the collectives). `useEvent`: sleep in Device::waitForEvent between polls.
   Progress(transport::Device& device, int64_t timeoutMs, std::function<void()> watchdog,
            std::string peer, bool useEvent);
 
-  // Sets the phase named in errors ("size 4096, warmup").
+  // Errors name where the run was (`where()`): the stage ("connect", "size 4096", "teardown"),
+  // ", warmup" or ", measuring" once the iterations run, then the step ("tree: waiting for
+  // rank 2"). Sets the stage; clears the step and the iteration mark.
+  void setStage(std::string stage) {
+    stage_ = std::move(stage);
+    phase_.clear();
+    mark_ = nullptr;
+  }
+  // Marks the iterations of the stage as warmup (true) or measured (false): a pointer store,
+  // cheap inside the timed loop.
+  void setWarmup(bool warmup) { mark_ = warmup ? "warmup" : "measuring"; }
+  // Sets the step within the stage named in errors.
   void setPhase(std::string phase) { phase_ = std::move(phase); }
   // Replaces the clock of the deadline and watchdog checks (tests). Default nowNs().
   void setClock(NowFn now) { now_ = now; }
   const std::string& phase() const { return phase_; }
+  // "size 4096, measuring: verification pass": the stage, the iteration mark and the step.
+  std::string where() const;
 
   // Polls once and calls `handler(const Completion&)` for each completion. Throws
   // TransportError for an error completion (naming op, phase, peer and the library's text).
@@ -83,6 +97,8 @@ class Progress {
   std::string peer_;
   bool useEvent_;
   bool passive_ = false;
+  std::string stage_;
+  const char* mark_ = nullptr;  // "warmup", "measuring" or none
   std::string phase_;
   std::array<transport::Completion, 32> completions_;
   NowFn now_;
@@ -91,5 +107,18 @@ class Progress {
   int64_t lastProgressNs_ = 0;
   int64_t lastWatchdogNs_ = 0;
 };
+
+// Rethrows the exception being handled, `e`, with " (during PHASE)" appended to its message, as
+// the same error class (so the same exit status, docs/cli.md), unless the message already names
+// a phase ("during ...") or is a usage error. Call only from inside a catch block.
+[[noreturn]] void rethrowDuring(const std::exception& e, const std::string& phase);
+
+// TEST ONLY fault-injection hook (docs/testing.md): when $RDMABENCH_TEST_HOLD is `PHASE` or
+// `PHASE@RANK` (RANK = `rank`; -1 for a process without a rank) and `phase` matches, prints
+// "rdmabench: test hook: pid P holding at PHASE" on stderr and waits $RDMABENCH_TEST_HOLD_MS
+// (default 1000) ms, so that a test can signal the process, or cut its link, while it is
+// known to be at that phase; then prints "... pid P resumes after PHASE" (a fault that came
+// later missed the phase). Ctrl-C during the hold throws InterruptedError naming `where`.
+void testHold(const char* phase, int rank, const std::string& where);
 
 }  // namespace rdmabench::engine

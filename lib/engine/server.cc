@@ -5,7 +5,10 @@
 // - one test runs at a time: a second client is told at once "server busy: running ..." instead
 //   of waiting in the backlog;
 // - a provider crash or abort ends that session's child; the parent reports it in its log and to
-//   the client, and keeps serving.
+//   the client, and keeps serving;
+// - a session whose client has gone but which does not end (stopped with SIGSTOP, stuck) is
+//   killed after a grace period, so it cannot hold the test slot for ever.
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -15,8 +18,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -88,7 +93,25 @@ class SharedSlot {
 struct Child {
   uint64_t session = 0;
   Channel channel;  // the parent's copy: tells the client when the child died
+  std::optional<std::chrono::steady_clock::time_point> clientGoneAt;  // first seen hung up
+  bool killed = false;  // killed by the parent as an orphan (endOrphans)
 };
+
+// How long a session may outlive its client's hang-up. A healthy session notices a closed
+// control connection within ~70 ms (its watchdog) or at its next control read.
+constexpr std::chrono::milliseconds kOrphanGrace{3000};
+
+// "stopped (SIGSTOP)" or "running", from /proc/PID/stat, for the log.
+std::string processState(pid_t pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  std::getline(stat, line);
+  auto paren = line.rfind(')');
+  if (paren != std::string::npos && paren + 2 < line.size() &&
+      (line[paren + 2] == 'T' || line[paren + 2] == 't'))
+    return "stopped (SIGSTOP)";
+  return "running";
+}
 
 std::string signalName(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -105,6 +128,7 @@ class Daemon {
     try {
       for (;;) {
         reap(false);
+        endOrphans();
         if (so_.once && accepted_ > 0) {
           if (children_.empty()) break;
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -201,6 +225,26 @@ class Daemon {
     _exit(rc);
   }
 
+  // Kills each session whose client hung up more than kOrphanGrace ago and which still runs:
+  // a stopped or stuck session would otherwise keep the test slot and turn every later client
+  // away with "server busy". Only polls the parent's copy of the connection (reads nothing).
+  void endOrphans() {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [pid, c] : children_) {
+      if (c.killed || c.channel.fd() < 0) continue;
+      pollfd pfd{c.channel.fd(), POLLRDHUP, 0};
+      if (::poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
+      if (!c.clientGoneAt) c.clientGoneAt = now;
+      if (now - *c.clientGoneAt < kOrphanGrace) continue;
+      std::cerr << fmt::format(
+          "rdmabench server: session {} from {}: the client left {} ms ago and the session, {}, "
+          "did not end: killed (SIGKILL); still serving\n",
+          c.session, c.channel.peerName(), kOrphanGrace.count(), processState(pid));
+      kill(pid, SIGKILL);
+      c.killed = true;
+    }
+  }
+
   // Collects ended children; `block` waits for at least one.
   void reap(bool block) {
     for (;;) {
@@ -212,7 +256,9 @@ class Daemon {
       if (it == children_.end()) continue;
       bool heldSlot = slot_.release(pid);
       Child& c = it->second;
-      if (WIFSIGNALED(status)) {
+      if (WIFSIGNALED(status) && c.killed) {
+        failed_ = true;  // logged by endOrphans; its client is gone
+      } else if (WIFSIGNALED(status)) {
         failed_ = true;
         std::string where = heldSlot ? "in the data path" : "before its test started";
         std::string sig = signalName(WTERMSIG(status));
