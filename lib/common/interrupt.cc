@@ -19,8 +19,11 @@ void onAlarm(int) {
 }
 
 void onSignal(int sig) {
-  gLastSignal.store(sig, std::memory_order_relaxed);
-  if (gSignals.fetch_add(1, std::memory_order_relaxed) >= 1) _exit(130);
+  // A second signal of the same kind (Ctrl-C pressed twice) forces the exit. A SIGTERM after a
+  // SIGINT is not a second request: under `--np`, a terminal's Ctrl-C reaches every rank and the
+  // launcher then sends SIGTERM too; the rank is already tearing down and exits 4.
+  const int previous = gLastSignal.exchange(sig, std::memory_order_relaxed);
+  if (gSignals.fetch_add(1, std::memory_order_relaxed) >= 1 && previous == sig) _exit(130);
   // Teardown gets 10 s; a library call that never returns cannot keep the process alive.
   alarm(10);
 }

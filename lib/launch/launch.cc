@@ -385,6 +385,9 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
                                      join(killed), static_cast<double>(limits.graceMs) / 1000));
     if (result == 0) result = 1;
   }
+  // Ctrl-C / SIGTERM to the launcher: the run's status is "interrupted" (4, docs/cli.md),
+  // whichever rank's status was reaped first.
+  if (interrupted()) result = exitCodeFor(InterruptedError("interrupted"));
   return result;
 }
 

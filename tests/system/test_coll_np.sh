@@ -86,3 +86,26 @@ grep -q "^# WARNING: 2 ranks on .* run on 1 CPU ($ONE)" "$TMP/pl.txt" && grep -q
   fail "taskset binding not kept or not warned: $(cat "$TMP/pl.txt")"
 pass "oversubscription warned (--cpu with fewer CPUs than ranks; a launcher's binding, kept)"
 expect_status 2 "--cpu 3-1: not a CPU list" "$RB" allreduce --np 2 --cpu 3-1
+
+# A terminal's Ctrl-C reaches the whole process group (launcher and every rank; for `lat` without
+# a host, the client and its forked loopback server): the status is 4, every time (it was 130
+# under --np: the launcher's SIGTERM after the SIGINT counted as a second Ctrl-C; and 1 at random
+# for loopback `lat`: the loopback server raced the client with "server interrupted").
+ctrl_c() {  # NAME MARKER-REGEX CMD...: SIGINT to the group after the first row, expect 4
+  local name=$1 marker=$2 rc=0 i
+  shift 2
+  setsid "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+  local pid=$!
+  CLEANUP+=("kill -9 -- -$pid")
+  wait_for "$TMP/$name.out" "$marker" "$pid" 60
+  kill -INT -- -"$pid"
+  for i in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && fail "$name: still running 30 s after Ctrl-C"
+  wait "$pid" || rc=$?
+  [ "$rc" = 4 ] || fail "$name: Ctrl-C to the process group gave exit $rc, expected 4: $(cat "$TMP/$name.err")"
+}
+for i in 1 2; do
+  ctrl_c np$i '^ +8 ' "$RB" allreduce --np 4 -m 8:16 -n 100000
+  ctrl_c lat$i '^ +0 ' "$RB" lat -m 0:4M -n 20000 --warmup 10
+done
+pass "Ctrl-C to the process group: exit 4 (allreduce --np 4 and loopback lat, twice each)"
