@@ -63,7 +63,10 @@ class TableReporter : public TextReporter {
         break;
     }
     line("rdmabench {}: {}, {}", toolVersion(i), i.test.empty() ? "?" : i.test, what);
-    line("transport: {}   op: {}", i.transport, i.op);
+    if (i.op.empty())  // barrier, ring: no operation to name
+      line("transport: {}", i.transport);
+    else
+      line("transport: {}   op: {}", i.transport, i.op);
     if (isCollective()) {
       line("ranks: {}", i.remoteHost);
       hostLine("rank 0", i.localHost, i.local);
