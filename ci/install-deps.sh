@@ -18,6 +18,8 @@ PKGS=(
   iproute2 procps psmisc python3 qemu-system-x86 busybox-static kmod cpio gnuplot-nox
   # anchors measured side by side in bench/
   perftest sockperf qperf iperf3
+  # profiles beside the anchors (bench/rxe_profile.sh: perf record inside the VM)
+  linux-perf
   # collectives: a throw-away Slurm (ci/slurm-cluster), Open MPI beside rdmabench in bench/
   slurmctld slurmd slurm-client openmpi-bin libopenmpi-dev
 )
