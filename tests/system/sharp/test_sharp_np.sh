@@ -105,18 +105,18 @@ expect_fail() {
 A=(allreduce --np 4 --algo sharp -m 8:4K -n 20 --warmup 2 --timeout 3)
 expect_fail lib_missing 4 "rank 0 on .*: library not found: dlopen /nonexistent/libsharp_coll.so" \
   RDMABENCH_SHARP_LIBRARY=/nonexistent/libsharp_coll.so -- "${A[@]}"
-expect_fail init_all 4 "rank 3 on .*: sharp_coll_init: Cannot connect to SHARPD / Aggregation Manager \(-8\)$" \
+expect_fail init_all 4 "rank 3 on .*: sharp_coll_init: Cannot connect to SHARPD / Aggregation Manager \(-8\) \(during [^()]+\)$" \
   SHARP_STANDIN_FAIL=init -- "${A[@]}"
-expect_fail init_rank2 4 "rank 2 on .*: sharp_coll_init: Cannot connect to SHARPD / Aggregation Manager \(-8\)$" \
+expect_fail init_rank2 4 "rank 2 on .*: sharp_coll_init: Cannot connect to SHARPD / Aggregation Manager \(-8\) \(during [^()]+\)$" \
   SHARP_STANDIN_FAIL=init SHARP_STANDIN_FAIL_RANK=2 -- "${A[@]}"
 # The others see it in an out-of-band collective: the store's news names rank 2, or the
 # out-of-band error (SHARP_COLL_EOOB) says which collective broke.
 grep -Eq "rank [013] on .*(rank 2 on host .* failed: sharp_coll_init|sharp_coll_init: Out-of-band collective failed \(-15\); out-of-band: )" "$TMP/init_rank2.err" ||
   fail "init on rank 2: the other ranks do not say why: $(cat "$TMP/init_rank2.err")"
-expect_fail comm_init 4 "rank 0 on .*: sharp_coll_comm_init: Cannot join the SHARP group \(-6\)$" \
+expect_fail comm_init 4 "rank 0 on .*: sharp_coll_comm_init: Cannot join the SHARP group \(-6\) \(during [^()]+\)$" \
   SHARP_STANDIN_FAIL=comm_init SHARP_STANDIN_FAIL_RANK=1 -- "${A[@]}"
-expect_fail quota 4 "rank 1 on .*: sharp_coll_do_allreduce: SHARP resource quota exceeded \(-7\)$" \
+expect_fail quota 4 "rank 1 on .*: sharp_coll_do_allreduce: SHARP resource quota exceeded \(-7\) \(during [^()]+\)$" \
   SHARP_STANDIN_FAIL=quota SHARP_STANDIN_FAIL_RANK=1 SHARP_STANDIN_FAIL_AFTER=30 -- "${A[@]}"
-expect_fail timeout 4 "rank 3 on .*: sharp_coll_do_barrier: Error \(-1\)$" \
+expect_fail timeout 4 "rank 3 on .*: sharp_coll_do_barrier: Error \(-1\) \(during [^()]+\)$" \
   SHARP_STANDIN_FAIL=timeout SHARP_STANDIN_FAIL_RANK=3 SHARP_STANDIN_FAIL_AFTER=50 -- \
   barrier --np 4 --algo sharp -n 1000 --timeout 3
