@@ -18,15 +18,19 @@ namespace po = boost::program_options;
 
 uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t min, uint64_t max) {
   uint64_t v = 0;
-  bool ok = !text.empty();
+  bool digits = !text.empty(), overflow = false;
   for (char c : text) {
-    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) {
-      ok = false;
+    if (c < '0' || c > '9') {
+      digits = false;
       break;
     }
-    v = v * 10 + static_cast<uint64_t>(c - '0');
+    if (v > (UINT64_MAX - 9) / 10) overflow = true;
+    if (!overflow) v = v * 10 + static_cast<uint64_t>(c - '0');
   }
-  if (!ok || v < min || v > max)
+  if (!digits)
+    throw UsageError(
+        fmt::format("{} '{}': not a whole number (expected {}..{})", option, text, min, max));
+  if (overflow || v < min || v > max)
     throw UsageError(fmt::format("{} {}: out of range {}..{}", option, text, min, max));
   return v;
 }

@@ -65,7 +65,8 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args);
 // UsageError names the bad item.
 std::vector<Variant> parseCompareList(std::string_view text);
 
-// Unsigned integer option in [min, max]; UsageError "--iters 0: out of range 1..1000000000".
+// Unsigned integer option in [min, max]; UsageError "--iters 0: out of range 1..1000000000", or
+// "--iters '1e9x': not a whole number (expected 1..1000000000)" for anything but digits.
 uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t min, uint64_t max);
 // Seconds as a decimal number in [min, max].
 double parseSeconds(std::string_view text, std::string_view option, double min, double max);

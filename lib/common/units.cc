@@ -38,6 +38,9 @@ uint64_t parseSize(std::string_view text, std::string_view option) {
       case 'G':
         mult = 1ull << 30;
         break;
+      case 'T':  // accepted so that the caller's limit, not the suffix, is what gets reported
+        mult = 1ull << 40;
+        break;
       default:
         throw bad("unknown suffix");
     }

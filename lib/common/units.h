@@ -10,8 +10,9 @@
 
 namespace rdmabench {
 
-// "4096", "4K", "4k", "1M", "2G" -> bytes. Throws UsageError naming `option` and the text when
-// it is not a non-negative integer with an optional K/M/G suffix, or exceeds 2^63.
+// "4096", "4K", "4k", "1M", "2G", "1T" -> bytes (binary suffixes, 2^10..2^40). Throws UsageError
+// naming `option` and the text when it is not a non-negative integer with an optional K/M/G/T
+// suffix, or exceeds 2^63. Callers check their own limit (e.g. 2 GiB - 1 per message).
 uint64_t parseSize(std::string_view text, std::string_view option);
 
 // OSU-style "-m MIN:MAX", "MAX" or "MIN:" (MIN defaults to `defaultMin`, MAX to `defaultMax`).

@@ -209,6 +209,11 @@ class Client {
                       {"iterations", spec.iterations ? json(spec.iterations) : json("auto")},
                       {"duration_s", spec.durationSec},
                       {"check", spec.check}};
+    // The server caps how long it waits for this client (its --max-timeout): say so when it did.
+    const int64_t serverTimeoutMs =
+        jsonInt(accept, "timeout_ms", what, spec.timeoutMs, 0, spec.timeoutMs);
+    if (serverTimeoutMs < spec.timeoutMs)
+      info.extra["server_timeout_s"] = static_cast<double>(serverTimeoutMs) / 1000;
     if (spec.test == "bw") {
       info.extra["mode"] = spec.mode;
       // Which figure leads: the side that owns the timed interval (docs/metrics.md).

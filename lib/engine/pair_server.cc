@@ -115,6 +115,7 @@ void connectServerSide(Channel& ch, const TestSpec& spec, const transport::Devic
                    {"version", RDMABENCH_VERSION},
                    {"device", side.device->properties()},
                    {"caps", capsJson(side.device->caps())},
+                   {"timeout_ms", spec.timeoutMs},  // after the cap of --max-timeout
                    {"provider_env_own", ownEnv}},
               dl());
   testHold("connect", -1, "connect");

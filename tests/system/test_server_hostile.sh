@@ -61,6 +61,14 @@ echo "$out" | grep -qE "^(error: .*timed out|closed after)" || fail "silent clie
 python3 -c "import sys; sys.exit(0 if float('${secs:-0}') < 30 else 1)" || fail "server waited ${secs}s for a silent client"
 alive "silent client"
 pass "client timeout capped by --max-timeout ($out)"
+# The client is told: its header shows the server's capped wait next to its own --timeout.
+normal_client "header cap" --warmup 10 -n 100 --timeout 30 -f json
+python3 - "$TMP/ok.txt" <<'PY' || fail "header does not show the server's cap: $(head -c 600 "$TMP/ok.txt")"
+import json, sys
+extra = json.load(open(sys.argv[1]))["run"]["extra"]
+sys.exit(0 if extra["timeout_s"] == 30 and extra["server_timeout_s"] == 2 else 1)
+PY
+pass "client header: timeout_s=30 server_timeout_s=2 (the server's --max-timeout)"
 
 # 5. 20 idle connections, then a default client. A server that served connections one after
 # another would make it wait 20 x 2 s (the hello deadline) = 40 s; it must get through well
@@ -89,6 +97,8 @@ done
 grep -q ": lat socket write from" "$TMP/$LOG" || fail "the long test was never admitted: $(cat "$TMP/long.err")"
 t0=$(date +%s.%N)
 if timeout 30 "$RB" lat 127.0.0.1 -p "$PORT" -t socket -s 64 -n 100 >/dev/null 2>"$TMP/busy.err"; then
+  kill -0 "$long" 2>/dev/null ||
+    fail "second client ran after the long test ended early: $(cat "$TMP/long.err")"
   fail "second client ran while a test was running"
 fi
 t1=$(date +%s.%N)

@@ -54,6 +54,13 @@ TEST(ClientOptions, BadValuesNameOptionAndRange) {
   EXPECT_NE(usageError("lat", {"-s", "4", "-a"}).find("only one"), std::string::npos);
   EXPECT_NE(usageError("lat", {"-f", "xml"}).find("--format xml"), std::string::npos);
   EXPECT_NE(usageError("lat", {"-s", "5G"}).find("--size"), std::string::npos);
+  // A typo is "not a whole number", not "out of range"; a too-large size states the limit.
+  EXPECT_NE(
+      usageError("lat", {"-n", "1e9x"}).find("--iters '1e9x': not a whole number (expected 1.."),
+      std::string::npos);
+  EXPECT_NE(usageError("lat", {"-n", "99999999999999999999"}).find("out of range 1.."),
+            std::string::npos);
+  EXPECT_NE(usageError("lat", {"-s", "10T"}).find("larger than the limit of"), std::string::npos);
 }
 
 TEST(ClientOptions, BandwidthModes) {

@@ -15,6 +15,7 @@ TEST(ParseSize, PlainAndSuffixes) {
   EXPECT_EQ(parseSize("1M", "-s"), 1048576u);
   EXPECT_EQ(parseSize("2G", "-s"), 2147483648u);
   EXPECT_EQ(parseSize("64KiB", "-s"), 65536u);
+  EXPECT_EQ(parseSize("1T", "-s"), 1ull << 40);
 }
 
 TEST(ParseSize, RejectsBadInputNamingTheOption) {
