@@ -293,7 +293,11 @@ BackendStatus probeProviders() {
     }
     auto& d = providers[prov];
     if (d.contains(dom)) {
-      d[dom]["fabrics"].push_back(str(i->fabric_attr->name));
+      // fi_getinfo lists one entry per (fabric, endpoint/protocol variant): name each fabric once.
+      auto& fabrics = d[dom]["fabrics"];
+      const std::string fabric = str(i->fabric_attr->name);
+      if (std::find(fabrics.begin(), fabrics.end(), fabric) == fabrics.end())
+        fabrics.push_back(fabric);
       continue;
     }
     d[dom] = {{"fabrics", nlohmann::json::array({str(i->fabric_attr->name)})},
