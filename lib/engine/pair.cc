@@ -204,7 +204,6 @@ class Client {
     info.extra = json{{"server", ch.peerName()},
                       {"server_version", escapeForLog(jsonString(accept, "version", what), 64)},
                       {"queue_pairs", spec.queuePairs},
-                      {"cq_moderation", spec.cqModeration},
                       {"timeout_s", static_cast<double>(spec.timeoutMs) / 1000},
                       {"iterations", spec.iterations ? json(spec.iterations) : json("auto")},
                       {"duration_s", spec.durationSec},
@@ -215,6 +214,8 @@ class Client {
     if (serverTimeoutMs < spec.timeoutMs)
       info.extra["server_timeout_s"] = static_cast<double>(serverTimeoutMs) / 1000;
     if (spec.test == "bw") {
+      // One signaled completion per cq_moderation sends (ib_*_bw --cq-mod); ping-pong has none.
+      info.extra["cq_moderation"] = spec.cqModeration;
       info.extra["mode"] = spec.mode;
       // Which figure leads: the side that owns the timed interval (docs/metrics.md).
       info.extra["headline"] =
