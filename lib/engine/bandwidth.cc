@@ -105,6 +105,7 @@ class Bandwidth {
         if (sends_ && warmSync_) postCtrlRecv(l);
       }
     }
+    if (p_.ready) p_.ready();
 
     int64_t t0 = 0, t1 = 0;
     if (sends_ || isSend_) t0 = p_.mode == BwMode::kWindow ? dataWindow() : dataStream();

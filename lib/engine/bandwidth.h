@@ -62,6 +62,9 @@ struct BandwidthParams {
   bool check = false;          // verify payloads (see above)
   // Clock in nanoseconds (differences only); empty = rdmabench::nowNs. Tests inject a fake.
   std::function<int64_t()> clock;
+  // Called once this side's first receives are posted, before it sends or waits: the server
+  // tells the client "size ready" here (as PingPongParams::ready). Empty: nothing to call.
+  std::function<void()> ready;
 };
 
 struct BandwidthResult {

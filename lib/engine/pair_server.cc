@@ -144,12 +144,17 @@ void serveSizes(Channel& ch, const TestSpec& spec, Side& side, Progress& progres
     SizeRun run = decodeSizeStart(rendezvous::parseFrameJson(f, what), spec, what);
     zeroReceiveAreas(side);
     stampReadSource(side, spec, run.bytes);
-    ch.sendJson(rendezvous::kSizeReady, json::object(), dl());
-    detail::testCrashHook(run.bytes);
-    const std::string where = fmt::format("size {}", run.bytes);
-    if (sizesRun == 0 && run.warmup > 0) testHold("warmup", -1, where + ", warmup");
-    if (sizesRun == 1) testHold("mid-run", -1, where);
-    json result = runSize(spec, side, progress, run, false, nullptr, nullptr);
+    // "Size ready" goes out only once this side's first receives are posted: a client told
+    // earlier sends into an empty receive queue, and soft-RoCE fails a send that waits on RNR
+    // for about a second (transport retry counter exceeded), e.g. behind a slow or held server.
+    auto ready = [&] {
+      ch.sendJson(rendezvous::kSizeReady, json::object(), dl());
+      detail::testCrashHook(run.bytes);
+      const std::string where = fmt::format("size {}", run.bytes);
+      if (sizesRun == 0 && run.warmup > 0) testHold("warmup", -1, where + ", warmup");
+      if (sizesRun == 1) testHold("mid-run", -1, where);
+    };
+    json result = runSize(spec, side, progress, run, false, nullptr, nullptr, ready);
     ch.sendJson(rendezvous::kSizeResult, result, Deadline(spec.timeoutMs));
   }
 }

@@ -175,7 +175,8 @@ std::string progressPeer(const Channel& ch, const Side& side) {
 // Runs one size on one side. Returns this side's measurement as JSON (the server sends it to the
 // client) and fills `pp` / `bw` for the client.
 json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
-             bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut) {
+             bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut,
+             const std::function<void()>& ready) {
   progress.setStage(fmt::format("size {}", run.bytes));
   progress.setWarmup(run.warmup > 0);
   if (spec.test == "lat") {
@@ -186,6 +187,7 @@ json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun
     p.warmup = run.warmup;
     p.initiator = initiator;
     p.check = spec.check;
+    p.ready = ready;
     PingPongResult r = runPingPong(*side.device, side.links[0], progress, p);
     json j{{"seconds", r.seconds}, {"check_errors", r.checkErrors}, {"wrong", r.checkErrors}};
     if (ppOut) *ppOut = std::move(r);
@@ -202,6 +204,7 @@ json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun
   p.sender = initiator;
   p.bidirectional = spec.bidirectional;
   p.check = spec.check;
+  p.ready = ready;
   BandwidthResult r = runBandwidth(*side.device, side.links, progress, p);
   if (bwOut) *bwOut = r;
   return json{{"seconds", r.seconds},

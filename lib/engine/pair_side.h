@@ -62,9 +62,11 @@ void stampReadSource(Side& s, const TestSpec& spec, uint64_t bytes);
 std::function<void()> controlWatchdog(rendezvous::Channel& ch);
 // The peer as errors name it: control address and the data-path address of its first connection.
 std::string progressPeer(const rendezvous::Channel& ch, const Side& side);
-// Runs one size on one side; returns this side's measurement as JSON, fills pp / bw.
+// Runs one size on one side; returns this side's measurement as JSON, fills pp / bw. `ready`
+// (may be empty) is called once this side's first receives are posted (PingPongParams::ready).
 nlohmann::json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
-                       bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut);
+                       bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut,
+                       const std::function<void()>& ready = {});
 // Sends a one-line kError to the peer once per channel (best effort, 1 s).
 void tellPeer(rendezvous::Channel& ch, const std::string& message);
 

@@ -89,6 +89,9 @@ class PingPong {
       progress_.pollOnce(handler());
     if (signaled) ++outstanding_;
   }
+  void ready() {
+    if (p_.ready) p_.ready();
+  }
   void waitRecv() {
     while (!gotRecv_)
       progress_.pollOnce(handler());
@@ -101,6 +104,7 @@ class PingPong {
     uint8_t* recvArea = mr_.data() + ro;
     const uint64_t total = p_.warmup + p_.iterations;
     postRecv(ro, len_, Ctx::kRecvData);
+    ready();
     for (uint64_t i = 0; i < total; ++i) {
       if (p_.check) stampPattern(sendArea, len_, i);
       int64_t t0 = now_();
@@ -122,6 +126,7 @@ class PingPong {
     const uint64_t ro = link_.layout.recvOffset();
     const uint64_t total = p_.warmup + p_.iterations;
     postRecv(ro, len_, Ctx::kRecvData);
+    ready();
     for (uint64_t i = 0; i < total; ++i) {
       waitRecv();
       if (i == p_.warmup) {
@@ -143,6 +148,7 @@ class PingPong {
     uint8_t* sendLast = mr_.data() + so + len_ - 1;
     const uint8_t* recvArea = mr_.data() + ro;
     const uint64_t total = p_.warmup + p_.iterations;
+    ready();  // no receives: the peer writes into the zeroed receive area
     for (uint64_t i = 0; i < total; ++i) {
       const uint8_t v = static_cast<uint8_t>(i % 255 + 1);
       if (p_.initiator) {
@@ -190,6 +196,7 @@ class PingPong {
   }
 
   void readInitiator(PingPongResult& r) {
+    ready();
     const uint64_t so = link_.layout.sendOffset(), ro = link_.layout.recvOffset();
     const uint64_t total = p_.warmup + p_.iterations;
     uint8_t* recvArea = mr_.data() + ro;
@@ -221,6 +228,7 @@ class PingPong {
   // initiator's final control message arrives.
   void passiveUntilFin() {
     postRecv(link_.layout.ctrlOffset() + kCtrlRecvOffset, kCtrlMessageBytes, Ctx::kAckRecv);
+    ready();
     progress_.setPassive(true);
     waitRecv();
     progress_.setPassive(false);

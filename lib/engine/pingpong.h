@@ -21,6 +21,7 @@
 // Errors: TimeoutError / TransportError (from Progress), UsageError for unsupported ops.
 
 #include <cstdint>
+#include <functional>
 
 #include "engine/link.h"
 #include "engine/progress.h"
@@ -40,6 +41,11 @@ struct PingPongParams {
   // Send/write completions are requested every `signalEvery` posts and for the last post
   // (ib_send_lat's cq_mod); capped at half the send queue. 1 = every post signaled.
   uint32_t signalEvery = 64;
+  // Called once this side can take the peer's first message (its first receive posted), before
+  // it waits for anything: the server tells the client "size ready" here. A peer told earlier
+  // may send into an empty receive queue (RNR), which soft-RoCE fails after about a second
+  // (docs/fault-matrix.md). Empty: nothing to call.
+  std::function<void()> ready;
 };
 
 struct PingPongResult {

@@ -1,7 +1,7 @@
 # Fault-matrix cells (sourced by tests/system/test_fault_matrix.sh on the host and by
 # tests/system/rxe/fault_matrix_verbs.sh in the rxe VM; docs/fault-matrix.md). Needs lib.sh's
-# fail, wait_for and wait_port, and $RB, $TMP. Each cell runs in its own subshell and writes
-# one line "TARGET|PHASE|FAULT|ok or FAIL|what the survivor did" to $RES/N.
+# fail, $RB and $TMP. Each cell runs in its own subshell and writes one line
+# "TARGET|PHASE|FAULT|ok or FAIL|what the survivor did" to $RES/N.
 #
 # The faulted process runs with the test-only hook RDMABENCH_TEST_HOLD=PHASE[@RANK]
 # (docs/testing.md): it prints "test hook: pid P holding at PHASE" and pauses HOLD_MS there
@@ -14,6 +14,36 @@ MARGIN=${MARGIN:-12}       # slack for a loaded machine, s
 EVENT=(${EVENT--e})        # pair clients sleep on completion events (parallel cells, 2 CPUs)
 RES=$TMP/res
 mkdir -p "$RES"
+
+# The polling loops below fork nothing: in the TCG VM (fault_matrix_verbs.sh) a sleep(1) or grep
+# process per 50 ms and cell cost seconds of CPU per cell, enough to delay the faults past the
+# holds. nap SECONDS sleeps in the shell (read on a FIFO nobody writes); has FILE REGEX greps.
+NAP_FIFO=$(mktemp -u /tmp/fault-nap.XXXXXX)
+mkfifo "$NAP_FIFO"
+exec {NAP_FD}<>"$NAP_FIFO"
+rm -f "$NAP_FIFO"
+nap() { read -r -t "$1" -u "$NAP_FD" || true; }
+has() {
+  local l
+  [ -r "$1" ] || return 1
+  while IFS= read -r l || [ -n "$l" ]; do
+    [[ $l =~ $2 ]] && return 0
+  done <"$1"
+  return 1
+}
+# wait_line FILE REGEX PID SECONDS: waits for a line of FILE matching REGEX (lib.sh's wait_for).
+wait_line() {
+  local i
+  for ((i = 0; i < $4 * 20; i++)); do
+    has "$1" "$2" && return 0
+    if ! kill -0 "$3" 2>/dev/null; then
+      has "$1" "$2" && return 0
+      fail "process $3 ended before '$2' appeared in $1: $(tail -3 "$1" 2>/dev/null)"
+    fi
+    nap 0.05
+  done
+  fail "no line matching '$2' in $1 after ${4}s: $(tail -3 "$1" 2>/dev/null)"
+}
 
 cell_init() {
   CT=$1 CP=$2 CF=$3 CN=$4 CD=$TMP/cell$4 CKILL=() CNS=() CLINK=() CSTART=$(date +%s)
@@ -52,6 +82,9 @@ fault() {
       ;;
   esac
 }
+# link_want PHASE: a pair client's exit class after link down at PHASE (a regex: "1|3" allows
+# both); the caller may define its own (the host's: 3, a timeout, wherever the link goes down).
+declare -F link_want >/dev/null || link_want() { echo 3; }
 # in_hold FILE: after the fault, checks that it hit the held process inside its hold (the hook
 # prints "resumes after PHASE" when the hold ended first: a machine so loaded that the fault came
 # late). A late fault ends the cell with status 75: run_cells runs it again.
@@ -67,7 +100,7 @@ wait_exit() {
   local pid=$1 secs=$2 i
   for ((i = 0; i < secs * 20; i++)); do
     kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
+    nap 0.05
   done
   kill -0 "$pid" 2>/dev/null && fail "pid $pid still running ${secs}s after the fault (hang)"
   RC=0
@@ -94,10 +127,12 @@ short() {
 }
 # no_children PID SECONDS: waits until PID has no child processes.
 no_children() {
-  local i
+  local i c
   for ((i = 0; i < $2 * 20; i++)); do
-    [ -z "$(pgrep -P "$1" || true)" ] && return 0
-    sleep 0.05
+    c=
+    read -r c <"/proc/$1/task/$1/children" 2>/dev/null || true
+    [ -z "$c" ] && return 0
+    nap 0.05
   done
   return 1
 }
@@ -127,7 +162,7 @@ pair_cell() {
   "${SX[@]}" env "${senv[@]}" "$RB" server --bind "$SIP" --port "$PORT" >"$CD/server.err" 2>&1 &
   local srv=$!
   CKILL+=("$srv")
-  wait_for "$CD/server.err" "listening on" "$srv" 60
+  wait_line "$CD/server.err" "listening on" "$srv" 60
   "${CX[@]}" env "${cenv[@]}" "$RB" lat "$SIP" -p "$PORT" "${TARGS[@]}" "${cargs[@]}" "${EVENT[@]}" -f csv \
     --timeout "$TO" --connect-timeout "$TO" >"$CD/out" 2>"$CD/err" &
   local client=$!
@@ -135,14 +170,14 @@ pair_cell() {
   if [ "$phase" = teardown ]; then marker=$CD/err; else marker=$CD/server.err; fi
   local i
   for ((i = 0; i < 90 * 20; i++)); do
-    grep -qE "test hook: pid [0-9]+ holding at $phase" "$marker" && break
+    has "$marker" "test hook: pid [0-9]+ holding at $phase" && break
     if ! kill -0 "$client" 2>/dev/null; then
       # A start-up timeout of a loaded machine (e.g. "the server to open its device"): the
       # fault never happened, so the cell says nothing yet: run it again.
       echo "client ended before the hold at $phase: $(cat "$CD/err"): cell run again"
       exit 75
     fi
-    sleep 0.05
+    nap 0.05
   done
   grep -qE "test hook: pid [0-9]+ holding at $phase" "$marker" || fail "no hold marker at $phase in $marker"
   victim=$(hook_pid "$marker" "$phase")
@@ -157,8 +192,8 @@ pair_cell() {
   if [ "$phase" != teardown ]; then
     # The client survives: exit class, one line naming the server and the phase.
     wait_exit "$client" $((TO + MARGIN))
-    case $f in kill9 | int) want=1 ;; *) want=3 ;; esac
-    [ "$RC" = "$want" ] || fail "client exit $RC, expected $want: $(cat "$CD/err")"
+    case $f in kill9 | int) want=1 ;; link) want=$(link_want "$phase") ;; *) want=3 ;; esac
+    [[ $RC =~ ^($want)$ ]] || fail "client exit $RC, expected $want: $(cat "$CD/err")"
     case $phase in
       connect) ph='during connect' ;;
       warmup) ph='during size 8, warmup' ;;
@@ -173,17 +208,23 @@ pair_cell() {
       [ "$RC" = 4 ] || fail "interrupted client exit $RC, expected 4: $(cat "$CD/err")"
       one_error "$CD/err" "interrupted \(Ctrl-C\) during teardown"
     fi
-    wait_for "$CD/server.err" "session [0-9]+ from $CIP_RE:[0-9]+ failed: .*teardown" "$srv" $((TO + MARGIN))
+    wait_line "$CD/server.err" "session [0-9]+ from $CIP_RE:[0-9]+ failed: .*teardown" "$srv" $((TO + MARGIN))
     TOOK=$(($(date +%s) - T0))
     summary="session ends in ${TOOK}s: $(grep -E 'session [0-9]+ from .* failed' "$CD/server.err" |
       tail -1 | sed -E 's/^rdmabench server: //' | short)"
     [ "$f" = int ] && summary="client exit 4 ($(grep 'rdmabench: error:' "$CD/err" | short 60)); $summary"
   fi
-  [ "$f" = link ] && link_set up "$LNS" "$LDEV" && CLINK=()
+  if [ "$f" = link ]; then
+    link_set up "$LNS" "$LDEV" && CLINK=()
+    # The caller may wait for the link to carry traffic again (rxe: its port ACTIVE).
+    if declare -F after_link_up >/dev/null; then after_link_up; fi
+  fi
   # The daemon ends the faulted session by itself (a stopped one once its client has left).
   no_children "$srv" $((TO + MARGIN)) || fail "the daemon still runs the faulted session: $(tail -3 "$CD/server.err")"
   [ "$phase" = teardown ] && [ "$f" = stop ] && kill -9 "$client"
-  "${CX[@]}" timeout 60 "$RB" lat "$SIP" -p "$PORT" "${TARGS[@]}" -s 8 -n 10 "${EVENT[@]}" --timeout 10 \
+  # (Its session holds too, at connect or warmup: the daemon's environment has the hook.)
+  "${CX[@]}" timeout 60 "$RB" lat "$SIP" -p "$PORT" "${TARGS[@]}" -s 8 -n 10 "${EVENT[@]}" \
+    --timeout $((TO + MARGIN)) --connect-timeout $((TO + MARGIN)) \
     >"$CD/after.out" 2>"$CD/after.err" || fail "daemon does not serve after the fault: $(cat "$CD/after.err")"
   kill -0 "$srv" || fail "daemon died"
   ! grep -qE 'died: SIG(SEGV|ABRT)' "$CD/server.err" || fail "a session crashed: $(cat "$CD/server.err")"

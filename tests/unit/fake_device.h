@@ -125,6 +125,7 @@ class FakeEndpoint : public transport::Endpoint {
   }
   transport::PostResult postRecv(const transport::MemoryRegion& mr, uint64_t offset,
                                  uint32_t length, uint64_t context) override {
+    ++recvsPosted_;
     recvs_.push_back(Recv{mr.data() + offset, length, context});
     if (!pending_.empty()) {
       std::vector<uint8_t> bytes = std::move(pending_.front());
@@ -156,6 +157,7 @@ class FakeEndpoint : public transport::Endpoint {
 
   uint64_t sends() const { return sends_; }
   uint64_t unsignaled() const { return unsignaled_; }
+  uint64_t recvsPosted() const { return recvsPosted_; }
 
  private:
   struct Recv {
@@ -187,7 +189,7 @@ class FakeEndpoint : public transport::Endpoint {
   uint64_t echo_;
   std::deque<Recv> recvs_;
   std::deque<std::vector<uint8_t>> pending_;
-  uint64_t sends_ = 0, unsignaled_ = 0;
+  uint64_t sends_ = 0, unsignaled_ = 0, recvsPosted_ = 0;
 };
 
 }  // namespace rdmabench::testing

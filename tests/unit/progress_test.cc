@@ -150,5 +150,50 @@ TEST_P(PingPongClean, NoWatchdogInTimedLoop) {
 
 INSTANTIATE_TEST_SUITE_P(Ops, PingPongClean, ::testing::Values("send", "write", "read"));
 
+// The responder (the server's side) calls `ready` (where the server sends "size ready") only
+// once its first receive is posted and before it sends or waits: a client told earlier sends
+// into an empty receive queue, which soft-RoCE fails after about a second of RNR
+// (docs/fault-matrix.md).
+class PingPongReady : public ProgressFixture, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(PingPongReady, ResponderPostsItsReceiveBeforeReady) {
+  FakeDevice dev(1'000);
+  BufferLayout layout = BufferLayout::forMaxMessage(64);
+  AlignedBuffer buf(layout.total());
+  auto mr = dev.registerMemory(buf.data(), buf.size());
+  FakeEndpoint ep(dev, 50);
+  Link link;
+  link.endpoint = &ep;
+  link.region = mr.get();
+  link.remote = mr->exportRegion();
+  link.layout = layout;
+  Progress progress(
+      dev, 5000, [] {}, "fake-peer", false);
+  progress.setClock(&fakeNowNs);
+  PingPongParams params;
+  params.op = GetParam();
+  params.bytes = 8;
+  params.iterations = 10;
+  params.initiator = false;
+  int calls = 0;
+  uint64_t recvsAtReady = 0, sendsAtReady = 0, pollsAtReady = 0;
+  struct Stop {};
+  params.ready = [&] {
+    ++calls;
+    recvsAtReady = ep.recvsPosted();
+    sendsAtReady = ep.sends();
+    pollsAtReady = dev.polls();
+    throw Stop{};  // the client would send now; this test only checks the order
+  };
+  EXPECT_THROW(runPingPong(dev, link, progress, params), Stop);
+  EXPECT_EQ(calls, 1);
+  // send: the echo's receive; read: the initiator's final control message; write: none needed.
+  EXPECT_EQ(recvsAtReady, params.op == "write" ? 0u : 1u);
+  EXPECT_EQ(sendsAtReady, 0u);
+  EXPECT_EQ(pollsAtReady, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, PingPongReady, ::testing::Values("send", "write", "read"));
+
 }  // namespace
 }  // namespace rdmabench::engine
