@@ -85,6 +85,8 @@ fault() {
 # link_want PHASE: a pair client's exit class after link down at PHASE (a regex: "1|3" allows
 # both); the caller may define its own (the host's: 3, a timeout, wherever the link goes down).
 declare -F link_want >/dev/null || link_want() { echo 3; }
+# kill_want PHASE: the same after kill -9 of the server's session (host: 1, the daemon's report).
+declare -F kill_want >/dev/null || kill_want() { echo 1; }
 # in_hold FILE: after the fault, checks that it hit the held process inside its hold (the hook
 # prints "resumes after PHASE" when the hold ended first: a machine so loaded that the fault came
 # late). A late fault ends the cell with status 75: run_cells runs it again.
@@ -192,7 +194,7 @@ pair_cell() {
   if [ "$phase" != teardown ]; then
     # The client survives: exit class, one line naming the server and the phase.
     wait_exit "$client" $((TO + MARGIN))
-    case $f in kill9 | int) want=1 ;; link) want=$(link_want "$phase") ;; *) want=3 ;; esac
+    case $f in kill9) want=$(kill_want "$phase") ;; int) want=1 ;; link) want=$(link_want "$phase") ;; *) want=3 ;; esac
     [[ $RC =~ ^($want)$ ]] || fail "client exit $RC, expected $want: $(cat "$CD/err")"
     case $phase in
       connect) ph='during connect' ;;
