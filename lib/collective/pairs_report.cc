@@ -144,7 +144,7 @@ void writePairs(std::ostream& out, const std::string& format, const PairsResult&
     size_t hw = 8;
     for (int s = 0; s < n; ++s)
       hw = std::max(hw, pairsNodeName(r, s).size());
-    out << fmt::format("{:>5} {:>5} {:>{}} {:>{}} {:>13} {:>10} {:>10} {:>10} {:>12} {:>8} {:>8}\n",
+    out << fmt::format("{:>5} {:>5} {:>{}} {:>{}} {:>14} {:>11} {:>11} {:>11} {:>12} {:>8} {:>8}\n",
                        "src", "dst", "src_host", hw, "dst_host", hw, "lat_median[us]",
                        "lat_min[us]", "lat_avg[us]", "lat_p99[us]", "BW[MB/s]", "lat_flag",
                        "bw_flag");
