@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -45,8 +46,11 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
   std::string title = test == "barrier"     ? "Dissemination barrier latency (osu_barrier)"
                       : test == "allreduce" ? "Allreduce latency and bandwidth (osu_allreduce, "
                                               "IMB Allreduce, nccl-tests all_reduce_perf)"
-                                            : "Ring ping-pong: every rank with its right, then "
-                                              "left neighbour; flags slow links and hosts";
+                      : test == "ring"      ? "Ring ping-pong: every rank with its right, then "
+                                              "left neighbour; flags slow links and hosts"
+                                            : "All-pairs fabric map: latency and bandwidth of "
+                                              "every ordered pair, in rounds of disjoint pairs; "
+                                              "flags slow nodes and links";
   po::options_description general(
       fmt::format("Usage: rdmabench {} [options]\n{}.\n\nTest", test, title));
   general.add_options()("help,h", "show this help")("transport,t", po::value<std::string>(),
@@ -78,6 +82,20 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
         "outlier-k", po::value<std::string>(),
         "outlier threshold: baseline + k x max(MAD, baseline/10) (default 5)")(
         "fail-on-outlier", po::bool_switch(), "exit non-zero when a link is an outlier");
+
+  if (test == "pairs")
+    general.add_options()("lat-size,s", po::value<std::string>(),
+                          "latency ping-pong size, bytes (default 8; K/M suffixes)")(
+        "sizes", po::value<std::string>(), "same as --lat-size")(
+        "bw-size", po::value<std::string>(), "bandwidth message size, bytes (default 1M)")(
+        "window,w", po::value<std::string>(),
+        "bandwidth messages in flight per iteration (default 16)")(
+        "bw-iters", po::value<std::string>(),
+        "measured bandwidth iterations per pair (default 10)")(
+        "outlier-k", po::value<std::string>(),
+        "outlier threshold: median + k x max(MAD, median/10), nodes first (default 5)")(
+        "fail-on-outlier", po::bool_switch(), "exit 1 when a node or a link is an outlier")(
+        "plot", po::value<std::string>(), "heat map of both matrices to FILE.png or FILE.svg");
 
   po::options_description launchOpts(
       "Launch and rendezvous (default: Slurm / mpirun / PMI "
@@ -182,6 +200,40 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     if (has("outlier-k")) p.outlierK = parseSeconds(str("outlier-k"), "--outlier-k", 0, 1000);
     cmd.failOnOutlier = vm["fail-on-outlier"].as<bool>();
   }
+  if (test == "pairs") {
+    if (has("lat-size") && has("sizes"))
+      throw UsageError("--lat-size and --sizes: give only one of them");
+    if (has("lat-size") || has("sizes")) {
+      const char* opt = has("lat-size") ? "--lat-size" : "--sizes";
+      const std::string v = str(has("lat-size") ? "lat-size" : "sizes");
+      p.pairsLatBytes = parseSize(v, opt);
+      if (p.pairsLatBytes < 1 || p.pairsLatBytes > (64u << 20))
+        throw UsageError(fmt::format("{} {}: out of range 1..64M", opt, v));
+    }
+    if (has("bw-size")) {
+      p.pairsBwBytes = parseSize(str("bw-size"), "--bw-size");
+      if (p.pairsBwBytes < 1 || p.pairsBwBytes > (256u << 20))
+        throw UsageError(fmt::format("--bw-size {}: out of range 1..256M", str("bw-size")));
+    }
+    if (has("window"))
+      p.pairsWindow = static_cast<uint32_t>(parseUnsigned(str("window"), "--window", 1, 1024));
+    if (has("bw-iters"))
+      p.pairsBwIters = parseUnsigned(str("bw-iters"), "--bw-iters", 1, 1'000'000);
+    if (has("duration")) throw UsageError("--duration: not for pairs (use -n and --bw-iters)");
+    if (has("outlier-k")) p.outlierK = parseSeconds(str("outlier-k"), "--outlier-k", 0, 1000);
+    cmd.failOnOutlier = vm["fail-on-outlier"].as<bool>();
+    if (has("plot")) {
+      cmd.plotPath = str("plot");
+      std::string lower = cmd.plotPath;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      auto endsWith = [&](const std::string& e) {
+        return lower.size() > e.size() && lower.compare(lower.size() - e.size(), e.size(), e) == 0;
+      };
+      if (!endsWith(".png") && !endsWith(".svg"))
+        throw UsageError(fmt::format("--plot {}: must end in .png or .svg", cmd.plotPath));
+    }
+  }
   launch::LaunchOptions& l = cmd.launch;
   if (has("np")) l.np = static_cast<int>(parseUnsigned(str("np"), "--np", 1, 4096));
   if (has("rank")) l.rank = static_cast<int>(parseUnsigned(str("rank"), "--rank", 0, 1 << 24));
@@ -209,6 +261,9 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     cmd.useEvent = str("use-event") == "on" ? 1 : 0;
   }
   if (has("format")) cmd.format = str("format");
+  if (test == "pairs" && cmd.format != "table" && cmd.format != "json" && cmd.format != "csv")
+    throw UsageError(
+        fmt::format("--format {}: no pairs layout (valid: table, json, csv)", cmd.format));
   if (cmd.format == "perftest")
     throw UsageError(
         "--format perftest: perftest has no collective layout (valid: table, json, "

@@ -19,15 +19,16 @@ struct CollCommand {
   std::string format = "table";         // report::formatNames() except perftest
   std::string outputPath;               // -o FILE (rank 0 writes it); empty = stdout
   bool full = false;                    // --full: OSU -f columns
-  bool failOnOutlier = false;           // ring --fail-on-outlier
+  bool failOnOutlier = false;           // ring / pairs --fail-on-outlier
+  std::string plotPath;                 // pairs --plot FILE.png|FILE.svg (rank 0 writes it)
   std::string bind;                     // --bind: this rank's data-plane address
   int useEvent = -1;                    // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
   bool help = false;                    // --help: helpText holds the usage, nothing else set
   std::string helpText;
 };
 
-// `test` is "barrier", "allreduce" or "ring"; `args` excludes the program and subcommand names.
-// UsageError for any bad option or value (also --algo sharp in a build without SHARP).
+// `test` is "barrier", "allreduce", "ring" or "pairs"; `args` excludes the program and subcommand
+// names. UsageError for any bad option or value (also --algo sharp in a build without SHARP).
 // Thread-safe (no shared state).
 CollCommand parseCollectiveCommand(const std::string& test, const std::vector<std::string>& args);
 

@@ -14,11 +14,11 @@
 #include "collective/model.h"
 #include "collective/outliers.h"
 #include "collective/rank_placement.h"
+#include "collective/run_info.h"
 #include "collective/sharp/sharp.h"
 #include "collective/topology.h"
 #include "common/clock.h"
 #include "common/error.h"
-#include "common/host_info.h"
 #include "common/json_read.h"
 #include "stats/summary.h"
 
@@ -219,43 +219,6 @@ report::CollectiveRow gather(Communicator& c, const std::string& prefix, uint64_
   return row;
 }
 
-report::RunInfo runInfo(Communicator& c, const CollectiveParams& p, const launch::RankInfo& info,
-                        const json& extra, const json& placement) {
-  report::RunInfo ri;
-  ri.placement = gatherPlacement(c, placement, p.timeoutMs);
-  ri.test = p.test;
-  ri.transport = p.transport;
-  ri.op = p.test == "allreduce" ? fmt::format("{} {}", toString(p.dtype), toString(p.op)) : "";
-  ri.localHost = c.hostOf(0);
-  std::set<std::string> nodes;
-  for (int r = 0; r < c.size(); ++r)
-    nodes.insert(c.hostOf(r));
-  std::string names;
-  for (const auto& h : nodes)
-    names += (names.empty() ? "" : ", ") + h;
-  ri.remoteHost = fmt::format("{} ranks on {} node{} ({})", c.size(), nodes.size(),
-                              nodes.size() == 1 ? "" : "s", names);
-  ri.local = c.device().properties();
-  ri.commandLine = p.commandLine;
-  ri.date = isoDateUtc();
-  ri.extra = extra;
-  ri.extra["ranks"] = c.size();
-  ri.extra["nodes"] = nodes.size();
-  ri.extra["launch"] = info.source;
-  ri.extra["timeout_s"] = static_cast<double>(p.timeoutMs) / 1000;
-  ri.extra["check"] = p.check;
-  if (p.durationSec > 0) ri.extra["duration_s"] = p.durationSec;
-  if (p.maxTimeSec > 0 && p.iterations == 0 && p.durationSec <= 0)
-    ri.extra["max_time_s"] = p.maxTimeSec;
-  if (p.test == "allreduce") {
-    static const char* mpi[] = {"MPI_INT", "MPI_LONG", "MPI_FLOAT", "MPI_DOUBLE"};
-    ri.extra["dtype"] = toString(p.dtype);
-    ri.extra["reduce_op"] = toString(p.op);
-    ri.extra["mpi_datatype"] = mpi[static_cast<int>(p.dtype)];
-  }
-  return ri;
-}
-
 // Concurrent ping-pong: this rank pings `target` while answering pings from `source` (they may
 // be the same rank). Every message's first byte says ping ('P') or reply ('R'). Exactly as many
 // receives are posted per peer as messages will come, so nothing is left posted afterwards.
@@ -377,7 +340,7 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
   }
 
   if (p.test == "barrier") {
-    if (root) reporter->begin(runInfo(c, p, info, extra, placement));
+    if (root) reporter->begin(collectiveRunInfo(c, p, info, extra, placement));
     const uint64_t warm = warmupWithBudget(p, warmupFor(p, 0));
     int64_t w0 = nowNs();
     for (uint64_t i = 0; i < warm; ++i) {
@@ -426,7 +389,7 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
                             {"beta_us_per_byte", model.betaUsPerByte},
                             {"gamma_us_per_byte", model.gammaUsPerByte}};
     }
-    if (root) reporter->begin(runInfo(c, p, info, extra, placement));
+    if (root) reporter->begin(collectiveRunInfo(c, p, info, extra, placement));
     const size_t es = elementSize(p.dtype);
     for (size_t idx = 0; idx < p.sizes.size(); ++idx) {
       const uint64_t count = p.sizes[idx] / es, bytes = count * es;
@@ -505,7 +468,7 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
     }
   } else if (p.test == "ring") {
     if (p.ringBytes < 1) throw UsageError("--size 0: the ring ping-pong needs at least 1 byte");
-    if (root) reporter->begin(runInfo(c, p, info, extra, placement));
+    if (root) reporter->begin(collectiveRunInfo(c, p, info, extra, placement));
     const uint64_t iters = itersFor(p, p.ringBytes), warm = warmupFor(p, p.ringBytes);
     if (n > 1) {
       for (const char* dir : {"right", "left"}) {

@@ -26,7 +26,7 @@
 namespace rdmabench::collective {
 
 struct CollectiveParams {
-  std::string test = "allreduce";  // "barrier", "allreduce", "ring"
+  std::string test = "allreduce";  // "barrier", "allreduce", "ring", "pairs"
   std::string algo = "tree";       // allreduce: tree | ring | rd | rabenseifner | auto
   DType dtype = DType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
@@ -41,7 +41,16 @@ struct CollectiveParams {
   double maxTimeSec = 10;
   bool check = false;
   uint64_t ringBytes = 1024;  // ring: message size
-  double outlierK = 5;        // ring: threshold = baseline + k * max(MAD, link MAD, baseline/10)
+  // ring: threshold = baseline + k * max(MAD, link MAD, baseline/10); pairs: pairs_outliers.h
+  double outlierK = 5;
+  // pairs (collective/pairs.h): latency ping-pong size (bytes), bandwidth message size
+  // (bytes), messages in flight per bandwidth iteration, measured bandwidth iterations per
+  // ordered pair; latency iterations are `iterations` (0 = 1000), warmup `warmup` (-1 = 100
+  // latency, 2 bandwidth iterations).
+  uint64_t pairsLatBytes = 8;
+  uint64_t pairsBwBytes = 1 << 20;
+  uint32_t pairsWindow = 16;
+  uint64_t pairsBwIters = 10;
   std::string transport = "socket";
   transport::DeviceOptions device;
   // --cpu LIST / --numa auto|N|off for every rank (collective/rank_placement.h: one CPU of the

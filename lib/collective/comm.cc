@@ -112,6 +112,11 @@ void Communicator::post(bool recv, int peer, uint64_t offset, uint64_t bytes, ui
   }
 }
 
+uint64_t Communicator::chunksOf(uint64_t bytes) const {
+  const uint64_t chunk = maxMessage_ ? std::min<uint64_t>(maxMessage_, 1ull << 30) : 1ull << 30;
+  return (bytes + chunk - 1) / chunk;
+}
+
 void Communicator::postSend(int peer, uint64_t offset, uint64_t bytes, uint32_t tag) {
   post(false, peer, offset, bytes, tag);
 }

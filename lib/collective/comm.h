@@ -66,6 +66,8 @@ class Communicator {
   // delivered. `fn` may post but not call poll() or waitAll() (std::logic_error).
   size_t poll(const std::function<void(int, bool, uint32_t, uint32_t)>& fn);
   uint64_t outstanding() const { return outstanding_; }
+  // Completions one post of `bytes` delivers (a message above maxMessageBytes is split).
+  uint64_t chunksOf(uint64_t bytes) const;
 
   // Where the benchmark is, named by every wait's errors before the step (engine::Progress):
   // the stage ("size 4096", "teardown") and whether its iterations are warmup or measured.

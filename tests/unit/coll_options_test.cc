@@ -84,6 +84,33 @@ TEST(CollOptions, BadValuesAreOneLineErrorsNamingTheOption) {
     EXPECT_EQ(usageError(test, {"--timeout", "0"}).find('\n'), std::string::npos) << test;
 }
 
+TEST(CollOptions, PairsValuesAndErrors) {
+  CollCommand d = parseCollectiveCommand("pairs", {});
+  EXPECT_EQ(d.params.pairsLatBytes, 8u);
+  EXPECT_EQ(d.params.pairsBwBytes, 1u << 20);
+  EXPECT_EQ(d.params.pairsWindow, 16u);
+  EXPECT_FALSE(d.failOnOutlier);
+  CollCommand c = parseCollectiveCommand(
+      "pairs", {"-s", "64", "--bw-size", "256K", "-w", "8", "--bw-iters", "3", "--outlier-k", "7",
+                "--fail-on-outlier", "--plot", "m.SVG", "-f", "csv"});
+  EXPECT_EQ(c.params.pairsLatBytes, 64u);
+  EXPECT_EQ(c.params.pairsBwBytes, 256u << 10);
+  EXPECT_EQ(c.params.pairsWindow, 8u);
+  EXPECT_EQ(c.params.pairsBwIters, 3u);
+  EXPECT_EQ(c.params.outlierK, 7);
+  EXPECT_TRUE(c.failOnOutlier);
+  EXPECT_EQ(c.plotPath, "m.SVG");
+  EXPECT_EQ(parseCollectiveCommand("pairs", {"--sizes", "1K"}).params.pairsLatBytes, 1024u);
+  EXPECT_EQ(usageError("pairs", {"--bw-size", "0"}), "--bw-size 0: out of range 1..256M");
+  EXPECT_EQ(usageError("pairs", {"-s", "65M"}), "--lat-size 65M: out of range 1..64M");
+  EXPECT_EQ(usageError("pairs", {"--plot", "m.pdf"}), "--plot m.pdf: must end in .png or .svg");
+  EXPECT_EQ(usageError("pairs", {"-f", "osu"}),
+            "--format osu: no pairs layout (valid: table, json, csv)");
+  EXPECT_NE(usageError("pairs", {"-w", "0"}).find("--window"), std::string::npos);
+  EXPECT_NE(usageError("pairs", {"-s", "8", "--sizes", "8"}).find("only one"), std::string::npos);
+  EXPECT_NE(usageError("ring", {"--bw-size", "1K"}), "");  // pairs-only option
+}
+
 TEST(CollOptions, HelpListsEveryGroup) {
   CollCommand c = parseCollectiveCommand("allreduce", {"--help"});
   EXPECT_TRUE(c.help);

@@ -1,5 +1,5 @@
-// `rdmabench barrier | allreduce | ring | rendezvous`: N ranks without MPI (docs/collectives.md,
-// docs/rendezvous.md).
+// `rdmabench barrier | allreduce | ring | pairs | rendezvous`: N ranks without MPI
+// (docs/collectives.md, docs/rendezvous.md).
 #include <boost/program_options.hpp>
 
 #include <unistd.h>
@@ -14,12 +14,15 @@
 #include "cli/options.h"
 #include "collective/allreduce.h"
 #include "collective/bench.h"
+#include "collective/pairs.h"
+#include "collective/pairs_report.h"
 #include "collective/sharp/sharp.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/output.h"
 #include "common/token.h"
 #include "common/units.h"
+#include "compare/plot.h"
 #include "launch/launch.h"
 #include "rendezvous/store.h"
 #include "report/report.h"
@@ -29,6 +32,38 @@ namespace rdmabench {
 namespace {
 
 namespace po = boost::program_options;
+
+// `pairs` on one rank after the store is up: measure, then rank 0 writes the report, the heat
+// map and the outlier verdict. Exceptions go to runRank's handler.
+int runPairsRank(const cli::CollCommand& cmd, const collective::CollectiveParams& p,
+                 const launch::RankInfo& info, rendezvous::Store& store,
+                 std::unique_ptr<rendezvous::TcpStoreServer>& server) {
+  collective::PairsResult r = collective::runPairs(p, info, store);
+  std::vector<std::string> findings;
+  if (info.rank == 0) {
+    ResultOutput output(cmd.outputPath);
+    collective::writePairs(output.stream(), cmd.format, r);
+    output.finish();
+    findings = collective::pairsFindings(r);
+  }
+  store.leave(true, "");
+  if (server) rendezvous::serveUntilAllLeft(*server, cmd.params.timeoutMs);
+  if (info.rank == 0 && !cmd.plotPath.empty()) {
+    compare::PlotScript script;
+    script.text = collective::pairsHeatMapScript(r, cmd.plotPath);
+    compare::PlotOptions po;
+    po.output = cmd.plotPath;
+    compare::renderPlot(script, po);
+  }
+  if (!findings.empty()) {
+    std::string summary = fmt::format("pairs: {} outlier(s): {}", findings.size(), findings[0]);
+    for (size_t i = 1; i < findings.size(); ++i)
+      summary += "; " + findings[i];
+    if (cmd.failOnOutlier) throw Error(summary);
+    std::cerr << "rdmabench: warning: " << summary << "\n";
+  }
+  return 0;
+}
 
 // One rank, start to end. Returns its exit status; prints its own one-line error.
 int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
@@ -48,6 +83,7 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     } else if (auto* tcp = dynamic_cast<rendezvous::TcpStoreClient*>(store.get())) {
       p.device.localHost = tcp->localAddress();
     }
+    if (p.test == "pairs") return runPairsRank(cmd, p, info, *store, server);
     if (info.rank == 0) {
       output = std::make_unique<ResultOutput>(cmd.outputPath);
       report::ReportOptions ro;

@@ -32,6 +32,7 @@ constexpr const char* kUsage =
     "  barrier        dissemination barrier across N ranks (--np, Slurm, mpirun, --rank)\n"
     "  allreduce      allreduce: tree, ring, recursive doubling, Rabenseifner or auto\n"
     "  ring           every rank ping-pongs with its neighbours; flags slow links and hosts\n"
+    "  pairs          all-pairs fabric map: latency and bandwidth matrix, slow nodes and links\n"
     "  rendezvous     standalone rendezvous server for N-rank runs\n"
     "  compare FILE.. line up rdmabench / OSU / IMB / perftest results: MPI overhead per size\n"
     "  plot FILE..    latency or bandwidth vs size, PNG or SVG through gnuplot (-o OUT)\n"
@@ -163,17 +164,17 @@ int main(int argc, char** argv) {
     if (command == "info") return runInfoCommand(args);
     if (command == "compare") return runCompareCommand(args);
     if (command == "plot") return runPlotCommand(args);
-    if (command == "barrier" || command == "allreduce" || command == "ring")
+    if (command == "barrier" || command == "allreduce" || command == "ring" || command == "pairs")
       return runCollectiveCommand(command, args, commandLine);
     if (command == "rendezvous") return runRendezvousCommand(args);
     if (command == "version" || command == "--version") {
       std::cout << "rdmabench " << RDMABENCH_VERSION << "\n";
       return 0;
     }
-    throw UsageError(
-        fmt::format("unknown command '{}' (valid: lat, bw, server, barrier, allreduce, ring, "
-                    "rendezvous, compare, plot, info, version)",
-                    command));
+    throw UsageError(fmt::format(
+        "unknown command '{}' (valid: lat, bw, server, barrier, allreduce, ring, pairs, "
+        "rendezvous, compare, plot, info, version)",
+        command));
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "rdmabench: error: " << e.what() << "\n";

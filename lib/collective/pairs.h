@@ -1,0 +1,50 @@
+#pragma once
+// `rdmabench pairs`: an all-pairs fabric map (docs/fabric-map.md). Every ordered pair of ranks
+// (src -> dst) gets a latency and a bandwidth figure, measured in the rounds of a round-robin
+// tournament (pairs_schedule.h, circle method), so each rank is in at most one pair at a time
+// and no measurement shares a node with another. Per round and pair (a < b): a initiates
+// (latency, then bandwidth), then b does; then every rank meets in a barrier before the next
+// round.
+//  - Latency: ping-pong of `pairsLatBytes`, `iterations` (0 = 1000) after `warmup` (-1 = 100),
+//    one-way = RTT/2 per iteration on the initiator's clock, microseconds (as `lat`).
+//  - Bandwidth: windowed stream (osu_bw's window mode): per iteration `pairsWindow` messages of
+//    `pairsBwBytes`, then a 4-byte acknowledgement from the target once all of them arrived,
+//    so the clock stops on delivery; `pairsBwIters` measured after `warmup` (-1 = 2)
+//    iterations. MB/s = 10^6 B/s on the sender's clock.
+// Results travel through the store under pairs/<src>/<dst> (a few dozen bytes each); rank 0
+// builds the matrices and classifies outliers (pairs_outliers.h; bandwidth on cost = 1/(MB/s)).
+// Thread-safety: one thread per rank.
+
+#include <string>
+#include <vector>
+
+#include "collective/bench.h"
+#include "collective/pairs_outliers.h"
+#include "launch/launch.h"
+#include "rendezvous/store.h"
+#include "report/report.h"
+
+namespace rdmabench::collective {
+
+// n x n matrices indexed [src][dst]; the diagonal is NaN.
+struct PairsResult {
+  int ranks = 0;
+  std::vector<std::string> hosts, addresses;  // per rank: host name, data-plane address
+  std::vector<std::vector<double>> latMedianUs, latMinUs, latAvgUs, latP99Us;  // microseconds
+  std::vector<std::vector<double>> bwMBs;                                      // MB/s
+  MatrixOutliers latOutliers, bwOutliers;  // bwOutliers costs are 1 / (MB/s)
+  uint64_t latBytes = 0, latIterations = 0, latWarmup = 0;
+  uint64_t bwBytes = 0, bwIterations = 0, bwWarmup = 0, window = 0;
+  int rounds = 0;
+  double seconds = 0;  // the measuring rounds, wall clock of rank 0
+  report::RunInfo info;
+  double outlierK = 0;
+};
+
+// Runs as rank `info.rank`; the result is filled on rank 0 only (ranks = 0 elsewhere).
+// Errors: every wait is bounded by timeoutMs and names the round and the peer; UsageError for
+// sizes of 0; a dead rank makes the others throw naming it.
+PairsResult runPairs(const CollectiveParams& params, const launch::RankInfo& info,
+                     rendezvous::Store& store);
+
+}  // namespace rdmabench::collective

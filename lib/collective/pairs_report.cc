@@ -1,0 +1,321 @@
+#include "collective/pairs_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "report/format_util.h"
+#include "report/report.h"
+
+namespace rdmabench::collective {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+bool distinctHosts(const PairsResult& r) {
+  return std::set<std::string>(r.hosts.begin(), r.hosts.end()).size() == r.hosts.size();
+}
+
+// "link", "node" (touches a slow node) or "" for the ordered pair src -> dst.
+std::string flag(const MatrixOutliers& o, int src, int dst) {
+  for (const auto& f : o.ranked)
+    if (f.node && (f.src == src || f.src == dst)) return "node";
+  for (const auto& f : o.ranked)
+    if (!f.node && f.src == src && f.dst == dst) return "link";
+  return "";
+}
+
+ordered_json numberOrNull(double v) {
+  return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
+}
+
+ordered_json matrixJson(const std::vector<std::vector<double>>& m) {
+  ordered_json rows = ordered_json::array();
+  for (const auto& row : m) {
+    ordered_json j = ordered_json::array();
+    for (double v : row)
+      j.push_back(numberOrNull(v));
+    rows.push_back(std::move(j));
+  }
+  return rows;
+}
+
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s)
+    q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+struct Finding {
+  bool bandwidth;
+  MatrixFinding f;
+};
+
+std::vector<Finding> allFindings(const PairsResult& r) {
+  std::vector<Finding> v;
+  for (const auto& f : r.bwOutliers.ranked)
+    v.push_back(Finding{true, f});
+  for (const auto& f : r.latOutliers.ranked)
+    v.push_back(Finding{false, f});
+  std::stable_sort(v.begin(), v.end(),
+                   [](const Finding& a, const Finding& b) { return a.f.severity > b.f.severity; });
+  return v;
+}
+
+// Value of a cost in the figure's unit: latency us, bandwidth MB/s (cost = 1 / (MB/s)).
+double shown(bool bandwidth, double cost) {
+  return bandwidth ? (cost > 0 ? 1 / cost : 0) : cost;
+}
+
+void writeMatrix(std::ostream& out, const PairsResult& r, const char* title,
+                 const std::vector<std::vector<double>>& m, int precision) {
+  out << "# " << title << " (row = src, column = dst)\n#   src\\dst";
+  for (int d = 0; d < r.ranks; ++d)
+    out << fmt::format(" {:>9}", d);
+  out << "\n";
+  for (int s = 0; s < r.ranks; ++s) {
+    out << fmt::format("# {:>9}", s);
+    for (int d = 0; d < r.ranks; ++d)
+      out << (s == d ? fmt::format(" {:>9}", "-") : fmt::format(" {:>9.{}f}", m[s][d], precision));
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+std::string pairsNodeName(const PairsResult& r, int rank) {
+  if (rank < 0 || rank >= static_cast<int>(r.hosts.size())) return fmt::format("rank {}", rank);
+  if (distinctHosts(r)) return r.hosts[rank];
+  return fmt::format("{} ({})", r.hosts[rank], r.addresses[rank]);
+}
+
+std::vector<std::string> pairsFindings(const PairsResult& r) {
+  std::vector<std::string> lines;
+  for (const Finding& x : allFindings(r)) {
+    const MatrixFinding& f = x.f;
+    const char* what = x.bandwidth ? "bandwidth" : "latency";
+    const char* unit = x.bandwidth ? "MB/s" : "us";
+    if (f.node)
+      lines.push_back(fmt::format(
+          "node {} {}: {} {:.1f} {} median over its links vs {:.1f} {} for all nodes "
+          "(x{:.1f}, threshold {:.1f} {})",
+          f.src, pairsNodeName(r, f.src), what, shown(x.bandwidth, f.cost), unit,
+          shown(x.bandwidth, f.baseline), unit, f.severity, shown(x.bandwidth, f.threshold), unit));
+    else
+      lines.push_back(fmt::format(
+          "link {} -> {} {} -> {}: {} {:.1f} {} vs {:.1f} {} for all links (x{:.1f}, threshold "
+          "{:.1f} {})",
+          f.src, f.dst, pairsNodeName(r, f.src), pairsNodeName(r, f.dst), what,
+          shown(x.bandwidth, f.cost), unit, shown(x.bandwidth, f.baseline), unit, f.severity,
+          shown(x.bandwidth, f.threshold), unit));
+  }
+  return lines;
+}
+
+const std::vector<std::string>& pairsFormatNames() {
+  static const std::vector<std::string> names{"table", "json", "csv"};
+  return names;
+}
+
+void writePairs(std::ostream& out, const std::string& format, const PairsResult& r) {
+  const int n = r.ranks;
+  if (format == "table") {
+    auto header = report::makeReporter("table", out);
+    header->begin(r.info);
+    header->abort("");  // only the header block: the columns follow here
+    out << fmt::format(
+        "# pairs: {} ranks, {} rounds of disjoint pairs (round-robin, circle method), {:.1f} s\n"
+        "# latency: ping-pong of {} B, {} iterations after {} warmup, one-way = RTT/2 [us]\n"
+        "# bandwidth: stream of {} x {} B per iteration to delivery, {} iterations after {} "
+        "warmup [MB/s = 10^6 B/s]\n"
+        "# outliers: k = {} (docs/fabric-map.md); flags: link = the link is slow, node = a node "
+        "of it is slow\n",
+        n, r.rounds, r.seconds, r.latBytes, r.latIterations, r.latWarmup, r.window, r.bwBytes,
+        r.bwIterations, r.bwWarmup, r.outlierK);
+    size_t hw = 8;
+    for (int s = 0; s < n; ++s)
+      hw = std::max(hw, pairsNodeName(r, s).size());
+    out << fmt::format("{:>5} {:>5} {:>{}} {:>{}} {:>14} {:>11} {:>11} {:>11} {:>12} {:>8} {:>8}\n",
+                       "src", "dst", "src_host", hw, "dst_host", hw, "lat_median[us]",
+                       "lat_min[us]", "lat_avg[us]", "lat_p99[us]", "BW[MB/s]", "lat_flag",
+                       "bw_flag");
+    for (int s = 0; s < n; ++s)
+      for (int d = 0; d < n; ++d) {
+        if (s == d) continue;
+        std::string lf = flag(r.latOutliers, s, d), bf = flag(r.bwOutliers, s, d);
+        out << fmt::format(
+            "{:>5} {:>5} {:>{}} {:>{}} {:>14.2f} {:>11.2f} {:>11.2f} {:>11.2f} {:>12.1f} {:>8} "
+            "{:>8}\n",
+            s, d, pairsNodeName(r, s), hw, pairsNodeName(r, d), hw, r.latMedianUs[s][d],
+            r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d], r.bwMBs[s][d],
+            lf.empty() ? "-" : lf, bf.empty() ? "-" : bf);
+      }
+    if (n <= 16) {
+      writeMatrix(out, r, "latency median [us]", r.latMedianUs, 2);
+      writeMatrix(out, r, "bandwidth [MB/s]", r.bwMBs, 1);
+    }
+    std::vector<std::string> lines = pairsFindings(r);
+    out << fmt::format("# outliers: {}\n", lines.empty() ? "none" : std::to_string(lines.size()));
+    for (size_t i = 0; i < lines.size(); ++i)
+      out << fmt::format("#  {}. {}\n", i + 1, lines[i]);
+  } else if (format == "json") {
+    ordered_json doc;
+    doc["tool"] = "rdmabench";
+    doc["version"] = report::detail::toolVersion(r.info);
+    doc["run"] = report::detail::runJson(r.info);
+    ordered_json ranks = ordered_json::array();
+    for (int s = 0; s < n; ++s)
+      ranks.push_back({{"rank", s}, {"host", r.hosts[s]}, {"address", r.addresses[s]}});
+    doc["ranks"] = ranks;
+    ordered_json links = ordered_json::array();
+    for (int s = 0; s < n; ++s)
+      for (int d = 0; d < n; ++d)
+        if (s != d)
+          links.push_back({{"src", s},
+                           {"dst", d},
+                           {"src_host", r.hosts[s]},
+                           {"dst_host", r.hosts[d]},
+                           {"src_address", r.addresses[s]},
+                           {"dst_address", r.addresses[d]},
+                           {"lat_median_us", numberOrNull(r.latMedianUs[s][d])},
+                           {"lat_min_us", numberOrNull(r.latMinUs[s][d])},
+                           {"lat_avg_us", numberOrNull(r.latAvgUs[s][d])},
+                           {"lat_p99_us", numberOrNull(r.latP99Us[s][d])},
+                           {"mb_per_s", numberOrNull(r.bwMBs[s][d])},
+                           {"lat_outlier", flag(r.latOutliers, s, d)},
+                           {"bw_outlier", flag(r.bwOutliers, s, d)}});
+    doc["links"] = links;
+    doc["matrix"] = {{"lat_median_us", matrixJson(r.latMedianUs)},
+                     {"mb_per_s", matrixJson(r.bwMBs)}};
+    auto inv = [](double c) { return c > 0 ? 1 / c : 0.0; };
+    doc["thresholds"] = {{"k", r.outlierK},
+                         {"lat_node_baseline_us", r.latOutliers.nodeBaseline},
+                         {"lat_node_threshold_us", r.latOutliers.nodeThreshold},
+                         {"lat_link_baseline_us", r.latOutliers.linkBaseline},
+                         {"lat_link_threshold_us", r.latOutliers.linkThreshold},
+                         {"bw_node_baseline_mb_per_s", inv(r.bwOutliers.nodeBaseline)},
+                         {"bw_node_threshold_mb_per_s", inv(r.bwOutliers.nodeThreshold)},
+                         {"bw_link_baseline_mb_per_s", inv(r.bwOutliers.linkBaseline)},
+                         {"bw_link_threshold_mb_per_s", inv(r.bwOutliers.linkThreshold)}};
+    ordered_json outl = ordered_json::array();
+    std::vector<std::string> lines = pairsFindings(r);
+    std::vector<Finding> all = allFindings(r);
+    for (size_t i = 0; i < all.size(); ++i) {
+      const MatrixFinding& f = all[i].f;
+      const bool bw = all[i].bandwidth;
+      ordered_json j{{"figure", bw ? "bandwidth" : "latency"}, {"kind", f.node ? "node" : "link"}};
+      if (f.node) {
+        j["rank"] = f.src;
+        j["host"] = r.hosts[f.src];
+        j["address"] = r.addresses[f.src];
+      } else {
+        j["src"] = f.src;
+        j["dst"] = f.dst;
+        j["src_host"] = r.hosts[f.src];
+        j["dst_host"] = r.hosts[f.dst];
+      }
+      j[bw ? "mb_per_s" : "us"] = shown(bw, f.cost);
+      j[bw ? "baseline_mb_per_s" : "baseline_us"] = shown(bw, f.baseline);
+      j[bw ? "threshold_mb_per_s" : "threshold_us"] = shown(bw, f.threshold);
+      j["severity"] = f.severity;
+      j["text"] = lines[i];
+      outl.push_back(std::move(j));
+    }
+    doc["outliers"] = outl;
+    out << report::detail::dumpJson(doc) << "\n";
+  } else if (format == "csv") {
+    out << "src_rank,dst_rank,src_host,dst_host,src_address,dst_address,lat_bytes,lat_median_us,"
+           "lat_min_us,lat_avg_us,lat_p99_us,bw_bytes,mb_per_s,lat_outlier,bw_outlier\n";
+    for (int s = 0; s < n; ++s)
+      for (int d = 0; d < n; ++d)
+        if (s != d)
+          out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s, d,
+                             csvField(r.hosts[s]), csvField(r.hosts[d]), csvField(r.addresses[s]),
+                             csvField(r.addresses[d]), r.latBytes, r.latMedianUs[s][d],
+                             r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d], r.bwBytes,
+                             r.bwMBs[s][d], flag(r.latOutliers, s, d), flag(r.bwOutliers, s, d));
+  } else {
+    throw UsageError(fmt::format("--format {}: no pairs layout (valid: table, json, csv)", format));
+  }
+  out.flush();
+}
+
+std::string pairsHeatMapScript(const PairsResult& r, const std::string& output) {
+  std::string lower = output;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  auto endsWith = [&](const char* e) {
+    const std::string s(e);
+    return lower.size() > s.size() && lower.compare(lower.size() - s.size(), s.size(), s) == 0;
+  };
+  const bool png = endsWith(".png");
+  if (!png && !endsWith(".svg"))
+    throw UsageError(fmt::format("--plot {}: must end in .png or .svg", output));
+  auto quoted = [](const std::string& s) {
+    std::string q = "'";
+    for (char ch : s)
+      q += ch == '\'' ? std::string("''") : std::string(1, ch);
+    return q + "'";
+  };
+  const int n = r.ranks;
+  const int width = std::clamp(300 + 60 * n, 700, 2400) * 2,
+            height = std::clamp(200 + 45 * n, 400, 1600);
+  std::ostringstream s;
+  s << "# rdmabench pairs heat map (gnuplot script; data inline)\n";
+  if (png)
+    s << fmt::format("set terminal pngcairo size {},{} noenhanced font ',9'\n", width, height);
+  else
+    s << fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,9'\n", width,
+                     height);
+  s << "set output " << quoted(output) << "\n";
+  for (const char* name : {"lat", "bw"}) {
+    const auto& m = std::string(name) == "lat" ? r.latMedianUs : r.bwMBs;
+    s << "$" << name << " << EOD\n";
+    for (int a = 0; a < n; ++a) {
+      for (int b = 0; b < n; ++b)
+        s << (b ? " " : "")
+          << (a == b || !std::isfinite(m[a][b]) ? std::string("NaN")
+                                                : fmt::format("{:.6g}", m[a][b]));
+      s << "\n";
+    }
+    s << "EOD\n";
+  }
+  std::string tics;
+  for (int a = 0; a < n; ++a)
+    tics += fmt::format("{}{} {}", a ? ", " : "",
+                        quoted(fmt::format("{}: {}", a, pairsNodeName(r, a))), a);
+  s << "set xtics (" << tics << ") rotate by 45 right\n";
+  s << "set ytics (" << tics << ")\n";
+  s << fmt::format("set xrange [-0.5:{}.5]\nset yrange [{}.5:-0.5]\n", n - 1, n - 1);
+  s << "set xlabel 'dst'\nset ylabel 'src'\nset size ratio -1\nset tics nomirror\n"
+       "set datafile missing 'NaN'\nunset key\n";
+  s << "set multiplot layout 1,2 title "
+    << quoted(fmt::format("rdmabench pairs: {} ranks over {} (row = src, column = dst; grey = "
+                          "not measured)",
+                          n, r.info.transport))
+    << "\n";
+  s << "set object 1 rectangle from graph 0,0 to graph 1,1 behind fillcolor rgb '#dddddd' "
+       "fillstyle solid noborder\n";
+  s << "set palette defined (0 '#2166ac', 0.5 '#f7f7f7', 1 '#b2182b')\n";
+  s << "set title " << quoted(fmt::format("latency median, us ({} B ping-pong, RTT/2)", r.latBytes))
+    << "\nset cblabel 'us'\n";
+  s << "plot $lat matrix using 1:2:3 with image\n";
+  s << "set palette defined (0 '#b2182b', 0.5 '#f7f7f7', 1 '#2166ac')\n";
+  s << "set title "
+    << quoted(fmt::format("bandwidth, MB/s ({} x {} B stream)", r.window, r.bwBytes))
+    << "\nset cblabel 'MB/s'\n";
+  s << "plot $bw matrix using 1:2:3 with image\n";
+  s << "unset multiplot\nset output\n";
+  return s.str();
+}
+
+}  // namespace rdmabench::collective

@@ -1,0 +1,54 @@
+#include "collective/run_info.h"
+
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "collective/rank_placement.h"
+#include "collective/reduce.h"
+#include "common/host_info.h"
+
+namespace rdmabench::collective {
+
+using nlohmann::json;
+
+report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
+                                  const launch::RankInfo& info, const json& extra,
+                                  const json& placement) {
+  report::RunInfo ri;
+  ri.placement = gatherPlacement(c, placement, p.timeoutMs);
+  ri.test = p.test;
+  ri.transport = p.transport;
+  ri.op = p.test == "allreduce" ? fmt::format("{} {}", toString(p.dtype), toString(p.op)) : "";
+  ri.localHost = c.hostOf(0);
+  std::set<std::string> nodes;
+  for (int r = 0; r < c.size(); ++r)
+    nodes.insert(c.hostOf(r));
+  std::string names;
+  for (const auto& h : nodes)
+    names += (names.empty() ? "" : ", ") + h;
+  ri.remoteHost = fmt::format("{} ranks on {} node{} ({})", c.size(), nodes.size(),
+                              nodes.size() == 1 ? "" : "s", names);
+  ri.local = c.device().properties();
+  ri.commandLine = p.commandLine;
+  ri.date = isoDateUtc();
+  ri.extra = extra;
+  ri.extra["ranks"] = c.size();
+  ri.extra["nodes"] = nodes.size();
+  ri.extra["launch"] = info.source;
+  ri.extra["timeout_s"] = static_cast<double>(p.timeoutMs) / 1000;
+  ri.extra["check"] = p.check;
+  if (p.durationSec > 0) ri.extra["duration_s"] = p.durationSec;
+  if (p.maxTimeSec > 0 && p.iterations == 0 && p.durationSec <= 0)
+    ri.extra["max_time_s"] = p.maxTimeSec;
+  if (p.test == "allreduce") {
+    static const char* mpi[] = {"MPI_INT", "MPI_LONG", "MPI_FLOAT", "MPI_DOUBLE"};
+    ri.extra["dtype"] = toString(p.dtype);
+    ri.extra["reduce_op"] = toString(p.op);
+    ri.extra["mpi_datatype"] = mpi[static_cast<int>(p.dtype)];
+  }
+  return ri;
+}
+
+}  // namespace rdmabench::collective

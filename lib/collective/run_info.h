@@ -1,0 +1,22 @@
+#pragma once
+// The header (report::RunInfo) of every N-rank command: test, transport, the ranks' hosts,
+// rank 0's device, every rank's placement, wire-up facts and the iteration policy.
+// Rank 0 only: it reads every rank's placement and host from the store (published by
+// placeRank and the Communicator). Errors: TimeoutError naming a rank that never published.
+
+#include <nlohmann/json.hpp>
+
+#include "collective/bench.h"
+#include "collective/comm.h"
+#include "launch/launch.h"
+#include "report/report.h"
+
+namespace rdmabench::collective {
+
+// `extra` lands in RunInfo::extra (with ranks, nodes, launch, timeout_s, check added);
+// `placement` is this rank's own placement facts (rank_placement.h placeRank).
+report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
+                                  const launch::RankInfo& info, const nlohmann::json& extra,
+                                  const nlohmann::json& placement);
+
+}  // namespace rdmabench::collective
