@@ -16,7 +16,8 @@ JOBS=$(nproc)
 RESULTS=$BUILD-results # JUnit files of every phase
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
 RESULTS=$(readlink -f "$RESULTS")
-CONFIG=(-G Ninja -DRDMABENCH_WERROR=ON -DRDMABENCH_WITH_VERBS=ON -DRDMABENCH_WITH_OFI=ON)
+CONFIG=(-G Ninja -DRDMABENCH_WERROR=ON -DRDMABENCH_WITH_VERBS=ON -DRDMABENCH_WITH_OFI=ON
+  -DRDMABENCH_WITH_PMIX=ON)
 # ccache, private to this run: the SHARP=ON build (ci/sharp.sh) recompiles only the SHARP backend
 # instead of every object of the RelWithDebInfo build (same flags). No effect across phases with
 # other flags (Release, sanitizers).
