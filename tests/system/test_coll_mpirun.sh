@@ -27,6 +27,17 @@ grep -Eq "launch=pmix" "$TMP/barrier.txt" && grep -Eq "rendezvous=pmix [0-9]+ \(
   fail "barrier table header does not name the pmix rendezvous: $(head -n 20 "$TMP/barrier.txt")"
 pass "mpirun -np 4 barrier: the table header names the pmix rendezvous"
 
+# A rank that never reaches the PMIx fence (MPMD: the second "rank" is sleep): rank 0 gives up
+# after --timeout naming the fence (the server's PMIX_TIMEOUT or rdmabench's own deadline,
+# whichever ends it first), exit status 3 (timeout), and mpirun ends the job.
+rc=0
+"${CLEAN[@]}" timeout 30 mpirun --allow-run-as-root --oversubscribe -np 1 "$RB" barrier --timeout 3 : -np 1 sleep 20 \
+  >"$TMP/fence.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] || fail "fence timeout: exit status $rc, expected 3: $(cat "$TMP/fence.out")"
+grep -Eq "^rdmabench: error: rank 0 on .*(the PMIx server ended the fence|waited 3.0 s in the PMIx fence) of namespace '[^']+' \(2 ranks\) for rank 0's rendezvous store address.*a rank never reached it" "$TMP/fence.out" ||
+  fail "fence timeout message: $(cat "$TMP/fence.out")"
+pass "a rank that never reaches the PMIx fence: rank 0 gives up after --timeout naming the fence"
+
 # --- contradictory or mixed environments, no launcher: exact one-line errors -------------------
 expect_status 2 "rdmabench: error: contradictory launcher environment: PMIX_RANK=0 but OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2; both claim to have started this process (unset the stale ones, or give --rank/--world-size)" \
   "${CLEAN[@]}" PMIX_RANK=0 PMIX_NAMESPACE=stale OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 "$RB" barrier
