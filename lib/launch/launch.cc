@@ -281,14 +281,17 @@ RankInfo detect(const LaunchOptions& o, const Env& env) {
     if (differ(pmix, ompi)) throw contradiction(pmix, ompi);
     if (differ(pmix, pmi)) throw contradiction(pmix, pmi);
     if (differ(ompi, pmi)) throw contradiction(ompi, pmi);
+    // A build without PMIx says so first (rendezvous/pmix.h: the stub throws UsageError).
+    if (wantPmix && !rendezvous::pmixBuilt()) (void)rendezvous::pmixInit();
     if (wantPmix && !pmixServer)
       throw UsageError(fmt::format(
           "--rendezvous pmix: no PMIx server started this process ({}, {}); run it under "
           "`srun --mpi=pmix`, mpirun or prterun",
           shown(env, "PMIX_NAMESPACE"), shown(env, "PMIX_RANK")));
-    // auto: PMIx whenever a PMIx server started us and no other store was named.
-    const bool usePmix =
-        wantPmix || (spec.kind == RendezvousKind::Auto && fileStore.empty() && pmixServer);
+    // auto: PMIx whenever a PMIx server started us, this build has PMIx, and no other store
+    // was named.
+    const bool usePmix = wantPmix || (spec.kind == RendezvousKind::Auto && fileStore.empty() &&
+                                      pmixServer && rendezvous::pmixBuilt());
     // The launcher's own variables beat inherited SLURM_* that disagree with them.
     const Claim* other = ompi.rank >= 0 ? &ompi : pmi.rank >= 0 ? &pmi : nullptr;
     const bool slurmStale =
