@@ -170,6 +170,14 @@ TEST(DetectTable, PmixServerWinsUnderAuto) {
                                         {"PMIX_NAMESPACE", "1301020673"},
                                         {"OMPI_COMM_WORLD_RANK", "3"},
                                         {"OMPI_COMM_WORLD_SIZE", "4"}}));
+  if (!rendezvous::pmixBuilt()) {
+    // A build without PMIx: auto falls back to Open MPI's variables (never to SLURM_*).
+    EXPECT_EQ(usageError(LaunchOptions{}, env),
+              "launched by mpirun (OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4; ignoring the "
+              "inherited SLURM_PROCID=0 SLURM_NTASKS=2): give --rendezvous pmix (needs a PMIx "
+              "server), HOST:PORT (the host of rank 0) or file:DIR");
+    return;
+  }
   RankInfo i = detect(LaunchOptions{}, env);
   EXPECT_EQ(i.source, "pmix");
   EXPECT_EQ(i.rank, 3);
@@ -283,8 +291,12 @@ TEST(DetectTable, PmixOnlyWhenItCanWork) {
   LaunchOptions o;
   o.rendezvous = "pmix";
   EXPECT_EQ(usageError(o, envOf({})),
-            "--rendezvous pmix: no PMIx server started this process (PMIX_NAMESPACE unset, "
-            "PMIX_RANK unset); run it under `srun --mpi=pmix`, mpirun or prterun");
+            rendezvous::pmixBuilt()
+                ? "--rendezvous pmix: no PMIx server started this process (PMIX_NAMESPACE unset, "
+                  "PMIX_RANK unset); run it under `srun --mpi=pmix`, mpirun or prterun"
+                : "--rendezvous pmix: this rdmabench was built without PMIx "
+                  "(RDMABENCH_WITH_PMIX=OFF or libpmix-dev missing); use --rendezvous HOST:PORT "
+                  "or file:DIR");
   o.np = 2;
   EXPECT_THROW(detect(o, envOf({})), UsageError);
   o.np = 0;
