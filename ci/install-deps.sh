@@ -22,6 +22,9 @@ PKGS=(
   linux-perf
   # collectives: a throw-away Slurm (ci/slurm-cluster), Open MPI beside rdmabench in bench/
   slurmctld slurmd slurm-client openmpi-bin libopenmpi-dev
+  # PMIx rendezvous (cmake/Pmix.cmake; RDMABENCH_WITH_PMIX=ON in ci/test.sh). Also what Slurm's
+  # mpi/pmix plugin loads: without it `srun --mpi=pmix` fails ("can not load PMIx library").
+  libpmix-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -16,7 +16,8 @@ JOBS=$(nproc)
 RESULTS=$BUILD-results # JUnit files of every phase
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
 RESULTS=$(readlink -f "$RESULTS")
-CONFIG=(-G Ninja -DRDMABENCH_WERROR=ON -DRDMABENCH_WITH_VERBS=ON -DRDMABENCH_WITH_OFI=ON)
+CONFIG=(-G Ninja -DRDMABENCH_WERROR=ON -DRDMABENCH_WITH_VERBS=ON -DRDMABENCH_WITH_OFI=ON
+  -DRDMABENCH_WITH_PMIX=ON)
 # Debug info as line tables only (-g1) in every CI build: ~20% less compile time than -g,
 # measured with GCC 12 (lib/collective/comm.cc 14.8 -> 11.0 s, tests/unit/report_test.cc
 # 19.3 -> 15.8 s of CPU); sanitizer reports, gdb backtraces and perf keep file:line. Users' builds

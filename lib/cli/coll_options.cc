@@ -98,12 +98,14 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
         "plot", po::value<std::string>(), "heat map of both matrices to FILE.png or FILE.svg");
 
   po::options_description launchOpts(
-      "Launch and rendezvous (default: Slurm / mpirun / PMI "
+      "Launch and rendezvous (default: PMIx server / mpirun / Slurm / PMI "
       "environment, else one rank)");
   launchOpts.add_options()("np", po::value<std::string>(), "fork N ranks on this host")(
       "rank", po::value<std::string>(), "this rank (with --world-size and --rendezvous)")(
       "world-size", po::value<std::string>(), "number of ranks")(
-      "rendezvous", po::value<std::string>(), "HOST[:PORT] of rank 0's rendezvous server")(
+      "rendezvous", po::value<std::string>(),
+      "auto (default: pmix under a PMIx server), pmix, tcp://HOST[:PORT] or HOST[:PORT] of rank "
+      "0's store server, file:DIR (shared FS)")(
       "standalone-rendezvous", po::bool_switch(),
       "the server runs as `rdmabench rendezvous`; rank 0 does not host one")(
       "file-store", po::value<std::string>(), "rendezvous through files in DIR (shared FS)")(

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rendezvous/pmix.h"
 #include "rendezvous/store.h"
 
 namespace rdmabench::launch {
@@ -25,10 +26,22 @@ using Env = std::function<std::optional<std::string>(const std::string&)>;
 // The process environment.
 Env processEnv();
 
+// What --rendezvous names: "auto" or "" (PMIx when a PMIx server started this process, else
+// what the launcher's environment implies), "pmix", "file:PATH", "tcp://HOST[:PORT]" or the
+// historical "HOST[:PORT]".
+enum class RendezvousKind { Auto, Pmix, Tcp, File };
+struct RendezvousSpec {
+  RendezvousKind kind = RendezvousKind::Auto;
+  std::string address;  // Tcp: "HOST[:PORT]"
+  std::string path;     // File: the shared directory
+};
+// Parses the --rendezvous text. UsageError for "file:" or "tcp://" without their argument.
+RendezvousSpec parseRendezvous(const std::string& text);
+
 struct LaunchOptions {
   std::optional<int> rank;        // --rank
   std::optional<int> worldSize;   // --world-size
-  std::string rendezvous;         // --rendezvous HOST[:PORT]
+  std::string rendezvous;         // --rendezvous auto|pmix|file:PATH|tcp://HOST[:PORT]|HOST[:PORT]
   int np = 0;                     // --np N (fork N local ranks); 0 = not given
   std::string runId;              // --run-id; empty = derived
   std::string fileStore;          // --file-store DIR: shared-directory store instead of TCP
@@ -48,17 +61,30 @@ struct RankInfo {
   std::string rendezvousHost;  // address of the TCP store server
   uint16_t rendezvousPort = 0;
   std::string runId;
-  std::string source;        // "explicit", "np", "slurm", "openmpi", "pmi", "single"
+  std::string source;        // "explicit", "np", "pmix", "slurm", "openmpi", "pmi", "single"
   bool hostsServer = false;  // this rank runs the embedded store server (rank 0)
   std::string fileStore;     // non-empty: use a FileStore in this directory
   // Access token of the TCP store: required by the server rank 0 (or --np) hosts, sent by every
   // rank. "" = none. --np generates a random one when none was given.
   std::string token;
+  // source "pmix": the PMIx namespace (set by applyPmixIdentity).
+  std::string pmixNamespace;
 };
 
-// Detects this rank's identity. Throws UsageError for inconsistent flags (rank outside the
-// world, --rank without --world-size, a launcher environment without a rendezvous address).
+// Detects this rank's identity. Launchers nest, so the environment may hold several launchers'
+// variables; the decision table is in docs/rendezvous.md ("Who am I"): PMIx (PMIX_RANK +
+// PMIX_NAMESPACE) with --rendezvous auto|pmix; Open MPI's OMPI_COMM_WORLD_* and PMI_RANK/SIZE
+// beat SLURM_* they disagree with (inherited from mpirun's own step); PMIX_RANK,
+// OMPI_COMM_WORLD_RANK/SIZE and PMI_RANK/SIZE that disagree with each other are refused.
+// With source "pmix" the world size is 0 until applyPmixIdentity. Throws UsageError, one line
+// naming the variables, for a contradictory environment, and for inconsistent flags (rank
+// outside the world, --rank without --world-size, a launcher environment without a rendezvous
+// address, --rendezvous pmix without a PMIx server).
 RankInfo detect(const LaunchOptions& options, const Env& env);
+
+// Completes a "pmix" RankInfo from what PMIx_Init returned (rendezvous::pmixInit): world size,
+// local rank and local size. UsageError when PMIX_RANK disagreed with the server.
+void applyPmixIdentity(RankInfo& info, const rendezvous::PmixIdentity& id);
 
 // Slurm host list expansion: "n[1-3,7],gpu[01-02],login" -> n1 n2 n3 n7 gpu01 gpu02 login
 // (zero padding kept; nested brackets are not a Slurm feature). UsageError on malformed text.
@@ -101,7 +127,11 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
              const LocalRunLimits& limits = {});
 
 // A connected store for `info`: a FileStore, or a TcpStoreClient (for rank 0 with hostsServer,
-// after starting the embedded server thread in `serverOut`). Timeouts in milliseconds.
+// after starting the embedded server thread in `serverOut`). Source "pmix" (after
+// applyPmixIdentity): rank 0 starts its server on an ephemeral port with a random token and
+// publishes address, port and token through PMIx (rendezvous::pmixShareFromRank, one fence);
+// every rank then joins it as a TcpStoreClient whose describe() is "pmix NS (tcp ADDR:PORT)".
+// Timeouts in milliseconds; errors as the stores' constructors and pmixShareFromRank.
 std::unique_ptr<rendezvous::Store> connectStore(
     const RankInfo& info, int64_t timeoutMs,
     std::unique_ptr<rendezvous::TcpStoreServer>& serverOut);

@@ -6,6 +6,8 @@
 //    (embedded in rank 0, in the `--np` launcher, or standalone `rdmabench rendezvous`);
 //    docs/rendezvous.md and store_protocol.h describe the protocol;
 //  - FileStore: a directory on a shared file system (one file per key, atomic rename).
+// Under a PMIx server (launch::connectStore, rendezvous/pmix.h) PMIx carries the identity and
+// rank 0's TcpStoreServer address; the keys then go through that server.
 // Every wait is bounded; errors name the rank(s) and host(s) that did not arrive or died.
 // Thread-safety: MemoryStore is thread-safe; the others are used by one thread at a time.
 
@@ -88,7 +90,10 @@ class TcpStoreClient : public Store {
   int64_t add(const std::string& key, int64_t delta) override;
   void checkPeers() override;
   void leave(bool ok, const std::string& reason) override;
+  // "tcp HOST:PORT", or "VIA (tcp HOST:PORT)" after setVia().
   std::string describe() const override;
+  // Names how the server's address was found ("pmix NAMESPACE"), for describe().
+  void setVia(std::string via) { via_ = std::move(via); }
 
   // Numeric local address of the store connection: the address other hosts reach this rank at
   // (used as the transports' bind address).
@@ -108,6 +113,7 @@ class TcpStoreClient : public Store {
   Channel channel_;
   JoinInfo join_;
   std::string where_;
+  std::string via_;
   bool left_ = false;
 };
 

@@ -63,7 +63,7 @@ TcpStoreClient::~TcpStoreClient() {
 }
 
 std::string TcpStoreClient::describe() const {
-  return "tcp " + where_;
+  return via_.empty() ? "tcp " + where_ : fmt::format("{} (tcp {})", via_, where_);
 }
 
 void TcpStoreClient::throwLost(const std::string& payload) {

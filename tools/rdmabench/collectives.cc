@@ -126,6 +126,7 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   }
   cmd.params.commandLine = commandLine;
   launch::RankInfo info = launch::detect(cmd.launch, launch::processEnv());
+  if (info.source == "pmix") launch::applyPmixIdentity(info, rendezvous::pmixInit());
   if (cmd.launch.np > 0) {
     launch::LocalRunLimits limits;
     // A healthy rank leaves its last barrier within --timeout of the first one to exit.
