@@ -210,9 +210,15 @@ pair_cell() {
       [ "$RC" = 4 ] || fail "interrupted client exit $RC, expected 4: $(cat "$CD/err")"
       one_error "$CD/err" "interrupted \(Ctrl-C\) during teardown"
     fi
-    wait_line "$CD/server.err" "session [0-9]+ from $CIP_RE:[0-9]+ failed: .*teardown" "$srv" $((TO + MARGIN))
+    local ends="session [0-9]+ from $CIP_RE:[0-9]+ failed: .*teardown"
+    # The caller may also accept a session that ended normally after link down at teardown
+    # (teardown_link_done: the VM, where both ends share one kernel).
+    if [ "$f" = link ] && declare -F teardown_link_done >/dev/null; then
+      ends="($ends|session [0-9]+ from $CIP_RE:[0-9]+ done)"
+    fi
+    wait_line "$CD/server.err" "$ends" "$srv" $((TO + MARGIN))
     TOOK=$(($(date +%s) - T0))
-    summary="session ends in ${TOOK}s: $(grep -E 'session [0-9]+ from .* failed' "$CD/server.err" |
+    summary="session ends in ${TOOK}s: $(grep -E 'session [0-9]+ from .* (failed|done)' "$CD/server.err" |
       tail -1 | sed -E 's/^rdmabench server: //' | short)"
     [ "$f" = int ] && summary="client exit 4 ($(grep 'rdmabench: error:' "$CD/err" | short 60)); $summary"
   fi
