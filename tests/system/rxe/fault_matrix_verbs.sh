@@ -32,8 +32,8 @@ link_want() { echo '1|3'; }
 # hold); the daemon's "session died" report races that deadline when the TCG VM is slow to reap
 # and report (one run of four: exit 3 with the timeout line naming the server and the phase).
 # Link down at teardown: the data path is idle by then and client and server share this kernel;
-# in one run of two the client's end-of-test message still reached the server after the link
-# went down (session "done"), in the other the session timed out naming the client. Either is
+# in 2 runs of 3 the client's end-of-test message still reached the server after the link went
+# down (session "done"), in the other the session timed out naming the client. Either is
 # accepted here (no hang, the daemon serves on); the host cells (two netns) require the timeout.
 teardown_link_done() { :; }
 kill_want() { if [ "$1" = connect ]; then echo '1|3'; else echo 1; fi; }
