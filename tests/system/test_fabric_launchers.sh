@@ -1,0 +1,57 @@
+# The fabric-wide commands under the real launchers, with one throw-away Slurm start
+# (ci/slurm-cluster: emulated nodes n1, n2 on this host) for all of them: Open MPI's
+# `mpirun -np 4` (a pure launcher: identity and rank 0's store address come from its PMIx
+# server) and `srun --mpi=pmix -N 2 -n 4`. Each run's header must name 4 ranks, the launcher's
+# hosts and the pmix rendezvous; each command then has its own checks (check_pairs ...).
+# To cover one more command: one `run_under "$launcher" CMD ARGS...` line in the loop at the end
+# (plus a check_CMD for what only that command reports).
+source "$(dirname "$0")/lib.sh"
+
+if [ -z "${FABRIC_LAUNCHERS_IN_CLUSTER:-}" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    [ "${CI:-}" = true ] && fail "CI must run as root (Slurm daemons)"
+    skip "needs root to run slurmctld/slurmd"
+  fi
+  command -v mpirun >/dev/null || { [ "${CI:-}" = true ] && fail "mpirun missing (ci/install-deps.sh installs openmpi-bin)"; skip "mpirun (openmpi-bin) is not installed"; }
+  # This script again, inside the cluster (SLURM_CONF exported): runs and checks everything.
+  rc=0
+  FABRIC_LAUNCHERS_IN_CLUSTER=1 timeout 100 "$SRC/ci/slurm-cluster" -N 2 -c 2 -- \
+    bash "$0" "$RB" || rc=$?
+  [ "$rc" = 0 ] || fail "inside the Slurm cluster (exit status $rc; 124 = the 100 s bound)"
+  exit 0
+fi
+
+# A clean environment: this test may itself run inside a Slurm job or an mpirun.
+CLEAN=(env -i PATH="$PATH" HOME="${HOME:-/root}" TMPDIR=/tmp SLURM_CONF="$SLURM_CONF")
+# mpirun as root needs --allow-run-as-root; --oversubscribe: 4 ranks on 2 cores.
+LAUNCHER_mpirun=(timeout 40 mpirun --allow-run-as-root --oversubscribe -np 4)
+LAUNCHER_srun_pmix=(timeout 40 srun --mpi=pmix -N 2 -n 4)
+
+# run_under LAUNCHER CMD ARGS...: `rdmabench CMD ARGS` under LAUNCHER (mpirun | srun_pmix), JSON
+# to $TMP/LAUNCHER.CMD.json; asserts what every command's header says about the launch: 4 ranks,
+# the launcher's hosts by rank (mpirun: this host; srun: the emulated nodes n1, n1, n2, n2) and
+# the pmix rendezvous "pmix NAMESPACE (tcp ADDR:PORT)".
+run_under() {
+  local launcher=$1 cmd=$2; shift 2
+  local -n argv="LAUNCHER_$launcher"
+  local out="$TMP/$launcher.$cmd"
+  "${CLEAN[@]}" "${argv[@]}" "$RB" "$cmd" --timeout 20 "$@" -f json -o "$out.json" \
+    >"$out.log" 2>&1 || fail "$launcher $cmd: $(tail -n 20 "$out.log")"
+  # mpirun's PMIx namespaces are numbers, srun's slurm.pmix.JOB.STEP.
+  local hosts="['$(hostname)']*4" nodes=1 ns='[0-9]+'
+  if [ "$launcher" = srun_pmix ]; then hosts="['n1','n1','n2','n2']" nodes=2 ns='slurm[.]pmix[.][0-9]+[.][0-9]+'; fi
+  json_check "$out.json" "d['run']['extra']['ranks']==4 and d['run']['extra']['nodes']==$nodes and d['run']['extra']['launch']=='pmix' and __import__('re').fullmatch(r'pmix $ns \(tcp [0-9.]+:[0-9]+\)', d['run']['extra']['rendezvous']) and [r['host'] for r in d['ranks']]==$hosts"
+}
+
+# pairs: all 12 ordered pairs measured.
+check_pairs() {
+  json_check "$TMP/$1.pairs.json" "len(d['links'])==12 and len({(l['src'],l['dst']) for l in d['links']})==12 and all(l['mb_per_s']>0 and l['lat_median_us']>0 for l in d['links'])"
+}
+
+PAIRS=(-n 200 --warmup 10 --bw-size 64K -w 4 --bw-iters 3)
+srun --mpi=list 2>&1 | grep -qx '[[:space:]]*pmix' || fail "srun --mpi=list has no pmix (slurm-wlm-basic-plugins, libpmix2)"
+for launcher in mpirun srun_pmix; do
+  run_under "$launcher" pairs "${PAIRS[@]}"
+  check_pairs "$launcher"
+  pass "$launcher: pairs, 4 ranks, 12 ordered pairs, pmix rendezvous, hosts named"
+done
