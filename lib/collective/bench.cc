@@ -277,6 +277,20 @@ stats::Summary ringPhase(Communicator& c, int target, int source, uint64_t bytes
   return samples.summarize();
 }
 
+}  // namespace
+
+CommOptions commOptions(const CollectiveParams& p, std::vector<int> peers, uint64_t dataBytes) {
+  CommOptions co;
+  co.transport = p.transport;
+  co.device = p.device;
+  co.timeoutMs = p.timeoutMs;
+  co.peers = std::move(peers);
+  co.dataBytes = dataBytes;
+  return co;
+}
+
+namespace {
+
 // runCollective's body; `stage` follows the run for errors raised outside the waits.
 CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankInfo& info,
                                   rendezvous::Store& store, report::Reporter* reporter,
@@ -284,11 +298,7 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
   CollectiveOutcome out;
   const int me = info.rank, n = info.worldSize;
   const int64_t start = nowNs();
-  CommOptions co;
-  co.transport = p.transport;
-  co.device = p.device;
-  co.timeoutMs = p.timeoutMs;
-  co.peers = peersNeeded(p, me, n);
+  CommOptions co = commOptions(p, peersNeeded(p, me, n), 64);
   uint64_t maxBytes = 0;
   for (uint64_t b : p.sizes)
     maxBytes = std::max(maxBytes, b);
@@ -302,8 +312,6 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
     co.dataBytes = allreduceDataBytes(me, n, std::max<uint64_t>(maxBytes, 65536));
   else if (p.test == "ring")
     co.dataBytes = 6 * p.ringBytes;
-  else
-    co.dataBytes = 64;
   // The untimed reductions (iteration counts, slowest rank per iteration) use the data area.
   co.dataBytes = std::max(co.dataBytes, allreduceDataBytes(me, n, kSlowestChunk * sizeof(int64_t)));
   engine::testHold("connect", me, stage);

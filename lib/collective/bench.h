@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/comm.h"
 #include "collective/reduce.h"
 #include "common/placement.h"
 #include "launch/launch.h"
@@ -65,6 +66,10 @@ struct CollectiveOutcome {
   std::string outlierSummary;  // ring: non-empty when outliers were found (rank 0)
   double wireupSeconds = 0;    // this rank: device open + connections + first barrier
 };
+
+// The Communicator options every collective command derives from its parameters: transport,
+// device options and timeout of `params`, connecting to `peers` with a data area of `dataBytes`.
+CommOptions commOptions(const CollectiveParams& params, std::vector<int> peers, uint64_t dataBytes);
 
 // Runs the test as rank `info.rank`. `reporter` is used on rank 0 only (may be null elsewhere).
 // Errors: every wait is bounded by timeoutMs; a dead rank makes the others throw naming it.

@@ -122,12 +122,8 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
   PairsResult res;
   const int me = info.rank, n = info.worldSize;
   const int64_t start = nowNs();
-  CommOptions co;
-  co.transport = p.transport;
-  co.device = p.device;
-  co.timeoutMs = p.timeoutMs;
-  co.peers = everyoneBut(me, n);
-  co.dataBytes = std::max(p.pairsBwBytes + 64, 2 * p.pairsLatBytes);
+  const CommOptions co =
+      commOptions(p, everyoneBut(me, n), std::max(p.pairsBwBytes + 64, 2 * p.pairsLatBytes));
   engine::testHold("connect", me, stage);
   Communicator c(store, me, n, info.host, co);
   c.setStage(stage);
