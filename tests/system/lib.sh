@@ -45,6 +45,33 @@ netns_pair() {
   ip -n "$NS_B" link set "vb$id" up
 }
 
+# netns_bridge N NET NAME HOSTIF PORTIF: N hosts on one bridge, for ranks on separate hosts.
+# The bridge br0 lives in its own namespace $BR (NAME"Br"PID); host k (1..N) is namespace
+# NAME"H"k.PID, joined to br0 by the veth HOSTIF k.PID (in the host, address NET.k/24) and
+# PORTIF k.PID (the bridge port). Sets BR and HOSTS (host k = ${HOSTS[k-1]}); everything is
+# removed on exit. Private addresses inside our own namespaces only.
+netns_bridge() {
+  local n=$1 net=$2 name=$3 hif=$4 pif=$5 id=$$ k ns
+  BR=${name}Br$id
+  ip netns add "$BR"; CLEANUP+=("ip netns del $BR")
+  ip -n "$BR" link add br0 type bridge
+  ip -n "$BR" link set br0 up
+  HOSTS=()
+  for k in $(seq 1 "$n"); do
+    ns=${name}H$k.$id
+    ip netns add "$ns"; CLEANUP+=("ip netns del $ns")
+    ip link add "$hif$k.$id" type veth peer name "$pif$k.$id"
+    ip link set "$hif$k.$id" netns "$ns"
+    ip link set "$pif$k.$id" netns "$BR"
+    ip -n "$BR" link set "$pif$k.$id" master br0
+    ip -n "$BR" link set "$pif$k.$id" up
+    ip -n "$ns" addr add "$net.$k/24" dev "$hif$k.$id"
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set "$hif$k.$id" up
+    HOSTS+=("$ns")
+  done
+}
+
 # Starts a background command, registers it for cleanup, sets $BG_PID.
 background() {
   "$@" &

@@ -7,24 +7,7 @@ command -v tc >/dev/null || fail "tc (iproute2) is missing"
 
 id=$$
 NET=10.78.$((id % 200))
-BR=rbBr$id
-ip netns add "$BR"; CLEANUP+=("ip netns del $BR")
-ip -n "$BR" link add br0 type bridge
-ip -n "$BR" link set br0 up
-HOSTS=()
-for k in 1 2 3 4; do
-  ns=rbH$k.$id
-  ip netns add "$ns"; CLEANUP+=("ip netns del $ns")
-  ip link add "h$k.$id" type veth peer name "p$k.$id"
-  ip link set "h$k.$id" netns "$ns"
-  ip link set "p$k.$id" netns "$BR"
-  ip -n "$BR" link set "p$k.$id" master br0
-  ip -n "$BR" link set "p$k.$id" up
-  ip -n "$ns" addr add "$NET.$k/24" dev "h$k.$id"
-  ip -n "$ns" link set lo up
-  ip -n "$ns" link set "h$k.$id" up
-  HOSTS+=("$ns")
-done
+netns_bridge 4 "$NET" rb h p
 
 # run_all NAME CMD...: rank k-1 in host k, rendezvous at host 1; every rank must succeed.
 run_all() {

@@ -17,25 +17,8 @@ command -v tc >/dev/null || fail "tc (iproute2) is missing"
 
 id=$$
 NET=10.79.$((id % 200))
-BR=rbpBr$id
 N=6
-ip netns add "$BR"; CLEANUP+=("ip netns del $BR")
-ip -n "$BR" link add br0 type bridge
-ip -n "$BR" link set br0 up
-HOSTS=()
-for k in $(seq 1 $N); do
-  ns=rbpH$k.$id
-  ip netns add "$ns"; CLEANUP+=("ip netns del $ns")
-  ip link add "rbph$k.$id" type veth peer name "rbpp$k.$id"
-  ip link set "rbph$k.$id" netns "$ns"
-  ip link set "rbpp$k.$id" netns "$BR"
-  ip -n "$BR" link set "rbpp$k.$id" master br0
-  ip -n "$BR" link set "rbpp$k.$id" up
-  ip -n "$ns" addr add "$NET.$k/24" dev "rbph$k.$id"
-  ip -n "$ns" link set lo up
-  ip -n "$ns" link set "rbph$k.$id" up
-  HOSTS+=("$ns")
-done
+netns_bridge "$N" "$NET" rbp rbph rbpp
 
 # run_all NAME ARGS...: rank k-1 in host k, rendezvous at host 1. Sets RC to rank 0's status
 # and fails if any other rank fails. The 6 hosts share this machine's cores, so every rank

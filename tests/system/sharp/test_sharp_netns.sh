@@ -9,24 +9,7 @@ unset SHARP_STANDIN_FAIL SHARP_STANDIN_FAIL_RANK SHARP_STANDIN_FAIL_AFTER
 
 id=$$
 NET=10.79.$((id % 200))
-BR=sharpBr$id
-ip netns add "$BR"; CLEANUP+=("ip netns del $BR")
-ip -n "$BR" link add br0 type bridge
-ip -n "$BR" link set br0 up
-HOSTS=()
-for k in 1 2 3 4; do
-  ns=sharpH$k.$id
-  ip netns add "$ns"; CLEANUP+=("ip netns del $ns")
-  ip link add "sh$k.$id" type veth peer name "sp$k.$id"
-  ip link set "sh$k.$id" netns "$ns"
-  ip link set "sp$k.$id" netns "$BR"
-  ip -n "$BR" link set "sp$k.$id" master br0
-  ip -n "$BR" link set "sp$k.$id" up
-  ip -n "$ns" addr add "$NET.$k/24" dev "sh$k.$id"
-  ip -n "$ns" link set lo up
-  ip -n "$ns" link set "sh$k.$id" up
-  HOSTS+=("$ns")
-done
+netns_bridge 4 "$NET" sharp sh sp
 
 # run_all NAME ENV -- CMD...: rank k-1 in host k (ENV applies to every host), rendezvous at host 1.
 run_all() {
