@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -115,7 +116,11 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
       "derived from the job, with --np a random one; prefer the variable: options show in ps)")(
       "bind", po::value<std::string>(),
       "data-plane address of this rank (default: the "
-      "address that reaches the rendezvous)");
+      "address that reaches the rendezvous)")(
+      "ifname", po::value<std::string>(),
+      "interfaces whose IPv4 address the ranks use (data plane; rank 0's store under PMIx), as "
+      "NCCL_SOCKET_IFNAME: eth0 / eth,ib (prefixes) / ^docker (not these) / =eth0 (exact) "
+      "(default: $RDMABENCH_IFNAME, else the first up non-loopback interface)");
 
   po::options_description device("Device / transport");
   device.add_options()("device,d", po::value<std::string>(), "verbs device / ofi domain")(
@@ -247,6 +252,18 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
   if (has("run-id")) l.runId = str("run-id");
   l.defaultRunId = defaultRunId(test, args);
   if (has("bind")) cmd.bind = str("bind");
+  if (has("ifname")) {
+    if (has("bind"))
+      throw UsageError(
+          fmt::format("--ifname {} and --bind {}: give only one", str("ifname"), str("bind")));
+    cmd.ifname = str("ifname");
+    if (cmd.ifname.empty())
+      throw UsageError(
+          "--ifname '': no interface name (NAME[,NAME...], ^ to exclude, = for exact "
+          "names)");
+  } else if (const char* e = std::getenv("RDMABENCH_IFNAME"); e != nullptr) {
+    cmd.ifname = e;
+  }
   if (has("token")) cmd.launch.token = str("token");
   if (has("cpu")) p.placement.cpus = str("cpu");
   if (has("numa")) p.placement.numa = str("numa");

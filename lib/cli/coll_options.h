@@ -22,8 +22,12 @@ struct CollCommand {
   bool failOnOutlier = false;           // ring / pairs --fail-on-outlier
   std::string plotPath;                 // pairs --plot FILE.png|FILE.svg (rank 0 writes it)
   std::string bind;                     // --bind: this rank's data-plane address
-  int useEvent = -1;                    // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
-  bool help = false;                    // --help: helpText holds the usage, nothing else set
+  // --ifname, else $RDMABENCH_IFNAME (launch/ifname.h, NCCL_SOCKET_IFNAME syntax): the interface
+  // whose IPv4 address is this rank's data-plane address (unless --bind) and rank 0's published
+  // store address under PMIx. "" = the default choice.
+  std::string ifname;
+  int useEvent = -1;  // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
+  bool help = false;  // --help: helpText holds the usage, nothing else set
   std::string helpText;
 };
 

@@ -1,7 +1,6 @@
 #include "launch/launch.h"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -24,6 +23,7 @@
 #include "common/host_info.h"
 #include "common/interrupt.h"
 #include "common/token.h"
+#include "launch/ifname.h"
 
 namespace rdmabench::launch {
 
@@ -320,26 +320,6 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
 
 namespace {
 
-// The address rank 0 publishes for its store: the first IPv4 address of an interface that is up
-// and not loopback (other nodes reach it), else 127.0.0.1 (a single host).
-std::string publishedAddress() {
-  ifaddrs* list = nullptr;
-  std::string out = "127.0.0.1";
-  if (getifaddrs(&list) != 0) return out;
-  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
-    if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK)) continue;
-    char text[INET_ADDRSTRLEN];
-    const auto* a = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
-    if (inet_ntop(AF_INET, &a->sin_addr, text, sizeof text)) {
-      out = text;
-      break;
-    }
-  }
-  freeifaddrs(list);
-  return out;
-}
-
 // PMIx wire-up (connectStore, docs/rendezvous.md "PMIx"): rank 0's store address through one
 // PMIx fence, then the TCP store as with every other launcher.
 std::unique_ptr<rendezvous::Store> connectPmixStore(
@@ -354,8 +334,11 @@ std::unique_ptr<rendezvous::Store> connectPmixStore(
                                                              rendezvous::StoreLimits{}, token);
     serverOut->setVerbose(false);
     serverOut->startThread();
-    published =
-        json{{"addr", publishedAddress()}, {"port", serverOut->port()}, {"token", token}}.dump();
+    published = json{
+        {"addr", selectAddress(localInterfaces(), info.ifname)},
+        {"port", serverOut->port()},
+        {"token",
+         token}}.dump();
   }
   const std::string got = rendezvous::pmixShareFromRank(
       "rdmabench.store", published, 0, "rank 0's rendezvous store address", timeoutMs);

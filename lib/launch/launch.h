@@ -69,6 +69,9 @@ struct RankInfo {
   std::string token;
   // source "pmix": the PMIx namespace (set by applyPmixIdentity).
   std::string pmixNamespace;
+  // --ifname / $RDMABENCH_IFNAME (launch/ifname.h): which interface's IPv4 address rank 0
+  // publishes for its store under PMIx; "" = the first up, non-loopback one.
+  std::string ifname;
 };
 
 // Detects this rank's identity. Launchers nest, so the environment may hold several launchers'
@@ -131,6 +134,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
 // applyPmixIdentity): rank 0 starts its server on an ephemeral port with a random token and
 // publishes address, port and token through PMIx (rendezvous::pmixShareFromRank, one fence);
 // every rank then joins it as a TcpStoreClient whose describe() is "pmix NS (tcp ADDR:PORT)".
+// ADDR: selectAddress(localInterfaces(), info.ifname) (UsageError when --ifname selects none).
 // Timeouts in milliseconds; errors as the stores' constructors and pmixShareFromRank.
 std::unique_ptr<rendezvous::Store> connectStore(
     const RankInfo& info, int64_t timeoutMs,

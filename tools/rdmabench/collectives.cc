@@ -23,6 +23,7 @@
 #include "common/token.h"
 #include "common/units.h"
 #include "compare/plot.h"
+#include "launch/ifname.h"
 #include "launch/launch.h"
 #include "rendezvous/store.h"
 #include "report/report.h"
@@ -72,6 +73,7 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
   std::unique_ptr<ResultOutput> output;
   std::unique_ptr<report::Reporter> reporter;
   try {
+    info.ifname = cmd.ifname;
     store = launch::connectStore(info, cmd.params.timeoutMs, server);
     collective::CollectiveParams p = cmd.params;
     // Busy polling with more ranks than cores on one host starves the rank that has work.
@@ -80,6 +82,8 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     p.device.useEvent = cmd.useEvent >= 0 ? cmd.useEvent == 1 : localRanks > cores;
     if (!cmd.bind.empty()) {
       p.device.localHost = cmd.bind;
+    } else if (!cmd.ifname.empty()) {
+      p.device.localHost = launch::selectAddress(launch::localInterfaces(), cmd.ifname);
     } else if (auto* tcp = dynamic_cast<rendezvous::TcpStoreClient*>(store.get())) {
       p.device.localHost = tcp->localAddress();
     }
