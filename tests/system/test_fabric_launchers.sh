@@ -15,17 +15,17 @@ if [ -z "${FABRIC_LAUNCHERS_IN_CLUSTER:-}" ]; then
   command -v mpirun >/dev/null || { [ "${CI:-}" = true ] && fail "mpirun missing (ci/install-deps.sh installs openmpi-bin)"; skip "mpirun (openmpi-bin) is not installed"; }
   # This script again, inside the cluster (SLURM_CONF exported): runs and checks everything.
   rc=0
-  FABRIC_LAUNCHERS_IN_CLUSTER=1 timeout 100 "$SRC/ci/slurm-cluster" -N 2 -c 2 -- \
+  FABRIC_LAUNCHERS_IN_CLUSTER=1 timeout 150 "$SRC/ci/slurm-cluster" -N 2 -c 2 -- \
     bash "$0" "$RB" || rc=$?
-  [ "$rc" = 0 ] || fail "inside the Slurm cluster (exit status $rc; 124 = the 100 s bound)"
+  [ "$rc" = 0 ] || fail "inside the Slurm cluster (exit status $rc; 124 = the 150 s bound)"
   exit 0
 fi
 
 # A clean environment: this test may itself run inside a Slurm job or an mpirun.
 CLEAN=(env -i PATH="$PATH" HOME="${HOME:-/root}" TMPDIR=/tmp SLURM_CONF="$SLURM_CONF")
 # mpirun as root needs --allow-run-as-root; --oversubscribe: 4 ranks on 2 cores.
-LAUNCHER_mpirun=(timeout 40 mpirun --allow-run-as-root --oversubscribe -np 4)
-LAUNCHER_srun_pmix=(timeout 40 srun --mpi=pmix -N 2 -n 4)
+LAUNCHER_mpirun=(timeout 60 mpirun --allow-run-as-root --oversubscribe -np 4)
+LAUNCHER_srun_pmix=(timeout 60 srun --mpi=pmix -N 2 -n 4)
 
 # run_under LAUNCHER CMD ARGS...: `rdmabench CMD ARGS` under LAUNCHER (mpirun | srun_pmix), JSON
 # to $TMP/LAUNCHER.CMD.json; asserts what every command's header says about the launch: 4 ranks,
@@ -48,7 +48,7 @@ check_pairs() {
   json_check "$TMP/$1.pairs.json" "len(d['links'])==12 and len({(l['src'],l['dst']) for l in d['links']})==12 and all(l['mb_per_s']>0 and l['lat_median_us']>0 for l in d['links'])"
 }
 
-PAIRS=(-n 200 --warmup 10 --bw-size 64K -w 4 --bw-iters 3)
+PAIRS=(-n 100 --warmup 5 --bw-size 16K -w 2 --bw-iters 2)
 srun --mpi=list 2>&1 | grep -qx '[[:space:]]*pmix' || fail "srun --mpi=list has no pmix (slurm-wlm-basic-plugins, libpmix2)"
 for launcher in mpirun srun_pmix; do
   run_under "$launcher" pairs "${PAIRS[@]}"
