@@ -139,7 +139,7 @@ AggOutcome aggress(Communicator& c, rendezvous::Store& store, const Layout& L,
       if (!in[q].done) return false;
     return true;
   };
-  int64_t stopNs = 0;
+  int64_t stopNs = 0, nextCheckNs = nowNs() + 100'000'000;
   while (!finished()) {
     c.poll([&](int peer, bool isRecv, uint32_t tag, uint32_t) {
       if (!isRecv) {
@@ -166,6 +166,12 @@ AggOutcome aggress(Communicator& c, rendezvous::Store& store, const Layout& L,
     if (!announced && firstAcks == targets.size()) {
       store.set(fmt::format("cong/started/{}", c.rank()), "1");
       announced = true;
+    }
+    // Completions keep flowing here, so the no-progress watchdog never runs: ask the store
+    // about dead ranks every 100 ms instead (non-blocking; throws naming the rank).
+    if (nowNs() > nextCheckNs) {
+      store.checkPeers();
+      nextCheckNs = nowNs() + 100'000'000;
     }
     if (!stopping && nowNs() > deadlineNs)
       c.rethrowWithCause(TimeoutError(fmt::format(
@@ -365,6 +371,7 @@ CongestionResult runIn(const CollectiveParams& p, const launch::RankInfo& info,
 
   // Phase 2: congested.
   AggOutcome agg;
+  engine::testHold("mid-run", me, stage);
   t0 = nowNs();
   if (victim) {
     if (me == leader) {

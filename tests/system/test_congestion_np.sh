@@ -1,7 +1,8 @@
 # `rdmabench congestion --np 6` on loopback: valid JSON with the split (2 victims, 4
 # aggressors) and the pattern, every figure and impact factor finite and > 0, for incast and
 # alltoall; CSV has one row per metric; the table names the split; bad values are one-line
-# usage errors. (Loopback has no fabric: the factors only prove the mechanics.)
+# usage errors; a victim killed under congestion stops every rank, naming it. (Loopback has no
+# fabric: the factors only prove the mechanics.)
 source "$(dirname "$0")/lib.sh"
 
 common=(-n 200 --warmup 10 --bw-size 32K --bw-iters 10 --window 4 --agg-size 32K --timeout 20)
@@ -31,6 +32,30 @@ grep -q "^# congestion (GPCNeT's impact factor): 5 ranks: 2 victims, 3 aggressor
 grep -q "^# aggressors: incast into rank" "$TMP/c.txt" || fail "no pattern line: $(cat "$TMP/c.txt")"
 [ "$(grep -cE '^RR Two-sided (Lat|BW)' "$TMP/c.txt")" = 2 ] || fail "table rows: $(cat "$TMP/c.txt")"
 pass "table names the split and the pattern"
+
+# A victim dies at the start of the congested phase, while the aggressors stream (they see no
+# stall, so they ask the store): every rank stops within --timeout, naming rank 3.
+victim=$(python3 -c "import json; print(json.load(open('$TMP/c-incast.json'))['split']['victims'][0])")
+start=$(date +%s)
+RDMABENCH_TEST_HOLD=mid-run@$victim RDMABENCH_TEST_HOLD_MS=3000 timeout 60 "$RB" congestion \
+  --np 6 "${common[@]:0:12}" --timeout 4 -f json >"$TMP/dead.out" 2>"$TMP/dead.err" &
+pid=$!
+for _ in $(seq 1 200); do
+  grep -q "holding at mid-run" "$TMP/dead.err" && break
+  sleep 0.1
+done
+hold=$(sed -n 's/.*test hook: pid \([0-9]*\) holding at mid-run.*/\1/p' "$TMP/dead.err" | head -1)
+[ -n "$hold" ] || fail "victim $victim never held at mid-run: $(cat "$TMP/dead.err")"
+kill -9 "$hold"
+rc=0
+wait $pid || rc=$?
+took=$(($(date +%s) - start))
+[ "$rc" != 0 ] || fail "exit 0 after a victim died"
+[ "$took" -le 20 ] || fail "took $took s to stop after victim $victim died (timeout 4 s)"
+[ "$(grep -c "rank $victim on host .* died" "$TMP/dead.err")" -ge 5 ] ||
+  fail "not every rank named the dead victim $victim: $(cat "$TMP/dead.err")"
+grep -q "during congested: aggressor" "$TMP/dead.err" || fail "no streaming aggressor named it: $(cat "$TMP/dead.err")"
+pass "a victim killed under congestion: the 5 others stop naming rank $victim ($took s, exit $rc)"
 
 expect_status 2 "--victims 0.2: 1 victim(s) and 3 aggressor(s) of 4 ranks" "$RB" congestion --np 4
 expect_status 2 "--victims 1.5: out of range" "$RB" congestion --np 6 --victims 1.5
