@@ -11,6 +11,7 @@
 
 #include "cli/options.h"
 #include "collective/allreduce.h"
+#include "collective/congestion_plan.h"
 #include "collective/sharp/sharp.h"
 #include "common/error.h"
 #include "common/units.h"
@@ -49,9 +50,13 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
                                               "IMB Allreduce, nccl-tests all_reduce_perf)"
                       : test == "ring"      ? "Ring ping-pong: every rank with its right, then "
                                               "left neighbour; flags slow links and hosts"
-                                            : "All-pairs fabric map: latency and bandwidth of "
-                                              "every ordered pair, in rounds of disjoint pairs; "
-                                              "flags slow nodes and links";
+                      : test == "congestion"
+                          ? "Congestion impact (GPCNeT): victims run a random-ring latency and "
+                            "bandwidth test alone, then while aggressors run incast or all-to-all "
+                            "traffic; reports congested / isolated p50 and p99"
+                          : "All-pairs fabric map: latency and bandwidth of "
+                            "every ordered pair, in rounds of disjoint pairs; "
+                            "flags slow nodes and links";
   po::options_description general(
       fmt::format("Usage: rdmabench {} [options]\n{}.\n\nTest", test, title));
   general.add_options()("help,h", "show this help")("transport,t", po::value<std::string>(),
@@ -97,6 +102,26 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
         "outlier threshold: median + k x max(MAD, median/10), nodes first (default 5)")(
         "fail-on-outlier", po::bool_switch(), "exit 1 when a node or a link is an outlier")(
         "plot", po::value<std::string>(), "heat map of both matrices to FILE.png or FILE.svg");
+
+  if (test == "congestion")
+    general.add_options()(
+        "victims", po::value<std::string>(),
+        "fraction of the ranks that are victims, the rest aggressors (default "
+        "0.2, as GPCNeT; victims = ceil(fraction x ranks) >= 2, aggressors >= 1)")(
+        "pattern", po::value<std::string>(),
+        "aggressor traffic: incast | alltoall (default incast)")(
+        "seed", po::value<std::string>(),
+        "seed of the victim/aggressor split and the random ring (default 1)")(
+        "lat-size,s", po::value<std::string>(), "victims' latency message size (default 8)")(
+        "bw-size", po::value<std::string>(),
+        "victims' bandwidth message size (default 128K, GPCNeT's 131072 B)")(
+        "bw-iters", po::value<std::string>(), "victims' bandwidth iterations (default 100)")(
+        "window,w", po::value<std::string>(),
+        "messages in flight per neighbour (victims' bandwidth) and per aggressor stream "
+        "(default 8)")("agg-size", po::value<std::string>(),
+                       "aggressor message size (default 128K)")(
+        "phase-time", po::value<std::string>(),
+        "longest the isolated or the congested phase may last, seconds (default 300)");
 
   po::options_description launchOpts(
       "Launch and rendezvous (default: PMIx server / mpirun / Slurm / PMI "
@@ -241,6 +266,35 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
         throw UsageError(fmt::format("--plot {}: must end in .png or .svg", cmd.plotPath));
     }
   }
+  if (test == "congestion") {
+    p.pairsWindow = 8;
+    auto size = [&](const char* name, uint64_t max, uint64_t& out) {
+      if (!has(name)) return;
+      const std::string opt = std::string("--") + name;
+      out = parseSize(str(name), opt);
+      if (out < 1 || out > max)
+        throw UsageError(fmt::format("{} {}: out of range 1..{}", opt, str(name), formatSize(max)));
+    };
+    size("lat-size", 64u << 20, p.pairsLatBytes);
+    size("bw-size", 64u << 20, p.congBwBytes);
+    size("agg-size", 64u << 20, p.congAggBytes);
+    if (has("window"))
+      p.pairsWindow = static_cast<uint32_t>(parseUnsigned(str("window"), "--window", 1, 1024));
+    if (has("bw-iters")) p.congBwIters = parseUnsigned(str("bw-iters"), "--bw-iters", 1, 1'000'000);
+    if (has("seed")) p.congSeed = parseUnsigned(str("seed"), "--seed", 0, UINT64_MAX);
+    if (has("pattern")) {
+      p.congPattern = str("pattern");
+      collective::parseCongestionPattern(p.congPattern);
+    }
+    if (has("victims")) {
+      p.congVictims = parseSeconds(str("victims"), "--victims", 0, 1);
+      if (p.congVictims <= 0 || p.congVictims >= 1)
+        throw UsageError(fmt::format("--victims {}: out of range (0, 1)", str("victims")));
+    }
+    if (has("phase-time"))
+      p.congPhaseSec = parseSeconds(str("phase-time"), "--phase-time", 1, 86400);
+    if (has("duration")) throw UsageError("--duration: not for congestion (use -n and --bw-iters)");
+  }
   launch::LaunchOptions& l = cmd.launch;
   if (has("np")) l.np = static_cast<int>(parseUnsigned(str("np"), "--np", 1, 4096));
   if (has("rank")) l.rank = static_cast<int>(parseUnsigned(str("rank"), "--rank", 0, 1 << 24));
@@ -280,9 +334,13 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     cmd.useEvent = str("use-event") == "on" ? 1 : 0;
   }
   if (has("format")) cmd.format = str("format");
-  if (test == "pairs" && cmd.format != "table" && cmd.format != "json" && cmd.format != "csv")
+  if ((test == "pairs" || test == "congestion") && cmd.format != "table" && cmd.format != "json" &&
+      cmd.format != "csv")
     throw UsageError(
-        fmt::format("--format {}: no pairs layout (valid: table, json, csv)", cmd.format));
+        fmt::format("--format {}: no {} layout (valid: table, json, csv)", cmd.format, test));
+  // With --np the rank count is known here: a split without 2 victims and 1 aggressor is
+  // refused once, not by every rank.
+  if (test == "congestion" && l.np > 0) collective::victimCount(l.np, p.congVictims);
   if (cmd.format == "perftest")
     throw UsageError(
         "--format perftest: perftest has no collective layout (valid: table, json, "

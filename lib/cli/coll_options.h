@@ -1,6 +1,7 @@
 #pragma once
-// Command-line parsing of the N-rank subcommands (`barrier`, `allreduce`, `ring`), next to the
-// point-to-point ones in cli/options.h so it is unit-tested (tests/unit/coll_options_test.cc).
+// Command-line parsing of the N-rank subcommands (`barrier`, `allreduce`, `ring`, `pairs`,
+// `congestion`), next to the point-to-point ones in cli/options.h so it is unit-tested
+// (tests/unit/coll_options_test.cc).
 // Every bad value is a one-line UsageError naming the option, the value and the accepted range;
 // docs/cli.md and docs/collectives.md document every option.
 
@@ -31,9 +32,9 @@ struct CollCommand {
   std::string helpText;
 };
 
-// `test` is "barrier", "allreduce", "ring" or "pairs"; `args` excludes the program and subcommand
-// names. UsageError for any bad option or value (also --algo sharp in a build without SHARP).
-// Thread-safe (no shared state).
+// `test` is "barrier", "allreduce", "ring", "pairs" or "congestion"; `args` excludes the program
+// and subcommand names. UsageError for any bad option or value (also --algo sharp in a build
+// without SHARP). Thread-safe (no shared state).
 CollCommand parseCollectiveCommand(const std::string& test, const std::vector<std::string>& args);
 
 // A run id shared by every rank of one job: FNV-1a (64-bit) over the subcommand and the

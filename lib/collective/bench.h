@@ -27,7 +27,7 @@
 namespace rdmabench::collective {
 
 struct CollectiveParams {
-  std::string test = "allreduce";  // "barrier", "allreduce", "ring", "pairs"
+  std::string test = "allreduce";  // "barrier", "allreduce", "ring", "pairs", "congestion"
   std::string algo = "tree";       // allreduce: tree | ring | rd | rabenseifner | auto
   DType dtype = DType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
@@ -52,6 +52,17 @@ struct CollectiveParams {
   uint64_t pairsBwBytes = 1 << 20;
   uint32_t pairsWindow = 16;
   uint64_t pairsBwIters = 10;
+  // congestion (collective/congestion.h): victims = ceil(fraction x ranks); aggressor pattern
+  // "incast" | "alltoall"; seed of the split and the random ring; victims' bandwidth test:
+  // `congBwBytes` x `pairsWindow` per iteration, `congBwIters` iterations; aggressor messages
+  // of `congAggBytes`, `pairsWindow` in flight per stream; longest measurement phase, seconds.
+  double congVictims = 0.2;
+  std::string congPattern = "incast";
+  uint64_t congSeed = 1;
+  uint64_t congBwBytes = 128 << 10;
+  uint64_t congBwIters = 100;
+  uint64_t congAggBytes = 128 << 10;
+  double congPhaseSec = 300;
   std::string transport = "socket";
   transport::DeviceOptions device;
   // --cpu LIST / --numa auto|N|off for every rank (collective/rank_placement.h: one CPU of the

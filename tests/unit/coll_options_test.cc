@@ -111,6 +111,42 @@ TEST(CollOptions, PairsValuesAndErrors) {
   EXPECT_NE(usageError("ring", {"--bw-size", "1K"}), "");  // pairs-only option
 }
 
+TEST(CollOptions, CongestionValuesAndErrors) {
+  CollCommand d = parseCollectiveCommand("congestion", {});
+  EXPECT_DOUBLE_EQ(d.params.congVictims, 0.2);
+  EXPECT_EQ(d.params.congPattern, "incast");
+  EXPECT_EQ(d.params.congSeed, 1u);
+  EXPECT_EQ(d.params.pairsLatBytes, 8u);
+  EXPECT_EQ(d.params.congBwBytes, 128u << 10);
+  EXPECT_EQ(d.params.pairsWindow, 8u);
+  CollCommand c = parseCollectiveCommand(
+      "congestion",
+      {"--victims",    "0.5",        "--pattern", "alltoall", "--seed", "42",         "--bw-size",
+       "64K",          "--agg-size", "1M",        "-w",       "2",      "--bw-iters", "7",
+       "--phase-time", "30",         "--np",      "4",        "-f",     "csv"});
+  EXPECT_DOUBLE_EQ(c.params.congVictims, 0.5);
+  EXPECT_EQ(c.params.congPattern, "alltoall");
+  EXPECT_EQ(c.params.congSeed, 42u);
+  EXPECT_EQ(c.params.congBwBytes, 64u << 10);
+  EXPECT_EQ(c.params.congAggBytes, 1u << 20);
+  EXPECT_EQ(c.params.pairsWindow, 2u);
+  EXPECT_EQ(c.params.congBwIters, 7u);
+  EXPECT_DOUBLE_EQ(c.params.congPhaseSec, 30);
+  EXPECT_EQ(c.format, "csv");
+  // pairs keeps its own window default.
+  EXPECT_EQ(parseCollectiveCommand("pairs", {}).params.pairsWindow, 16u);
+  EXPECT_NE(usageError("congestion", {"--np", "4"}).find("at least 2 victims and 1 aggressor"),
+            std::string::npos);
+  EXPECT_NE(usageError("congestion", {"--victims", "0"}).find("--victims 0"), std::string::npos);
+  EXPECT_NE(usageError("congestion", {"--pattern", "x"}).find("--pattern x: unknown"),
+            std::string::npos);
+  EXPECT_NE(usageError("congestion", {"--agg-size", "0"}).find("--agg-size 0: out of range"),
+            std::string::npos);
+  EXPECT_NE(usageError("congestion", {"-f", "imb"}).find("no congestion layout"),
+            std::string::npos);
+  EXPECT_NE(usageError("congestion", {"-D", "1"}).find("--duration"), std::string::npos);
+}
+
 TEST(CollOptions, HelpListsEveryGroup) {
   CollCommand c = parseCollectiveCommand("allreduce", {"--help"});
   EXPECT_TRUE(c.help);

@@ -1,4 +1,4 @@
-// `rdmabench barrier | allreduce | ring | pairs | rendezvous`: N ranks without MPI
+// `rdmabench barrier | allreduce | ring | pairs | congestion | rendezvous`: N ranks without MPI
 // (docs/collectives.md, docs/rendezvous.md).
 #include <boost/program_options.hpp>
 
@@ -14,6 +14,8 @@
 #include "cli/options.h"
 #include "collective/allreduce.h"
 #include "collective/bench.h"
+#include "collective/congestion.h"
+#include "collective/congestion_report.h"
 #include "collective/pairs.h"
 #include "collective/pairs_report.h"
 #include "collective/sharp/sharp.h"
@@ -66,6 +68,21 @@ int runPairsRank(const cli::CollCommand& cmd, const collective::CollectiveParams
   return 0;
 }
 
+// `congestion` on one rank after the store is up: measure, then rank 0 writes the report.
+int runCongestionRank(const cli::CollCommand& cmd, const collective::CollectiveParams& p,
+                      const launch::RankInfo& info, rendezvous::Store& store,
+                      std::unique_ptr<rendezvous::TcpStoreServer>& server) {
+  collective::CongestionResult r = collective::runCongestion(p, info, store);
+  if (info.rank == 0) {
+    ResultOutput output(cmd.outputPath);
+    collective::writeCongestion(output.stream(), cmd.format, r);
+    output.finish();
+  }
+  store.leave(true, "");
+  if (server) rendezvous::serveUntilAllLeft(*server, cmd.params.timeoutMs);
+  return 0;
+}
+
 // One rank, start to end. Returns its exit status; prints its own one-line error.
 int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
   std::unique_ptr<rendezvous::TcpStoreServer> server;
@@ -88,6 +105,7 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
       p.device.localHost = tcp->localAddress();
     }
     if (p.test == "pairs") return runPairsRank(cmd, p, info, *store, server);
+    if (p.test == "congestion") return runCongestionRank(cmd, p, info, *store, server);
     if (info.rank == 0) {
       output = std::make_unique<ResultOutput>(cmd.outputPath);
       report::ReportOptions ro;

@@ -33,6 +33,8 @@ constexpr const char* kUsage =
     "  allreduce      allreduce: tree, ring, recursive doubling, Rabenseifner or auto\n"
     "  ring           every rank ping-pongs with its neighbours; flags slow links and hosts\n"
     "  pairs          all-pairs fabric map: latency and bandwidth matrix, slow nodes and links\n"
+    "  congestion     GPCNeT's congestion impact: victims' latency/bandwidth alone vs under "
+    "incast\n"
     "  rendezvous     standalone rendezvous server for N-rank runs\n"
     "  compare FILE.. line up rdmabench / OSU / IMB / perftest results: MPI overhead per size\n"
     "  plot FILE..    latency or bandwidth vs size, PNG or SVG through gnuplot (-o OUT)\n"
@@ -164,7 +166,8 @@ int main(int argc, char** argv) {
     if (command == "info") return runInfoCommand(args);
     if (command == "compare") return runCompareCommand(args);
     if (command == "plot") return runPlotCommand(args);
-    if (command == "barrier" || command == "allreduce" || command == "ring" || command == "pairs")
+    if (command == "barrier" || command == "allreduce" || command == "ring" || command == "pairs" ||
+        command == "congestion")
       return runCollectiveCommand(command, args, commandLine);
     if (command == "rendezvous") return runRendezvousCommand(args);
     if (command == "version" || command == "--version") {
@@ -173,7 +176,7 @@ int main(int argc, char** argv) {
     }
     throw UsageError(fmt::format(
         "unknown command '{}' (valid: lat, bw, server, barrier, allreduce, ring, pairs, "
-        "rendezvous, compare, plot, info, version)",
+        "congestion, rendezvous, compare, plot, info, version)",
         command));
   } catch (const std::exception& e) {
     std::cout.flush();
