@@ -63,13 +63,16 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
                                                     "socket | verbs | ofi (default socket)")(
       "iters,n", po::value<std::string>(), "measured iterations per size (default: OSU's)")(
       "warmup", po::value<std::string>(), "warmup iterations per size (default: OSU's)")(
-      "duration,D", po::value<std::string>(),
-      "seconds per size: iterations calibrated from the warmup (at least 10), instead of -n")(
-      "max-time", po::value<std::string>(),
-      "with the default -n, a size runs fewer iterations when its warmup says it would take "
-      "longer than this, seconds (IMB's -time; default 10, 0 = off)")(
       "timeout", po::value<std::string>(),
       "longest wait without progress and for other ranks, seconds (default 10)");
+  // pairs and congestion run fixed counts per measurement (-n, --bw-iters): no per-size timing.
+  if (test != "pairs" && test != "congestion")
+    general.add_options()(
+        "duration,D", po::value<std::string>(),
+        "seconds per size: iterations calibrated from the warmup (at least 10), instead of -n")(
+        "max-time", po::value<std::string>(),
+        "with the default -n, a size runs fewer iterations when its warmup says it would take "
+        "longer than this, seconds (IMB's -time; default 10, 0 = off)");
   if (test == "barrier")
     general.add_options()("algo", po::value<std::string>(),
                           "dissemination | sharp (in-network, NVIDIA SHARP; default "
@@ -233,6 +236,7 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     cmd.failOnOutlier = vm["fail-on-outlier"].as<bool>();
   }
   if (test == "pairs") {
+    p.maxTimeSec = 0;  // fixed counts (-n, --bw-iters), no per-size time cap
     if (has("lat-size") && has("sizes"))
       throw UsageError("--lat-size and --sizes: give only one of them");
     if (has("lat-size") || has("sizes")) {
@@ -251,7 +255,6 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
       p.pairsWindow = static_cast<uint32_t>(parseUnsigned(str("window"), "--window", 1, 1024));
     if (has("bw-iters"))
       p.pairsBwIters = parseUnsigned(str("bw-iters"), "--bw-iters", 1, 1'000'000);
-    if (has("duration")) throw UsageError("--duration: not for pairs (use -n and --bw-iters)");
     if (has("outlier-k")) p.outlierK = parseSeconds(str("outlier-k"), "--outlier-k", 0, 1000);
     cmd.failOnOutlier = vm["fail-on-outlier"].as<bool>();
     if (has("plot")) {
@@ -267,6 +270,7 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     }
   }
   if (test == "congestion") {
+    p.maxTimeSec = 0;
     p.pairsWindow = 8;
     auto size = [&](const char* name, uint64_t max, uint64_t& out) {
       if (!has(name)) return;
@@ -293,7 +297,6 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     }
     if (has("phase-time"))
       p.congPhaseSec = parseSeconds(str("phase-time"), "--phase-time", 1, 86400);
-    if (has("duration")) throw UsageError("--duration: not for congestion (use -n and --bw-iters)");
   }
   launch::LaunchOptions& l = cmd.launch;
   if (has("np")) l.np = static_cast<int>(parseUnsigned(str("np"), "--np", 1, 4096));

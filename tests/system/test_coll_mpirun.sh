@@ -54,7 +54,7 @@ pass "contradictory environments: one exact error line each, exit 2; stale PMIx 
 # Env only: OMPI ranks 0 and 1 of 2 that both inherited SLURM_PROCID=0 SLURM_NTASKS=2 run as
 # ranks 0 and 1 (Open MPI's variables win), through an explicit store address. Identical command
 # lines (only rank 0 writes -o): the run id is a hash of the command line.
-PORT=$((30000 + RANDOM % 20000))
+PORT=$((20000 + RANDOM % 12000))
 for r in 0 1; do
   "${CLEAN[@]}" "${SALLOC_ENV[@]}" OMPI_COMM_WORLD_RANK=$r OMPI_COMM_WORLD_SIZE=2 \
     timeout 60 "$RB" allreduce --rendezvous "tcp://127.0.0.1:$PORT" -m 4:4K -n 5 --check --timeout 20 \

@@ -12,7 +12,7 @@ netns_bridge 4 "$NET" rb h p
 # run_all NAME CMD...: rank k-1 in host k, rendezvous at host 1; every rank must succeed.
 run_all() {
   local name=$1; shift
-  local port=$((20000 + RANDOM % 20000)) pids=() k rc=0
+  local port=$((20000 + RANDOM % 12000)) pids=() k rc=0
   for k in 1 2 3 4; do
     ip netns exec "${HOSTS[$((k - 1))]}" timeout 120 "$RB" "$@" --rank $((k - 1)) --world-size 4 \
       --rendezvous "$NET.1:$port" --run-id "$name" --timeout 10 \

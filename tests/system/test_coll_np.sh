@@ -57,7 +57,7 @@ grep -q "rank 2 on host .* died" "$TMP/k.err" || fail "errors do not name rank 2
 pass "killed rank 2 named by the others after ${took}s"
 
 # A rank that never arrives: explicit ranks 0 and 1 of 3 time out naming rank 2.
-PORT=$((20000 + RANDOM % 20000))
+PORT=$((20000 + RANDOM % 12000))
 timeout 30 "$RB" barrier --rank 0 --world-size 3 --rendezvous 127.0.0.1:$PORT --timeout 2 -n 5 >/dev/null 2>"$TMP/m0.err" &
 P0=$!
 timeout 30 "$RB" barrier --rank 1 --world-size 3 --rendezvous 127.0.0.1:$PORT --timeout 2 -n 5 >/dev/null 2>"$TMP/m1.err" || true

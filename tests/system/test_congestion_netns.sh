@@ -37,7 +37,7 @@ done
 # Ranks 2(k-1) and 2(k-1)+1 in host k; rendezvous at host 1; every rank sleeps on completion
 # events (the 6 ranks share this machine's cores).
 N=6
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 pids=()
 start=$(date +%s)
 for r in $(seq 0 $((N - 1))); do

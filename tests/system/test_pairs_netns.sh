@@ -25,7 +25,7 @@ netns_bridge "$N" "$NET" rbp rbph rbpp
 # sleeps on completion events (-e on) instead of busy polling.
 run_all() {
   local name=$1; shift
-  local port=$((20000 + RANDOM % 20000)) pids=() k rc
+  local port=$((20000 + RANDOM % 12000)) pids=() k rc
   for k in $(seq 1 $N); do
     ip netns exec "${HOSTS[$((k - 1))]}" timeout 120 "$RB" pairs "$@" --rank $((k - 1)) \
       --world-size $N --rendezvous "$NET.1:$port" --run-id "$name" --timeout 20 -e on \

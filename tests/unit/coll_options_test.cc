@@ -144,7 +144,11 @@ TEST(CollOptions, CongestionValuesAndErrors) {
             std::string::npos);
   EXPECT_NE(usageError("congestion", {"-f", "imb"}).find("no congestion layout"),
             std::string::npos);
-  EXPECT_NE(usageError("congestion", {"-D", "1"}).find("--duration"), std::string::npos);
+  EXPECT_NE(usageError("congestion", {"-D", "1"}).find("-D"), std::string::npos);
+  // Fixed counts: neither -D nor --max-time is an option of pairs or congestion.
+  EXPECT_NE(usageError("congestion", {"--max-time", "5"}).find("--max-time"), std::string::npos);
+  EXPECT_NE(usageError("pairs", {"--max-time", "5"}).find("--max-time"), std::string::npos);
+  EXPECT_EQ(parseCollectiveCommand("pairs", {}).params.maxTimeSec, 0);
 }
 
 TEST(CollOptions, HelpListsEveryGroup) {
