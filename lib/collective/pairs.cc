@@ -128,6 +128,8 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
   co.timeoutMs = p.timeoutMs;
   co.peers = everyoneBut(me, n);
   co.dataBytes = std::max(p.pairsBwBytes + 64, 2 * p.pairsLatBytes);
+  co.bufferFor = fmt::format("pairs (--bw-size {} bytes, --lat-size {} bytes)", p.pairsBwBytes,
+                             p.pairsLatBytes);
   engine::testHold("connect", me, stage);
   Communicator c(store, me, n, info.host, co);
   c.setStage(stage);

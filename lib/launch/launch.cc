@@ -24,6 +24,7 @@
 #include "common/host_info.h"
 #include "common/interrupt.h"
 #include "common/token.h"
+#include "launch/limits.h"
 
 namespace rdmabench::launch {
 
@@ -394,6 +395,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
   // Strangers on this host cannot join the local ranks' store: without a token of the user's, a
   // random one goes to the forked ranks only.
   const std::string token = base.token.empty() ? randomToken() : base.token;
+  ensureDescriptors(storeServerDescriptors(static_cast<uint64_t>(np)), fmt::format("--np {}", np));
   rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId, {}, token);
   std::cout.flush();
   std::cerr.flush();
@@ -406,7 +408,9 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
         kill(p, SIGKILL);
       for (auto& [p, rank] : children)
         waitpid(p, nullptr, 0);
-      throw SystemError(fmt::format("fork (local rank {} of {})", r, np), e);
+      throw SystemError(fmt::format("--np {}: fork of local rank {}{}", np, r,
+                                    e == EAGAIN ? " (process limit? check `ulimit -u`)" : ""),
+                        e);
     }
     if (pid == 0) {
       server.closeInChild();
@@ -557,6 +561,9 @@ std::unique_ptr<rendezvous::Store> connectPmixStore(
   using nlohmann::json;
   std::string published;
   if (info.rank == 0) {
+    ensureDescriptors(
+        storeServerDescriptors(static_cast<uint64_t>(info.worldSize)),
+        fmt::format("rank 0 hosting the rendezvous store of {} ranks", info.worldSize));
     // Only this job's processes can read the token (PMIx serves the namespace's own ranks).
     const std::string token = info.token.empty() ? randomToken() : info.token;
     serverOut = std::make_unique<rendezvous::TcpStoreServer>("", 0, info.runId,
@@ -589,12 +596,16 @@ std::unique_ptr<rendezvous::Store> connectStore(
     std::unique_ptr<rendezvous::TcpStoreServer>& serverOut) {
   if (info.source == "pmix") return connectPmixStore(info, timeoutMs, serverOut);
   if (!info.fileStore.empty())
-    return std::make_unique<rendezvous::FileStore>(info.fileStore, info.runId);
+    return std::make_unique<rendezvous::FileStore>(info.fileStore, info.runId, info.rank,
+                                                   info.host);
   if (info.worldSize == 1 && info.rendezvousHost.empty())
     return std::make_unique<rendezvous::MemoryStore>();
   std::string host = info.rendezvousHost;
   uint16_t port = info.rendezvousPort ? info.rendezvousPort : kDefaultRendezvousPort;
   if (info.hostsServer) {
+    ensureDescriptors(
+        storeServerDescriptors(static_cast<uint64_t>(info.worldSize)),
+        fmt::format("rank 0 hosting the rendezvous store of {} ranks", info.worldSize));
     serverOut = std::make_unique<rendezvous::TcpStoreServer>("", port, info.runId,
                                                              rendezvous::StoreLimits{}, info.token);
     serverOut->setVerbose(false);
