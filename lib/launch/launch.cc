@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -396,7 +397,11 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
   // random one goes to the forked ranks only.
   const std::string token = base.token.empty() ? randomToken() : base.token;
   ensureDescriptors(storeServerDescriptors(static_cast<uint64_t>(np)), fmt::format("--np {}", np));
-  rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId, {}, token);
+  // Only forked ranks holding the token reach this loopback server; with many more ranks than
+  // cores a rank may need longer than the default 10 s between connecting and joining.
+  rendezvous::StoreLimits storeLimits;
+  storeLimits.handshakeMs = std::max(storeLimits.handshakeMs, limits.handshakeMs);
+  rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId, storeLimits, token);
   std::cout.flush();
   std::cerr.flush();
   std::map<pid_t, int> children;

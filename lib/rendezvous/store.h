@@ -114,6 +114,9 @@ class TcpStoreClient : public Store {
   JoinInfo join_;
   std::string where_;
   std::string via_;
+  // How long a set/add may wait for its answer (ms): the connect timeout (--timeout), at least
+  // 10 s. 1024 ranks on 2 cores kept the one-threaded server busy for longer than 10 s.
+  int64_t replyMs_ = 10'000;
   bool left_ = false;
 };
 

@@ -136,6 +136,7 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
     launch::LocalRunLimits limits;
     // A healthy rank leaves its last barrier within --timeout of the first one to exit.
     limits.afterFirstExitMs = cmd.params.timeoutMs + 2000;
+    limits.handshakeMs = cmd.params.timeoutMs;
     loadTopologyOnce();  // once here, inherited by every forked rank (common/placement.h)
     return launch::runLocal(
         cmd.launch.np, info, [&](const launch::RankInfo& ri) { return runRank(cmd, ri); }, limits);
