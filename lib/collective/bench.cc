@@ -306,12 +306,18 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
   // SHARP: [0, 2 * maxBytes) input and result (one sharp_coll_reg_mr), then the staging area of
   // the out-of-band collectives.
   const uint64_t sharpRegion = p.test == "allreduce" ? 2 * std::max<uint64_t>(maxBytes, 64) : 64;
-  if (useSharp)
+  if (useSharp) {
     co.dataBytes = sharpRegion + sharp::kStageBytes;
-  else if (p.test == "allreduce")
+    co.bufferFor =
+        fmt::format("SHARP {} of up to {} bytes: input, result and staging", p.test, maxBytes);
+  } else if (p.test == "allreduce") {
     co.dataBytes = allreduceDataBytes(me, n, std::max<uint64_t>(maxBytes, 65536));
-  else if (p.test == "ring")
+    co.bufferFor =
+        fmt::format("allreduce of up to {} bytes per rank: input, result and scratch", maxBytes);
+  } else if (p.test == "ring") {
     co.dataBytes = 6 * p.ringBytes;
+    co.bufferFor = fmt::format("ring ping-pong of {} bytes", p.ringBytes);
+  }
   // The untimed reductions (iteration counts, slowest rank per iteration) use the data area.
   co.dataBytes = std::max(co.dataBytes, allreduceDataBytes(me, n, kSlowestChunk * sizeof(int64_t)));
   engine::testHold("connect", me, stage);

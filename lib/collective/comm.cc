@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <new>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -41,9 +43,24 @@ Communicator::Communicator(rendezvous::Store& store, int rank, int size, std::st
   int64_t start = nowNs();
   device_ = transport::openDevice(o.transport, o.device);
   maxMessage_ = device_->caps().maxMessageBytes;
-  uint64_t total = dataBytes_ + kSlotBytes * kCtrlSlots;
-  buffer_ = std::make_unique<engine::AlignedBuffer>(total);
-  region_ = device_->registerMemory(buffer_->data(), total);
+  const uint64_t total = dataBytes_ + kSlotBytes * kCtrlSlots;
+  // A failure here is this rank's own (a memory or locked-memory limit): say which buffer and
+  // why it is that large, so the user can lower --size or raise the limit.
+  const std::string buffer = fmt::format(
+      "the message buffer of {} bytes (data area {} bytes{}, control slots {} bytes)", total,
+      dataBytes_, o.bufferFor.empty() ? "" : " for " + o.bufferFor, kSlotBytes * kCtrlSlots);
+  try {
+    buffer_ = std::make_unique<engine::AlignedBuffer>(total);
+  } catch (const SystemError& e) {
+    throw SystemError(fmt::format("allocating {}: posix_memalign", buffer), e.code());
+  } catch (const std::bad_alloc&) {
+    throw SystemError(fmt::format("allocating {}", buffer), ENOMEM);
+  }
+  try {
+    region_ = device_->registerMemory(buffer_->data(), total);
+  } catch (const TransportError& e) {
+    throw TransportError(fmt::format("registering {}: {}", buffer, e.what()));
+  }
   std::set<int> ps(o.peers.begin(), o.peers.end());
   ps.erase(rank_);
   peers_.assign(ps.begin(), ps.end());

@@ -34,12 +34,17 @@ struct CommOptions {
   int64_t timeoutMs = 10'000;  // no-progress timeout and rendezvous waits
   std::vector<int> peers;      // ranks to connect to (see topology.h peersFor)
   uint64_t dataBytes = 4096;   // size of the data area
+  // What the data area holds, for errors: "allreduce of up to 64M per rank: input, result and
+  // scratch". "" = not said.
+  std::string bufferFor;
 };
 
 class Communicator {
  public:
   // Opens the device, registers the buffer, publishes this rank's host and connects to
-  // `options.peers`. Errors: TransportError, TimeoutError / ProtocolError naming the rank.
+  // `options.peers`. Errors: TransportError, TimeoutError / ProtocolError naming the rank;
+  // SystemError (allocation) or TransportError (registration) naming the buffer's size in bytes
+  // and `options.bufferFor`.
   Communicator(rendezvous::Store& store, int rank, int size, std::string host,
                const CommOptions& options);
   ~Communicator();

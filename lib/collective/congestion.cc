@@ -241,15 +241,15 @@ CongestionResult runIn(const CollectiveParams& p, const launch::RankInfo& info,
   if (p.pairsLatBytes < 1 || p.congBwBytes < 1 || p.congAggBytes < 1)
     throw UsageError("congestion: message sizes must be at least 1 byte");
   const int64_t start = nowNs();
-  CommOptions co;
-  co.transport = p.transport;
-  co.device = p.device;
-  co.timeoutMs = p.timeoutMs;
+  std::vector<int> peers;
   for (int r = 0; r < n; ++r)
-    if (r != me) co.peers.push_back(r);
+    if (r != me) peers.push_back(r);
   Layout L;
   L.data = std::max({p.pairsLatBytes, p.congBwBytes, p.congAggBytes, uint64_t{64}});
-  co.dataBytes = L.total(n);
+  CommOptions co = commOptions(p, std::move(peers), L.total(n));
+  co.bufferFor = fmt::format(
+      "congestion (--lat-size {} bytes, --bw-size {} bytes, --agg-size {} bytes, per peer)",
+      p.pairsLatBytes, p.congBwBytes, p.congAggBytes);
   engine::testHold("connect", me, stage);
   Communicator c(store, me, n, info.host, co);
   c.setStage(stage);

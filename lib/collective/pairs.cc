@@ -122,8 +122,10 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
   PairsResult res;
   const int me = info.rank, n = info.worldSize;
   const int64_t start = nowNs();
-  const CommOptions co =
+  CommOptions co =
       commOptions(p, everyoneBut(me, n), std::max(p.pairsBwBytes + 64, 2 * p.pairsLatBytes));
+  co.bufferFor = fmt::format("pairs (--bw-size {} bytes, --lat-size {} bytes)", p.pairsBwBytes,
+                             p.pairsLatBytes);
   engine::testHold("connect", me, stage);
   Communicator c(store, me, n, info.host, co);
   c.setStage(stage);

@@ -35,6 +35,11 @@ class Topology {
   hwloc_topology_t t_{};
 };
 
+const Topology& topology() {
+  static const Topology t;
+  return t;
+}
+
 class Bitmap {
  public:
   Bitmap() : b_(hwloc_bitmap_alloc()) {}
@@ -117,10 +122,13 @@ void validatePlacement(const PlacementRequest& r) {
     throw UsageError(fmt::format("--cpu {} and --numa {}: give one of them", r.cpus, r.numa));
 }
 
+void loadTopologyOnce() {
+  (void)topology();
+}
+
 PlacementFacts applyPlacement(const PlacementRequest& r, const std::string& deviceName) {
   validatePlacement(r);
-  Topology topo;
-  hwloc_topology_t t = topo.get();
+  hwloc_topology_t t = topology().get();
   PlacementFacts f;
   f.device = deviceName;
   f.deviceNumaNode = deviceNumaNode(t, deviceName);

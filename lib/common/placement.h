@@ -40,6 +40,12 @@ struct PlacementFacts {
 // binding. Called while parsing the command line.
 void validatePlacement(const PlacementRequest& request);
 
+// Discovers this host's topology (hwloc with I/O devices: 30-150 ms on a loaded 2-core host) once
+// per process; applyPlacement reuses it, and so do processes forked afterwards: the --np launcher
+// calls this before forking, so 1024 local ranks do not each rediscover it (that alone was
+// minutes of CPU). Thread-safe (a function-local static). SystemError when hwloc fails.
+void loadTopologyOnce();
+
 // Applies `request` to the calling thread for a run on `deviceName` (verbs device, ofi domain
 // or network interface) and returns the facts for the run header. Throws UsageError for CPUs
 // or a NUMA node that do not exist or are not allowed here (naming the allowed ones); hwloc

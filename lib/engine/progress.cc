@@ -26,7 +26,11 @@ Progress::Progress(transport::Device& device, int64_t timeoutMs, std::function<v
 
 void Progress::idle() {
   if (useEvent_) {
-    device_.waitForEvent(10);
+    // A completion ends the wait at once; the timeout only paces the slow checks. After 200 ms
+    // without progress they run every 100 ms instead of every 10: 1024 local ranks waiting for
+    // each other's wire-up spent most of their CPU waking up (docs/rendezvous.md "Scale").
+    const bool longStall = progressMarked_ && now_() - lastProgressNs_ > kLongStallNs;
+    device_.waitForEvent(longStall ? 100 : 10);
     slowChecks();
     return;
   }

@@ -5,7 +5,8 @@
 // check that costs a syscall) runs only once no completion has arrived for kWatchdogAfterNs
 // (50 ms), then every kWatchdogEveryNs (20 ms) while the stall lasts: never on a wall-clock
 // cadence while completions flow, so the timed loop stays as tight as the transport allows and
-// the tails stay the fabric's. A dead peer is noticed ~50-70 ms after its last completion.
+// the tails stay the fabric's. A dead peer is noticed ~50-70 ms after its last completion (in
+// event mode, up to 100 ms later once the stall passed kLongStallNs).
 // Thread-safety: one Progress per benchmark thread.
 
 #include <array>
@@ -23,6 +24,8 @@ class Progress {
   static constexpr int64_t kWatchdogAfterNs = 50'000'000;
   // Watchdog cadence while the stall lasts, ns.
   static constexpr int64_t kWatchdogEveryNs = 20'000'000;
+  // Event mode: a stall longer than this sleeps 100 ms per idle() instead of 10 ms.
+  static constexpr int64_t kLongStallNs = 200'000'000;
   // Monotonic nanoseconds; tests inject a fake clock.
   using NowFn = int64_t (*)();
 

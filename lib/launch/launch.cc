@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include "common/interrupt.h"
 #include "common/token.h"
 #include "launch/ifname.h"
+#include "launch/limits.h"
 
 namespace rdmabench::launch {
 
@@ -185,7 +187,12 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
   // Strangers on this host cannot join the local ranks' store: without a token of the user's, a
   // random one goes to the forked ranks only.
   const std::string token = base.token.empty() ? randomToken() : base.token;
-  rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId, {}, token);
+  ensureDescriptors(storeServerDescriptors(static_cast<uint64_t>(np)), fmt::format("--np {}", np));
+  // Only forked ranks holding the token reach this loopback server; with many more ranks than
+  // cores a rank may need longer than the default 10 s between connecting and joining.
+  rendezvous::StoreLimits storeLimits;
+  storeLimits.handshakeMs = std::max(storeLimits.handshakeMs, limits.handshakeMs);
+  rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId, storeLimits, token);
   std::cout.flush();
   std::cerr.flush();
   std::map<pid_t, int> children;
@@ -197,7 +204,9 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
         kill(p, SIGKILL);
       for (auto& [p, rank] : children)
         waitpid(p, nullptr, 0);
-      throw SystemError(fmt::format("fork (local rank {} of {})", r, np), e);
+      throw SystemError(fmt::format("--np {}: fork of local rank {}{}", np, r,
+                                    e == EAGAIN ? " (process limit? check `ulimit -u`)" : ""),
+                        e);
     }
     if (pid == 0) {
       server.closeInChild();
@@ -328,6 +337,9 @@ std::unique_ptr<rendezvous::Store> connectPmixStore(
   using nlohmann::json;
   std::string published;
   if (info.rank == 0) {
+    ensureDescriptors(
+        storeServerDescriptors(static_cast<uint64_t>(info.worldSize)),
+        fmt::format("rank 0 hosting the rendezvous store of {} ranks", info.worldSize));
     // Only this job's processes can read the token (PMIx serves the namespace's own ranks).
     const std::string token = info.token.empty() ? randomToken() : info.token;
     serverOut = std::make_unique<rendezvous::TcpStoreServer>("", 0, info.runId,
@@ -363,12 +375,16 @@ std::unique_ptr<rendezvous::Store> connectStore(
     std::unique_ptr<rendezvous::TcpStoreServer>& serverOut) {
   if (info.source == "pmix") return connectPmixStore(info, timeoutMs, serverOut);
   if (!info.fileStore.empty())
-    return std::make_unique<rendezvous::FileStore>(info.fileStore, info.runId);
+    return std::make_unique<rendezvous::FileStore>(info.fileStore, info.runId, info.rank,
+                                                   info.host);
   if (info.worldSize == 1 && info.rendezvousHost.empty())
     return std::make_unique<rendezvous::MemoryStore>();
   std::string host = info.rendezvousHost;
   uint16_t port = info.rendezvousPort ? info.rendezvousPort : kDefaultRendezvousPort;
   if (info.hostsServer) {
+    ensureDescriptors(
+        storeServerDescriptors(static_cast<uint64_t>(info.worldSize)),
+        fmt::format("rank 0 hosting the rendezvous store of {} ranks", info.worldSize));
     serverOut = std::make_unique<rendezvous::TcpStoreServer>("", port, info.runId,
                                                              rendezvous::StoreLimits{}, info.token);
     serverOut->setVerbose(false);

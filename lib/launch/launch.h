@@ -117,6 +117,9 @@ struct LocalRunLimits {
   int64_t deadlineMs = 0;
   // SIGTERM first; ranks still alive this long after get SIGKILL.
   int64_t graceMs = 3'000;
+  // The store's limit from connecting to joining (StoreLimits::handshakeMs; at least its 10 s
+  // default): 1024 ranks on 2 cores may take longer. Use the run's --timeout.
+  int64_t handshakeMs = 10'000;
 };
 
 // Forks `np` ranks on this host after starting the TCP store server (127.0.0.1, ephemeral

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "common/error.h"
@@ -46,9 +47,40 @@ bool readFile(const std::string& path, std::string& out) {
 
 }  // namespace
 
-FileStore::FileStore(const std::string& directory, const std::string& runId)
-    : dir_(directory + "/" + (runId.empty() ? std::string("default") : runId)) {
+FileStore::FileStore(const std::string& directory, const std::string& runId, int rank,
+                     std::string host)
+    : dir_(directory + "/" + (runId.empty() ? std::string("default") : runId)),
+      rank_(rank),
+      host_(std::move(host)) {
   makeDirs(dir_);
+}
+
+void FileStore::leave(bool ok, const std::string& reason) {
+  if (ok) return;
+  // Written aside and linked: link() fails with EEXIST when another rank failed first, so the
+  // file always names the first failure (the root cause), complete.
+  const std::string path = dir_ + "/failed";
+  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << nlohmann::json{{"rank", rank_}, {"host", host_}, {"reason", reason.substr(0, 4096)}}
+             .dump();
+  }
+  (void)::link(tmp.c_str(), path.c_str());
+  ::unlink(tmp.c_str());
+}
+
+void FileStore::checkPeers() {
+  std::string text;
+  if (!readFile(dir_ + "/failed", text)) return;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return;  // being written: seen complete at the next check
+  const int rank = j.value("rank", -1);
+  if (rank == rank_ && rank_ >= 0) return;  // this rank's own failure
+  const std::string host = j.value("host", std::string());
+  throw PeerError(fmt::format("rank {}{} failed: {} (file store {})", rank,
+                              host.empty() ? "" : " on host " + host,
+                              j.value("reason", std::string("(no reason)")), dir_));
 }
 
 std::string FileStore::pathFor(const std::string& key) const {
@@ -78,8 +110,9 @@ void FileStore::set(const std::string& key, const std::string& value) {
 std::string FileStore::get(const std::string& key, int64_t timeoutMs) {
   Deadline dl(timeoutMs);
   std::string path = pathFor(key), value;
-  for (;;) {
+  for (int polls = 0;; ++polls) {
     if (readFile(path, value)) return value;
+    if (polls % 10 == 0) checkPeers();
     if (dl.expired())
       throw TimeoutError(
           fmt::format("file store {}: waited {:.1f} s for '{}' (the rank that "

@@ -114,6 +114,9 @@ class TcpStoreClient : public Store {
   JoinInfo join_;
   std::string where_;
   std::string via_;
+  // How long a set/add may wait for its answer (ms): the connect timeout (--timeout), at least
+  // 10 s. 1024 ranks on 2 cores kept the one-threaded server busy for longer than 10 s.
+  int64_t replyMs_ = 10'000;
   bool left_ = false;
 };
 
@@ -232,20 +235,30 @@ inline bool serveUntilAllLeft(TcpStoreServer& server, int64_t timeoutMs) {
 
 // A directory on a shared file system: one file per key, written to a temporary name and
 // renamed (atomic on POSIX); add() holds flock() on the counter's file. Waits poll every 2 ms.
-// Liveness of other ranks is not known (checkPeers does nothing): a lost rank shows up as a
-// timeout naming the keys it never wrote.
+// A rank that fails says so in leave(false, reason): the first one writes the file "failed"
+// (link(): never overwritten) with its rank, host and reason, which checkPeers() and every
+// get() (each 20 ms) turn into a PeerError naming it. A rank that dies without leave() is not
+// known: it shows up as a timeout naming the key it never wrote. Use a fresh run id (or
+// directory) per run: keys and the failure file of an earlier run with the same id are read.
 class FileStore : public Store {
  public:
-  // Creates `directory`/`runId` if needed. SystemError when it cannot.
-  FileStore(const std::string& directory, const std::string& runId);
+  // Creates `directory`/`runId` if needed. SystemError when it cannot. `rank` and `host` name
+  // this rank in its failure file (-1 / "": unknown).
+  FileStore(const std::string& directory, const std::string& runId, int rank = -1,
+            std::string host = {});
   void set(const std::string& key, const std::string& value) override;
   std::string get(const std::string& key, int64_t timeoutMs) override;
   int64_t add(const std::string& key, int64_t delta) override;
+  // PeerError "rank R on host H failed: REASON" once another rank wrote the failure file.
+  void checkPeers() override;
+  void leave(bool ok, const std::string& reason) override;
   std::string describe() const override { return "file " + dir_; }
 
  private:
   std::string pathFor(const std::string& key) const;
   std::string dir_;
+  int rank_;
+  std::string host_;
 };
 
 }  // namespace rdmabench::rendezvous

@@ -2,6 +2,8 @@
 
 #include <poll.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -40,7 +42,8 @@ TcpStoreClient::TcpStoreClient(const std::string& host, uint16_t port, const Joi
                                int64_t connectTimeoutMs)
     : channel_(Channel::connect(host, port, Deadline(connectTimeoutMs), true)),
       join_(join),
-      where_(formatHostPort(host, port)) {
+      where_(formatHostPort(host, port)),
+      replyMs_(std::max<int64_t>(10'000, connectTimeoutMs)) {
   Deadline dl(connectTimeoutMs);
   clientHandshake(channel_, dl, join.token);
   channel_.sendJson(kStoreJoin,
@@ -95,7 +98,7 @@ void TcpStoreClient::throwLost(const std::string& payload) {
 TcpStoreClient::Reply TcpStoreClient::request(uint16_t type, const std::string& payload,
                                               uint16_t want, int64_t waitMs,
                                               const std::string& what) {
-  Deadline sendDl(10'000);
+  Deadline sendDl(replyMs_);
   channel_.send(type, payload.data(), payload.size(), sendDl);
   // The server answers a get by its own deadline; allow it 5 s more to say so.
   Deadline dl(waitMs < 0 ? -1 : waitMs + 5000);
@@ -119,7 +122,7 @@ TcpStoreClient::Reply TcpStoreClient::request(uint16_t type, const std::string& 
 }
 
 void TcpStoreClient::set(const std::string& key, const std::string& value) {
-  request(kStoreSet, encodeKeyRecord(key, value), kStoreOk, 10'000, "set '" + key + "'");
+  request(kStoreSet, encodeKeyRecord(key, value), kStoreOk, replyMs_, "set '" + key + "'");
 }
 
 std::string TcpStoreClient::get(const std::string& key, int64_t timeoutMs) {
@@ -149,7 +152,7 @@ std::string TcpStoreClient::get(const std::string& key, int64_t timeoutMs) {
 
 int64_t TcpStoreClient::add(const std::string& key, int64_t delta) {
   Reply r = request(kStoreAdd, encodeKeyRecord(key, encodeU64(static_cast<uint64_t>(delta))),
-                    kStoreValue, 10'000, "add '" + key + "'");
+                    kStoreValue, replyMs_, "add '" + key + "'");
   return static_cast<int64_t>(decodeU64(r.payload));
 }
 

@@ -268,5 +268,29 @@ TEST(FileStore, SetGetAdd) {
   std::system((std::string("rm -rf ") + tmpl).c_str());
 }
 
+// A failing rank's leave(false) reaches the others' waits and checkPeers(), naming it; the
+// first failure is kept; the failing rank itself is not told of its own failure.
+TEST(FileStore, FailureIsNamed) {
+  char tmpl[] = "/tmp/rdmabench-filestore-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  FileStore a(tmpl, "run", 0, "h0"), b(tmpl, "run", 1, "h1"), c(tmpl, "run", 2, "h2");
+  EXPECT_NO_THROW(a.checkPeers());
+  b.leave(false, "allocating 4096 bytes: boom");
+  c.leave(false, "later failure");
+  EXPECT_NO_THROW(b.checkPeers());
+  const int64_t t0 = nowNs();
+  try {
+    a.get("never", 10'000);
+    FAIL() << "no failure";
+  } catch (const PeerError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("rank 1 on host h1 failed: allocating 4096 bytes: boom"), std::string::npos)
+        << m;
+  }
+  EXPECT_LT(nowNs() - t0, 1'000'000'000);  // at once, not after the 10 s wait
+  EXPECT_THROW(c.checkPeers(), PeerError);
+  std::system((std::string("rm -rf ") + tmpl).c_str());
+}
+
 }  // namespace
 }  // namespace rdmabench::rendezvous

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -22,6 +23,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/output.h"
+#include "common/placement.h"
 #include "common/token.h"
 #include "common/units.h"
 #include "compare/plot.h"
@@ -128,6 +130,9 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     return 0;
   } catch (const std::exception& e) {
     std::string msg = e.what();
+    // Allocations the communicator does not name itself (its message buffer names its size).
+    if (dynamic_cast<const std::bad_alloc*>(&e))
+      msg = "out of memory (std::bad_alloc): an allocation failed (memory limit? `ulimit -v`)";
     if (reporter) reporter->abort(msg);
     if (store) store->leave(false, msg);
     if (server) server->stop();
@@ -153,6 +158,8 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
     launch::LocalRunLimits limits;
     // A healthy rank leaves its last barrier within --timeout of the first one to exit.
     limits.afterFirstExitMs = cmd.params.timeoutMs + 2000;
+    limits.handshakeMs = cmd.params.timeoutMs;
+    loadTopologyOnce();  // once here, inherited by every forked rank (common/placement.h)
     return launch::runLocal(
         cmd.launch.np, info, [&](const launch::RankInfo& ri) { return runRank(cmd, ri); }, limits);
   }

@@ -315,8 +315,9 @@ std::unique_ptr<MemoryRegion> OfiDevice::registerMemory(void* ptr, size_t bytes)
   fid_mr* raw = nullptr;
   int rc = fi_mr_reg(domain_.get(), ptr, bytes, access, 0, requestedKey, 0, &raw, nullptr);
   if (rc != 0)
-    throw TransportError(
-        fmt::format("fi_mr_reg of {} B at {} on {}: {}", bytes, ptr, label_, fiError(rc)));
+    throw TransportError(fmt::format(
+        "fi_mr_reg of {} B at {} on {}: {}{}", bytes, ptr, label_, fiError(rc),
+        rc == -FI_ENOMEM || rc == -FI_EPERM ? " (locked-memory limit? check `ulimit -l`)" : ""));
   FidPtr<fid_mr> mr(raw);
   if (mrEndpoint_) {
     check("fi_mr_bind(ep)", fi_mr_bind(mr.get(), &ep_->fid, 0));
