@@ -26,13 +26,16 @@ PKGS=(
   # mpi/pmix plugin loads: without it `srun --mpi=pmix` fails ("can not load PMIx library").
   libpmix-dev
 )
+# Another apt-get/dpkg (unattended-upgrades, a second CI job) may hold the dpkg lock: wait for it
+# up to 5 minutes instead of failing at once with exit 100.
+APT_LOCK=(-o "DPkg::Lock::Timeout=${APT_LOCK_TIMEOUT:-300}")
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt-get "${APT_LOCK[@]}" update -qq
+  apt-get "${APT_LOCK[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 echo "install-deps: all packages present"

@@ -32,6 +32,20 @@ timeout 60 "$RB" lat -t socket -s 1K -n 100 --check >/dev/null || fail "lat --ch
 timeout 60 "$RB" lat -t socket -s 1K -D 0.3 >/dev/null || fail "lat -D"
 pass "ops, --qp, --check, -D"
 
+# ci/install-deps.sh waits for a dpkg lock held by another apt-get (DPkg::Lock::Timeout) instead
+# of failing at once: run it against stub id/dpkg-query/apt-get that record the arguments.
+SRC=${RDMABENCH_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+mkdir -p "$TMP/stub"
+printf '#!/bin/sh\necho 0\n' >"$TMP/stub/id"
+printf '#!/bin/sh\nexit 1\n' >"$TMP/stub/dpkg-query"
+printf '#!/bin/sh\necho "$*" >>"%s"\n' "$TMP/apt.args" >"$TMP/stub/apt-get"
+chmod +x "$TMP/stub/"*
+PATH="$TMP/stub:$PATH" bash "$SRC/ci/install-deps.sh" >/dev/null ||
+  fail "install-deps.sh with stubs"
+[ "$(grep -c -- "-o DPkg::Lock::Timeout=300" "$TMP/apt.args")" = 2 ] ||
+  fail "install-deps.sh: apt-get without the lock timeout: $(cat "$TMP/apt.args")"
+pass "install-deps.sh waits for the dpkg lock"
+
 timeout 30 "$RB" info >"$TMP/info.txt" || fail "info"
 grep -q "^socket *usable" "$TMP/info.txt" || fail "info lacks usable socket: $(cat "$TMP/info.txt")"
 timeout 30 "$RB" info --format json >"$TMP/info.json" || fail "info json"
