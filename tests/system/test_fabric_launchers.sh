@@ -46,7 +46,7 @@ run_under() {
   srun_pmix) hosts="['n1','n1','n2','n2']" nodes=2 rv='pmix slurm[.]pmix[.][0-9]+[.][0-9]+ \(tcp [0-9.]+:[0-9]+\)' ;;
   srun) hosts="['n1','n1','n2','n2']" nodes=2 launch=slurm rv='tcp [0-9.]+:[0-9]+' ;;
   esac
-  json_check "$out.json" "d['run']['extra']['ranks']==4 and d['run']['extra']['nodes']==$nodes and d['run']['extra']['launch']=='$launch' and __import__('re').fullmatch(r'$rv', d['run']['extra']['rendezvous']) and [r['host'] for r in d['ranks']]==$hosts"
+  json_check "$out.json" "d['run']['extra']['ranks']==4 and d['run']['extra']['nodes']==$nodes and d['run']['extra']['launch']=='$launch' and __import__('re').fullmatch(r'$rv', d['run']['extra']['rendezvous']) and ([r['host'] for r in d['ranks']] if 'ranks' in d else [q['node'].split(' ')[0] for q in d['split']['placement']])==$hosts"
 }
 
 # pairs: all 12 ordered pairs measured.

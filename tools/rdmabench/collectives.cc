@@ -135,7 +135,15 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
       msg = "out of memory (std::bad_alloc): an allocation failed (memory limit? `ulimit -v`)";
     if (reporter) reporter->abort(msg);
     if (store) store->leave(false, msg);
-    if (server) server->stop();
+    // Rank 0 hosts the store: serve a little longer, so ranks still waiting on it learn which
+    // rank failed and why (and leave) instead of only seeing the store's connection close.
+    if (server) {
+      try {
+        rendezvous::serveUntilAllLeft(*server, std::min<int64_t>(cmd.params.timeoutMs, 3000));
+      } catch (const std::exception&) {
+        server->stop();  // the original error is the one to report
+      }
+    }
     std::cout.flush();
     std::cerr << fmt::format("rdmabench: error: rank {} on {}: {}\n", info.rank, info.host, msg);
     return exitCodeFor(e);
