@@ -13,25 +13,10 @@ command -v tc >/dev/null || fail "tc (iproute2) is missing"
 
 id=$$
 NET=10.81.$((id % 200))
-BR=rbcBr$id
 H=3
-ip netns add "$BR"; CLEANUP+=("ip netns del $BR")
-ip -n "$BR" link add br0 type bridge
-ip -n "$BR" link set br0 up
-HOSTS=()
+netns_bridge $H "$NET" rbc rbch rbcp
 for k in $(seq 1 $H); do
-  ns=rbcH$k.$id
-  ip netns add "$ns"; CLEANUP+=("ip netns del $ns")
-  ip link add "rbch$k.$id" type veth peer name "rbcp$k.$id"
-  ip link set "rbch$k.$id" netns "$ns"
-  ip link set "rbcp$k.$id" netns "$BR"
-  ip -n "$BR" link set "rbcp$k.$id" master br0
-  ip -n "$BR" link set "rbcp$k.$id" up
-  ip -n "$ns" addr add "$NET.$k/24" dev "rbch$k.$id"
-  ip -n "$ns" link set lo up
-  ip -n "$ns" link set "rbch$k.$id" up
   ip netns exec "$BR" tc qdisc add dev "rbcp$k.$id" root tbf rate 50mbit burst 16k latency 50ms
-  HOSTS+=("$ns")
 done
 
 # Ranks 2(k-1) and 2(k-1)+1 in host k; rendezvous at host 1; every rank sleeps on completion
