@@ -1,6 +1,7 @@
 #include "common/interrupt.h"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,19 @@ namespace {
 
 std::atomic<int> gSignals{0};
 std::atomic<int> gLastSignal{0};
+std::atomic<int64_t> gFirstSignalNs{0};  // CLOCK_MONOTONIC of the first signal
+
+// A repeat of the same signal within this window is the same request delivered twice, not a
+// second Ctrl-C: GNU timeout (and srun, and some shells) forward a SIGINT to their child and then
+// to its whole process group, so the child sees two within microseconds. A person pressing
+// Ctrl-C twice takes far longer.
+constexpr int64_t kRepeatWindowNs = 250'000'000;
+
+int64_t monotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe (POSIX.1-2008)
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 void onAlarm(int) {
   _exit(130);
@@ -22,8 +36,16 @@ void onSignal(int sig) {
   // A second signal of the same kind (Ctrl-C pressed twice) forces the exit. A SIGTERM after a
   // SIGINT is not a second request: under `--np`, a terminal's Ctrl-C reaches every rank and the
   // launcher then sends SIGTERM too; the rank is already tearing down and exits 4.
+  // The same signal twice within kRepeatWindowNs counts once (see above). The first signal's
+  // time is claimed before the count, so a repeat taken by another thread meanwhile sees it.
+  const int64_t now = monotonicNs();
+  int64_t first = 0;
+  if (gFirstSignalNs.compare_exchange_strong(first, now, std::memory_order_relaxed)) first = now;
   const int previous = gLastSignal.exchange(sig, std::memory_order_relaxed);
-  if (gSignals.fetch_add(1, std::memory_order_relaxed) >= 1 && previous == sig) _exit(130);
+  if (gSignals.fetch_add(1, std::memory_order_relaxed) >= 1) {
+    if (previous == sig && now - first >= kRepeatWindowNs) _exit(130);
+    return;
+  }
   // Teardown gets 10 s; a library call that never returns cannot keep the process alive.
   alarm(10);
 }
@@ -55,6 +77,7 @@ void throwIfInterrupted(const char* phase) {
 
 void clearInterrupted() {
   gSignals.store(0, std::memory_order_relaxed);
+  gFirstSignalNs.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace rdmabench

@@ -1,0 +1,89 @@
+// common/interrupt: the Ctrl-C rules of docs/cli.md. One SIGINT sets the flag (the caller tears
+// down and exits 4); the same SIGINT delivered twice at once (GNU timeout forwards it to its child
+// and then to the child's process group) is still one request; a second Ctrl-C 250 ms or more
+// later forces exit 130. Each case runs in a forked child (gtest death tests): the handlers and
+// the flag are process-wide.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/interrupt.h"
+
+namespace rdmabench {
+namespace {
+
+// In the child: 4 when interrupted() holds after the signals (the caller's clean exit), 0 when
+// it does not; a forced exit shows as 130.
+[[noreturn]] void exitAsTheToolWould() {
+  _exit(interrupted() ? 4 : 0);
+}
+
+TEST(InterruptDeathTest, OneSigintSetsTheFlagAndNamesCtrlC) {
+  EXPECT_EXIT(
+      {
+        installInterruptHandlers();
+        raise(SIGINT);  // single-threaded: the handler has run when raise() returns
+        if (std::string(interruptName()) != "Ctrl-C") _exit(5);
+        exitAsTheToolWould();
+      },
+      ::testing::ExitedWithCode(4), "");
+}
+
+TEST(InterruptDeathTest, TheSameSigintDeliveredTwiceAtOnceIsOneRequest) {
+  EXPECT_EXIT(
+      {
+        installInterruptHandlers();
+        raise(SIGINT);
+        raise(SIGINT);  // timeout's direct and process-group copies
+        exitAsTheToolWould();
+      },
+      ::testing::ExitedWithCode(4), "");
+}
+
+TEST(InterruptDeathTest, ASecondCtrlCLaterForcesExit130) {
+  EXPECT_EXIT(
+      {
+        installInterruptHandlers();
+        raise(SIGINT);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        raise(SIGINT);
+        _exit(0);  // not reached: the second Ctrl-C exits 130 from the handler
+      },
+      ::testing::ExitedWithCode(130), "");
+}
+
+TEST(InterruptDeathTest, SigtermAfterSigintIsNotASecondRequest) {
+  // Under --np a terminal's Ctrl-C reaches every rank and the launcher then sends SIGTERM.
+  EXPECT_EXIT(
+      {
+        installInterruptHandlers();
+        raise(SIGINT);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        raise(SIGTERM);
+        exitAsTheToolWould();
+      },
+      ::testing::ExitedWithCode(4), "");
+}
+
+TEST(InterruptDeathTest, ClearedFlagStartsANewWindow) {
+  // The server clears the flag after tearing an interrupted session down; the next SIGINT is a
+  // first one again, even long after the old one.
+  EXPECT_EXIT(
+      {
+        installInterruptHandlers();
+        raise(SIGINT);
+        clearInterrupted();
+        if (interrupted()) _exit(5);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        raise(SIGINT);
+        raise(SIGINT);
+        exitAsTheToolWould();
+      },
+      ::testing::ExitedWithCode(4), "");
+}
+
+}  // namespace
+}  // namespace rdmabench
