@@ -17,9 +17,9 @@ std::atomic<int> gLastSignal{0};
 std::atomic<int64_t> gFirstSignalNs{0};  // CLOCK_MONOTONIC of the first signal
 
 // A repeat of the same signal within this window is the same request delivered twice, not a
-// second Ctrl-C: GNU timeout (and srun, and some shells) forward a SIGINT to their child and then
-// to its whole process group, so the child sees two within microseconds. A person pressing
-// Ctrl-C twice takes far longer.
+// second Ctrl-C: GNU timeout (and any launcher that signals both its child and the child's group)
+// sends a SIGINT to its child and then to its whole process group, so the child sees two within
+// microseconds. A person pressing Ctrl-C twice takes far longer.
 constexpr int64_t kRepeatWindowNs = 250'000'000;
 
 int64_t monotonicNs() {

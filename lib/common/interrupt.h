@@ -3,7 +3,7 @@
 // the process, so every wait loop can notice it, throw InterruptedError and let destructors tear
 // down QPs, MRs and endpoints. The same signal again, 250 ms or more after the first (Ctrl-C
 // pressed twice), exits at once (status 130), and so does a teardown still running 10 s after
-// the first. A repeat within 250 ms is the same request delivered twice (GNU timeout and srun
+// the first. A repeat within 250 ms is the same request delivered twice (GNU timeout, say, will
 // forward a SIGINT to the child and then to its process group) and only sets the flag again.
 // SIGPIPE is ignored (a dead peer shows up as EPIPE on the socket instead).
 
