@@ -72,8 +72,8 @@ Communicator::Communicator(rendezvous::Store& store, int rank, int size, std::st
     auto a = connectors_[p]->localAddress();
     store_.set(fmt::format("addr/{}/{}", rank_, p), std::string(a.begin(), a.end()));
   }
-  // Ascending peer order = one global order of pairs (min, max): no accept/connect deadlock.
-  for (int p : peers_) {
+  // One global order of pairs, and chains of waits O(log n) long (topology.h wireupOrder).
+  for (int p : wireupOrder(rank_, peers_)) {
     std::string a = store_.get(fmt::format("addr/{}/{}", p, rank_), timeoutMs_);
     try {
       endpoints_[p] =

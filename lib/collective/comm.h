@@ -3,8 +3,9 @@
 // (O(log n), never all n-1), one registered buffer, and the store for out-of-band facts.
 //
 // Wire-up: every rank creates a connector per peer and publishes its address under
-// "addr/<from>/<to>"; then it connects to its peers in ascending rank order. A globally
-// consistent order of pairs makes the transports' blocking accept sides deadlock-free.
+// "addr/<from>/<to>"; then it connects to its peers in wireupOrder() (topology.h): one global
+// order of pairs makes the transports' blocking accept sides deadlock-free, and its chains of
+// waits are O(log n) long, where ascending rank order chained all n ranks one after another.
 //
 // Buffer: [0, dataBytes) data area for the algorithms, then a control area of 64-byte slots
 // (barrier tokens). Posts take offsets into the data area; a message larger than the

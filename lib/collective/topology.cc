@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -140,6 +141,15 @@ std::vector<int> peersFor(const std::string& algorithm, int rank, int n) {
   }
   s.erase(rank);
   return std::vector<int>(s.begin(), s.end());
+}
+
+std::vector<int> wireupOrder(int rank, std::vector<int> peers) {
+  auto key = [rank](int p) {
+    const int lo = std::min(rank, p), hi = std::max(rank, p), d = hi - lo;
+    return std::make_tuple(d, (lo / d) % 2, lo);
+  };
+  std::sort(peers.begin(), peers.end(), [&](int a, int b) { return key(a) < key(b); });
+  return peers;
 }
 
 }  // namespace rdmabench::collective

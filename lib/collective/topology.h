@@ -86,4 +86,15 @@ inline int ringRight(int rank, int n) {
 // "ringpingpong"), ascending, without duplicates or itself: O(log n) except ring (2).
 std::vector<int> peersFor(const std::string& algorithm, int rank, int n);
 
+// The order in which `rank` connects to `peers` during wire-up (Communicator): ascending by the
+// pair's global key (d = hi - lo, (lo / d) mod 2, lo) for the pair lo < hi. One total order of
+// pairs that every rank follows, so the transports' blocking accepts cannot deadlock (a cycle of
+// waits would need a pair whose key is below itself). And within one difference d the pairs of
+// each parity form a matching (a rank x is lo of (x, x + d) and hi of (x - d, x), whose parities
+// differ), so a chain of waits uses at most one pair per (d, parity): its length is at most
+// twice the number of distinct differences, O(log n) for every peersFor() topology. Sorting by
+// (lo, hi) instead chains 0-1, 1-2, 2-3, ...: n sequential handshakes. Returns the peers
+// reordered; `rank` itself must not be among them.
+std::vector<int> wireupOrder(int rank, std::vector<int> peers);
+
 }  // namespace rdmabench::collective

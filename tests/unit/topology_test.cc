@@ -1,8 +1,11 @@
 // Topology math of the collectives for every world size up to 1024: trees span all ranks,
-// partners are symmetric, Rabenseifner's blocks partition the vector.
+// partners are symmetric, Rabenseifner's blocks partition the vector, the wire-up order neither
+// deadlocks nor chains the ranks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <functional>
 #include <set>
 
 #include "collective/model.h"
@@ -133,6 +136,76 @@ TEST(Topology, PeersAreLogarithmic) {
       ASSERT_LE(peersFor("ring", r, n).size(), 2u);
     }
   EXPECT_THROW(peersFor("bogus", 0, 4), std::exception);
+}
+
+// Wire-up as the transports' blocking accepts play it: every rank works through its peers in
+// its own order, and a pair connects in the round where each side has reached the other (both
+// sides of a pair are waited for, as the socket transport's accept side waits). Returns the
+// number of rounds, the longest chain of waits, or -1 when a round connects nothing (deadlock).
+int wireupRounds(int n, const std::function<std::vector<int>(int)>& orderOf) {
+  std::vector<std::vector<int>> order(n);
+  std::vector<size_t> next(n, 0);
+  size_t left = 0;
+  for (int r = 0; r < n; ++r) {
+    order[r] = orderOf(r);
+    left += order[r].size();
+  }
+  int rounds = 0;
+  while (left > 0) {
+    std::vector<int> done;
+    for (int r = 0; r < n; ++r) {
+      if (next[r] == order[r].size()) continue;
+      const int p = order[r][next[r]];
+      if (r < p && next[p] < order[p].size() && order[p][next[p]] == r) done.push_back(r);
+    }
+    if (done.empty()) return -1;
+    for (int r : done) {
+      const int p = order[r][next[r]];
+      ++next[r];
+      ++next[p];
+      left -= 2;
+    }
+    ++rounds;
+  }
+  return rounds;
+}
+
+// The union of every algorithm's peers, as `allreduce --algo auto` and `pairs` connect them.
+std::vector<int> allPeers(int r, int n) {
+  std::set<int> s;
+  for (const char* a : {"tree", "ring", "rd", "rabenseifner", "barrier"})
+    for (int p : peersFor(a, r, n))
+      s.insert(p);
+  return std::vector<int>(s.begin(), s.end());
+}
+
+TEST(Topology, WireupOrderIsDeadlockFreeAndLogarithmic) {
+  for (int n : {2, 3, 5, 8, 13, 64, 100, 255, 256, 257, 1000, 1024}) {
+    const int rounds = wireupRounds(n, [n](int r) { return wireupOrder(r, allPeers(r, n)); });
+    ASSERT_GT(rounds, 0) << "n=" << n << ": deadlock";
+    // At most two rounds per distinct difference hi - lo; the topologies have O(log n) of them.
+    std::set<int> diffs;
+    for (int r = 0; r < n; ++r)
+      for (int p : allPeers(r, n))
+        diffs.insert(std::abs(p - r));
+    EXPECT_LE(rounds, 2 * static_cast<int>(diffs.size())) << "n=" << n;
+    EXPECT_LE(rounds, 8 * ceilLog2(n) + 4) << "n=" << n;
+    for (int r = 0; r < n; r += std::max(1, n / 7)) {  // a permutation of the peers
+      auto o = wireupOrder(r, allPeers(r, n));
+      std::sort(o.begin(), o.end());
+      ASSERT_EQ(o, allPeers(r, n));
+    }
+  }
+}
+
+TEST(Topology, AscendingWireupOrderChainsEveryRank) {
+  // Why wireupOrder exists: ascending rank order is deadlock-free too, but its chain of waits
+  // runs through all n ranks (0-1, then 1-2, ...), n sequential handshakes.
+  const int n = 256;
+  const int ascending = wireupRounds(n, [n](int r) { return allPeers(r, n); });
+  ASSERT_GT(ascending, 0);
+  EXPECT_GE(ascending, n - 1);
+  EXPECT_LT(wireupRounds(n, [n](int r) { return wireupOrder(r, allPeers(r, n)); }), n / 4);
 }
 
 TEST(Model, ChoosesLatencyOptimalSmallAndBandwidthOptimalLarge) {

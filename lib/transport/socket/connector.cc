@@ -148,6 +148,13 @@ Fd SocketConnector::connectPeer(const ListenAddress& remote, const std::string& 
     setPort(bind, 0);
     Fd fd(::socket(remote.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) throw SystemError(fmt::format("socket connect: socket() for peer {}", peer), errno);
+    // Bind the source address only; the port is chosen by connect() (IP_BIND_ADDRESS_NO_PORT,
+    // Linux 4.2), which may reuse a local port toward different peers. bind(port 0) would search
+    // the whole bind table for a port no socket holds: at 1024 local ranks (~30,000 sockets on
+    // loopback) that search was most of the wire-up's CPU and ran out of ephemeral ports.
+    const int one = 1;
+    if (bind.ss.ss_family == remote.addr.ss_family && !isWildcard(bind))
+      (void)setsockopt(fd.get(), IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
     if (bind.ss.ss_family == remote.addr.ss_family && !isWildcard(bind) &&
         ::bind(fd.get(), bind.sa(), bind.len) != 0)
       throw SystemError(
