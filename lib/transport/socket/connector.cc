@@ -42,32 +42,31 @@ void setPort(SockAddr& a, uint16_t port) {
 
 }  // namespace
 
-SocketConnector::SocketConnector(SocketDevice& device) : device_(device) {
-  SockAddr bind = device.bindAddress();
-  setPort(bind, 0);
-  std::string where = formatSockaddr(bind.sa());
-  listen_ = Fd(::socket(bind.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!listen_) throw SystemError(fmt::format("socket: socket() to listen on {}", where), errno);
-  if (::bind(listen_.get(), bind.sa(), bind.len) != 0)
-    throw SystemError(fmt::format("socket: bind({})", where), errno);
-  if (::listen(listen_.get(), 16) != 0)
-    throw SystemError(fmt::format("socket: listen({})", where), errno);
-  SockAddr bound;
-  bound.len = sizeof(bound.ss);
-  if (getsockname(listen_.get(), bound.sa(), &bound.len) != 0)
-    throw SystemError(fmt::format("socket: getsockname({})", where), errno);
+SocketConnector::SocketConnector(SocketDevice& device) : device_(device), hub_(device.listeners()) {
+  // The device's one listener (listener.h); our token tells our connections from the others'.
+  uint16_t port = 0;
+  do {
+    local_.token = randomToken();
+    port = hub_->add(local_.token);
+  } while (port == 0);
+  registered_ = true;
   // A wildcard bind advertises the device's routable address with the bound port.
   SockAddr adv = device.advertisedAddress();
-  uint16_t port =
-      ntohs(bound.ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound.ss)->sin_port
-                                          : reinterpret_cast<sockaddr_in6*>(&bound.ss)->sin6_port);
   setPort(adv, port);
   std::memcpy(&local_.addr, &adv.ss, sizeof(adv.ss));
   local_.addrLen = adv.len;
   local_.deviceId = device.deviceId();
-  local_.token = randomToken();
   localBytes_ = encodeAddress(local_);
   localName_ = formatSockaddr(adv.sa());
+}
+
+SocketConnector::~SocketConnector() {
+  unregister();
+}
+
+void SocketConnector::unregister() {
+  if (registered_) hub_->remove(local_.token);
+  registered_ = false;
 }
 
 std::unique_ptr<Endpoint> SocketConnector::connect(const std::vector<uint8_t>& remoteAddress,
@@ -82,7 +81,7 @@ std::unique_ptr<Endpoint> SocketConnector::connect(const std::vector<uint8_t>& r
   bool accepting = std::lexicographical_compare(localBytes_.begin(), localBytes_.end(),
                                                 remoteAddress.begin(), remoteAddress.end());
   Fd fd = accepting ? acceptPeer(peer, deadline) : connectPeer(remote, peer, deadline);
-  listen_.reset();
+  unregister();
   return std::make_unique<SocketEndpoint>(device_, std::move(fd), peer,
                                           accepting ? "accept" : "connect");
 }
@@ -90,50 +89,12 @@ std::unique_ptr<Endpoint> SocketConnector::connect(const std::vector<uint8_t>& r
 Fd SocketConnector::acceptPeer(const std::string& peer, const Deadline& deadline) {
   int rejected = 0;
   std::string lastReject;
-  auto timeout = [&]() {
-    return TimeoutError(fmt::format(
-        "socket connect: timed out waiting for peer {} to connect to {}{}", peer, localName_,
-        rejected ? fmt::format(" ({} connection(s) rejected, last: {})", rejected, lastReject)
-                 : std::string()));
-  };
-  for (;;) {
-    Fd conn(::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (!conn) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED) {
-        if (!waitFd(listen_.get(), POLLIN, deadline, "socket connect")) throw timeout();
-        continue;
-      }
-      throw SystemError(fmt::format("socket connect: accept() on {} for peer {}", localName_, peer),
-                        errno);
-    }
-    // Read exactly the hello; bytes after it belong to the data stream.
-    uint8_t hello[kHelloBytes];
-    size_t got = 0;
-    bool ok = true;
-    while (ok && got < kHelloBytes) {
-      ssize_t r = ::recv(conn.get(), hello + got, kHelloBytes - got, 0);
-      if (r > 0) {
-        got += static_cast<size_t>(r);
-      } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        if (!waitFd(conn.get(), POLLIN, deadline, "socket connect")) throw timeout();
-      } else {
-        lastReject = r == 0 ? "closed before hello" : std::strerror(errno);
-        ok = false;
-      }
-    }
-    if (ok) {
-      std::optional<uint64_t> token = decodeHello(hello);
-      if (!token) {
-        lastReject = "malformed hello";
-        ok = false;
-      } else if (*token != local_.token) {
-        lastReject = "wrong token";
-        ok = false;
-      }
-    }
-    if (ok) return conn;
-    ++rejected;
-  }
+  Fd conn = hub_->accept(local_.token, deadline, rejected, lastReject);
+  if (conn) return conn;
+  throw TimeoutError(fmt::format(
+      "socket connect: timed out waiting for peer {} to connect to {}{}", peer, localName_,
+      rejected ? fmt::format(" ({} connection(s) rejected, last: {})", rejected, lastReject)
+               : std::string()));
 }
 
 Fd SocketConnector::connectPeer(const ListenAddress& remote, const std::string& peer,

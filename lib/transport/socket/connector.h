@@ -1,6 +1,7 @@
 #pragma once
-// SocketConnector: a listening TCP socket on the device's bind address (ephemeral port) plus a
-// random 64-bit token. connect() picks the role by comparing the two address byte strings
+// SocketConnector: the device's listening TCP socket (listener.h, one per device, shared by its
+// connectors) plus a random 64-bit token that tells this connector's connections from the
+// others'. connect() picks the role by comparing the two address byte strings
 // (framing.h): the side whose bytes compare lexicographically smaller accepts, the other
 // connects. The bytes start with a random per-Device id, so all connectors of two devices
 // agree on which device accepts. The connecting side never waits for the acceptor (the kernel
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "transport/socket/framing.h"
+#include "transport/socket/listener.h"
 #include "transport/socket/net_util.h"
 #include "transport/transport.h"
 
@@ -23,13 +25,16 @@ class SocketDevice;
 
 class SocketConnector : public Connector {
  public:
-  // Binds and listens; throws SystemError naming the bind address on failure.
+  // Registers with the device's listener (opening it if needed); throws SystemError naming the
+  // bind address on failure.
   explicit SocketConnector(SocketDevice& device);
+  ~SocketConnector() override;
 
   // kAddressBytes bytes (see framing.h).
   std::vector<uint8_t> localAddress() const override { return localBytes_; }
-  // Accepting side: waits for a connection whose hello carries our token (others are closed
-  // and counted), then closes the listening socket. Connecting side: connects (retrying
+  // Accepting side: waits for a connection whose hello carries our token (those for the
+  // device's other connectors are kept for them, strangers are closed and counted), then
+  // leaves the listener (closed with its last connector). Connecting side: connects (retrying
   // ECONNREFUSED until the deadline) and sends the hello. Throws TransportError for malformed
   // or self addresses and a second call, TimeoutError naming the peer, InterruptedError.
   std::unique_ptr<Endpoint> connect(const std::vector<uint8_t>& remoteAddress,
@@ -38,9 +43,11 @@ class SocketConnector : public Connector {
  private:
   Fd acceptPeer(const std::string& peer, const Deadline& deadline);
   Fd connectPeer(const ListenAddress& remote, const std::string& peer, const Deadline& deadline);
+  void unregister();
 
   SocketDevice& device_;
-  Fd listen_;
+  std::shared_ptr<ListenerHub> hub_;
+  bool registered_ = false;  // our token is in the device's ListenerHub
   ListenAddress local_;
   std::vector<uint8_t> localBytes_;
   std::string localName_;

@@ -108,6 +108,7 @@ SocketDevice::SocketDevice(const DeviceOptions& options)
   if (isWildcard(bind_)) advertised_ = peer ? routeSourceFor(*peer) : loopbackLike(bind_);
   name_ = interfaceFor(advertised_);
   if (name_.empty()) name_ = formatSockaddr(advertised_.sa());
+  listeners_ = std::make_shared<ListenerHub>(bind_);
   epoll_ = Fd(epoll_create1(EPOLL_CLOEXEC));
   if (!epoll_) throw SystemError("socket: epoll_create1()", errno);
   regions_.reserve(64);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "transport/socket/listener.h"
 #include "transport/socket/net_util.h"
 #include "transport/transport.h"
 
@@ -52,6 +53,9 @@ class SocketDevice : public Device {
   const SockAddr& advertisedAddress() const { return advertised_; }
   // Random 64-bit id carried in every connector address; orders devices for connect roles.
   uint64_t deviceId() const { return deviceId_; }
+  // The one listening socket of this device, shared by its connectors (listener.h); they hold
+  // it by shared_ptr, so a connector that outlives the device stays safe.
+  const std::shared_ptr<ListenerHub>& listeners() const { return listeners_; }
   uint32_t txDepth() const { return txDepth_; }
   uint32_t rxDepth() const { return rxDepth_; }
   uint32_t inlineBytes() const { return inlineBytes_; }
@@ -80,6 +84,7 @@ class SocketDevice : public Device {
   std::unordered_map<uint64_t, RegionSlot> regions_;
   std::vector<SocketEndpoint*> endpoints_;
   Fd epoll_;
+  std::shared_ptr<ListenerHub> listeners_;
 };
 
 }  // namespace rdmabench::transport::socket
