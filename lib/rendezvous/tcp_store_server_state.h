@@ -26,6 +26,10 @@ struct TcpStoreServer::Run {
     uint64_t ownerSerial = 0;  // while that connection lives (fds are reused)
   };
   std::map<std::string, Entry> data;
+  // Connections with a get waiting per key not yet set, so a set wakes its waiters without
+  // scanning every member (O(N) per set was O(N^2) per wire-up: ~20 sets per rank). Entries may
+  // be stale (the wait expired, the connection closed); wake() checks each.
+  std::map<std::string, std::vector<int>> waiting;
   size_t bytes = 0;  // entryBytes() of every entry in `data`
   int live = 0;      // members whose connection is open; 0 = the run is collected
 };

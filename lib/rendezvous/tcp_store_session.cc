@@ -74,6 +74,7 @@ void TcpStoreServer::handleFrame(Conn& c, uint16_t type, const std::string& payl
       const int64_t waitMs = std::min<int64_t>(t, limits_.maxGetWaitMs);
       const int64_t now = nowNs();
       c.waitBytes += key.size();
+      run.waiting[key].push_back(c.fd);
       c.waits.push_back(Waiter{std::move(key), now, now + waitMs * 1'000'000});
       ++pendingGets_;
       return;
@@ -199,13 +200,16 @@ bool TcpStoreServer::store(Conn& c, const std::string& key, std::string value) {
 }
 
 void TcpStoreServer::wake(Run& run, const std::string& key) {
+  auto waiting = run.waiting.find(key);
+  if (waiting == run.waiting.end()) return;
+  std::vector<int> fds = std::move(waiting->second);
+  run.waiting.erase(waiting);
   const std::string& value = run.data[key].value;
-  for (auto& [rank, m] : run.members) {
-    if (m.fd < 0) continue;
-    auto it = conns_.find(m.fd);
+  for (int fd : fds) {
+    auto it = conns_.find(fd);
     if (it == conns_.end()) continue;
     Conn& c = *it->second;
-    if (c.closing) continue;
+    if (c.closing || c.run != &run) continue;  // a stale entry: fd reused by another run's
     for (size_t i = 0; i < c.waits.size();) {
       if (c.waits[i].key == key) {
         c.waitBytes -= c.waits[i].key.size();

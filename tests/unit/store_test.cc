@@ -120,6 +120,35 @@ TEST_F(TcpStore, SetGetAddAcrossClients) {
   EXPECT_TRUE(serveUntilAllLeft(*server_, 3000));
 }
 
+// A set wakes exactly the gets waiting for its key (the server indexes waiters by key): every
+// waiter of the key, none of another key's, and not a wait that already timed out.
+TEST_F(TcpStore, SetWakesEveryWaiterOfItsKeyOnly) {
+  auto a = client(0, 4), b = client(1, 4), c = client(2, 4), d = client(3, 4);
+  EXPECT_THROW(d->get("k", 100), TimeoutError);  // an expired wait on "k" stays behind
+  std::string gotB, gotC;
+  std::atomic<bool> otherWoke{false};
+  std::thread tb([&] { gotB = b->get("k", 3000); });
+  std::thread tc([&] { gotC = c->get("k", 3000); });
+  std::thread td([&] {
+    try {
+      d->get("other", 600);
+      otherWoke = true;
+    } catch (const TimeoutError&) {
+    }
+  });
+  usleep(100000);  // all three gets are waiting server-side
+  a->set("k", "v1");
+  tb.join();
+  tc.join();
+  td.join();
+  EXPECT_EQ(gotB, "v1");
+  EXPECT_EQ(gotC, "v1");
+  EXPECT_FALSE(otherWoke) << "a set of 'k' answered a get of 'other'";
+  EXPECT_EQ(d->get("k", 100), "v1");  // set keys answer at once
+  for (auto* x : {a.get(), b.get(), c.get(), d.get()})
+    x->leave(true, "");
+}
+
 TEST_F(TcpStore, TimeoutNamesMissingRanks) {
   auto a = client(0, 3);
   try {
