@@ -144,7 +144,11 @@ void TcpStoreServer::closeInChild() {
   listenFd_ = epollFd_ = wakeFd_ = reserveFd_ = -1;
   for (auto& [fd, c] : conns_)
     ::close(fd);
-  conns_.clear();
+  // Forget the connections without freeing them: the child of a fork() shares the launcher's
+  // pages copy-on-write, and freeing ~1000 Conn objects (malloc metadata, string buffers) would
+  // copy those pages in every child, O(N) page faults per rank at --np N. The child never
+  // returns to this server (it _exit()s), so nothing is lost; moving a std::map is O(1).
+  new std::map<int, std::unique_ptr<Conn>>(std::move(conns_));  // NOLINT: deliberately leaked
 }
 
 void TcpStoreServer::startThread() {
