@@ -60,11 +60,12 @@ for i in range(1, reps + 1):
     walls.append(s["wall_s"])
     wires.append(r["run"]["extra"]["wireup_s"])
 x = json.load(open(os.path.join(tmp, f"s{n}.0.json")))
-if x["ranks_seen"] != n:
-    sys.exit(f"wireup_scale: N={n}: the sampler saw {x['ranks_seen']} ranks")
+# A short run may end between two samples for some ranks: their memory and sockets are then not
+# in the peaks, and the row says so.
+seen = "" if x["ranks_seen"] == n else f" (sampler saw {x['ranks_seen']} of {n} ranks)"
 med = statistics.median
 print(f"| {n} | {med(walls):.2f} ({min(walls):.2f}-{max(walls):.2f}) | {med(wires):.2f} "
       f"| {x['rss_per_rank_mib']:.1f} | {x['pss_per_rank_mib']:.1f} | {x['max_rank_sockets']} "
-      f"| {x['rank0_sockets']} | {x['server_sockets']} |")
+      f"| {x['rank0_sockets']} | {x['server_sockets']}{seen} |")
 PY
 done
