@@ -232,7 +232,7 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     if (has("size")) p.ringBytes = parseSize(str("size"), "--size");
     if (p.ringBytes < 1 || p.ringBytes > (64u << 20))
       throw UsageError(fmt::format("--size {}: out of range 1..64M", p.ringBytes));
-    if (has("outlier-k")) p.outlierK = parseSeconds(str("outlier-k"), "--outlier-k", 0, 1000);
+    if (has("outlier-k")) p.outlierK = parseNumber(str("outlier-k"), "--outlier-k", 0, 1000, "");
     cmd.failOnOutlier = vm["fail-on-outlier"].as<bool>();
   }
   if (test == "pairs") {
@@ -255,7 +255,7 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
       p.pairsWindow = static_cast<uint32_t>(parseUnsigned(str("window"), "--window", 1, 1024));
     if (has("bw-iters"))
       p.pairsBwIters = parseUnsigned(str("bw-iters"), "--bw-iters", 1, 1'000'000);
-    if (has("outlier-k")) p.outlierK = parseSeconds(str("outlier-k"), "--outlier-k", 0, 1000);
+    if (has("outlier-k")) p.outlierK = parseNumber(str("outlier-k"), "--outlier-k", 0, 1000, "");
     cmd.failOnOutlier = vm["fail-on-outlier"].as<bool>();
     if (has("plot")) {
       cmd.plotPath = str("plot");
@@ -291,9 +291,11 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
       collective::parseCongestionPattern(p.congPattern);
     }
     if (has("victims")) {
-      p.congVictims = parseSeconds(str("victims"), "--victims", 0, 1);
+      // A fraction of the ranks, strictly between 0 and 1.
+      p.congVictims = parseNumber(str("victims"), "--victims", 0, 1, "");
       if (p.congVictims <= 0 || p.congVictims >= 1)
-        throw UsageError(fmt::format("--victims {}: out of range (0, 1)", str("victims")));
+        throw UsageError(fmt::format("--victims {}: out of range (0, 1), a fraction of the ranks",
+                                     str("victims")));
     }
     if (has("phase-time"))
       p.congPhaseSec = parseSeconds(str("phase-time"), "--phase-time", 1, 86400);
@@ -341,7 +343,7 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
       cmd.format != "csv")
     throw UsageError(
         fmt::format("--format {}: no {} layout (valid: table, json, csv)", cmd.format, test));
-  // With --np the rank count is known here: a split without 2 victims and 1 aggressor is
+  // With --np the rank count is known here: a split without 2 victims and 2 aggressors is
   // refused once, not by every rank.
   if (test == "congestion" && l.np > 0) collective::victimCount(l.np, p.congVictims);
   if (cmd.format == "perftest")

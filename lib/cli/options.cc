@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -24,8 +25,9 @@ uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t 
       digits = false;
       break;
     }
-    if (v > (UINT64_MAX - 9) / 10) overflow = true;
-    if (!overflow) v = v * 10 + static_cast<uint64_t>(c - '0');
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10) overflow = true;  // exact: UINT64_MAX itself parses
+    if (!overflow) v = v * 10 + d;
   }
   if (!digits)
     throw UsageError(
@@ -35,13 +37,21 @@ uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t 
   return v;
 }
 
-double parseSeconds(std::string_view text, std::string_view option, double min, double max) {
+double parseNumber(std::string_view text, std::string_view option, double min, double max,
+                   std::string_view unit) {
   std::string s(text);
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !(v >= min && v <= max))
-    throw UsageError(fmt::format("{} {}: out of range {}..{} seconds", option, text, min, max));
+  const std::string range = fmt::format("{}..{}{}{}", min, max, unit.empty() ? "" : " ", unit);
+  if (s.empty() || end != s.c_str() + s.size() || std::isnan(v))
+    throw UsageError(fmt::format("{} '{}': not a number (expected {})", option, text, range));
+  if (!(v >= min && v <= max))
+    throw UsageError(fmt::format("{} {}: out of range {}", option, text, range));
   return v;
+}
+
+double parseSeconds(std::string_view text, std::string_view option, double min, double max) {
+  return parseNumber(text, option, min, max, "seconds");
 }
 
 po::variables_map parseOptions(const std::string& command, const po::options_description& desc,

@@ -68,7 +68,12 @@ std::vector<Variant> parseCompareList(std::string_view text);
 // Unsigned integer option in [min, max]; UsageError "--iters 0: out of range 1..1000000000", or
 // "--iters '1e9x': not a whole number (expected 1..1000000000)" for anything but digits.
 uint64_t parseUnsigned(std::string_view text, std::string_view option, uint64_t min, uint64_t max);
-// Seconds as a decimal number in [min, max].
+// Decimal number in [min, max] (strtod syntax); UsageError "--outlier-k -1: out of range
+// 0..1000", or "--outlier-k 'abc': not a number (expected 0..1000)"; `unit` ("seconds", or ""
+// for none) follows the range in both.
+double parseNumber(std::string_view text, std::string_view option, double min, double max,
+                   std::string_view unit);
+// Seconds as a decimal number in [min, max]: parseNumber with unit "seconds".
 double parseSeconds(std::string_view text, std::string_view option, double min, double max);
 
 // The transport `rdmabench lat` uses when -t is not given: verbs when a device with an active

@@ -135,9 +135,24 @@ TEST(CollOptions, CongestionValuesAndErrors) {
   EXPECT_EQ(c.format, "csv");
   // pairs keeps its own window default.
   EXPECT_EQ(parseCollectiveCommand("pairs", {}).params.pairsWindow, 16u);
-  EXPECT_NE(usageError("congestion", {"--np", "4"}).find("at least 2 victims and 1 aggressor"),
+  EXPECT_NE(usageError("congestion", {"--np", "4"}).find("at least 2 victims and 2 aggressors"),
             std::string::npos);
   EXPECT_NE(usageError("congestion", {"--victims", "0"}).find("--victims 0"), std::string::npos);
+  // Neither is in seconds; a word is not a number, not "out of range".
+  EXPECT_EQ(usageError("congestion", {"--victims", "2"}), "--victims 2: out of range 0..1");
+  EXPECT_EQ(usageError("congestion", {"--victims", "abc"}),
+            "--victims 'abc': not a number (expected 0..1)");
+  EXPECT_EQ(usageError("pairs", {"--outlier-k", "-1"}), "--outlier-k -1: out of range 0..1000");
+  EXPECT_EQ(usageError("pairs", {"--outlier-k", "nan"}),
+            "--outlier-k 'nan': not a number (expected 0..1000)");
+  EXPECT_EQ(usageError("congestion", {"--phase-time", "x"}),
+            "--phase-time 'x': not a number (expected 1..86400 seconds)");
+  // The largest seed is a seed, not "out of range".
+  EXPECT_EQ(
+      parseCollectiveCommand("congestion", {"--seed", "18446744073709551615"}).params.congSeed,
+      UINT64_MAX);
+  EXPECT_NE(usageError("congestion", {"--seed", "18446744073709551616"}).find("out of range"),
+            std::string::npos);
   EXPECT_NE(usageError("congestion", {"--pattern", "x"}).find("--pattern x: unknown"),
             std::string::npos);
   EXPECT_NE(usageError("congestion", {"--agg-size", "0"}).find("--agg-size 0: out of range"),
