@@ -58,7 +58,7 @@ struct CongestionResult {
 };
 
 // Runs as rank `info.rank`; the result is filled on rank 0 only. Errors: UsageError for a split
-// without 2 victims and 1 aggressor; every wait is bounded by timeoutMs (aggressors: by
+// without 2 victims and 2 aggressors; every wait is bounded by timeoutMs (aggressors: by
 // congPhaseSec for the victims' phases) and names the peer; a dead rank makes the others throw
 // naming it.
 CongestionResult runCongestion(const CollectiveParams& params, const launch::RankInfo& info,

@@ -27,10 +27,12 @@ int victimCount(int ranks, double fraction) {
   if (!(fraction > 0 && fraction < 1))
     throw UsageError(fmt::format("--victims {}: out of range (0, 1)", fraction));
   const int v = static_cast<int>(std::ceil(fraction * ranks - 1e-9));
-  if (v < 2 || v >= ranks)
+  // Two aggressors at least: one alone has nobody to stream to (incast needs a target and a
+  // source, all-to-all a second rank), so the "congested" phase would carry no traffic.
+  if (v < 2 || ranks - v < 2)
     throw UsageError(fmt::format(
         "--victims {}: {} victim(s) and {} aggressor(s) of {} ranks; congestion needs at least 2 "
-        "victims and 1 aggressor (victims = ceil(fraction x ranks); at least 3 ranks)",
+        "victims and 2 aggressors (victims = ceil(fraction x ranks); at least 4 ranks)",
         fraction, v, ranks - v, ranks));
   return v;
 }

@@ -1,15 +1,16 @@
-# Wire-up at scale, cheaply (the full measurement is bench/wireup_scale.sh): `barrier --np 256`
-# completes within a bound, and the connections stay O(log N) per rank: rank 0 and every other
-# rank hold at most 4 log2(N) + 8 sockets (one store connection, per peer a listener and a
-# connection; an O(N) design would hold hundreds), the store server one per rank (+ its own
-# listener). A limit too low for the ranks (ulimit -n) is one line at once, not a hang.
+# Wire-up at scale (the full measurement is bench/wireup_scale.sh): `barrier --np 1024` (event
+# mode, more ranks than cores) completes within a bound, and the connections stay O(log N) per
+# rank: rank 0 and every other rank hold at most 4 log2(N) + 8 sockets (one store connection,
+# one listener while unconnected peers remain, one connection per peer; an O(N) design would
+# hold hundreds), the store server one per rank (+ its own listener). A limit too low for the
+# ranks (ulimit -n) is one line at once, not a hang.
 source "$(dirname "$0")/lib.sh"
 
-N=256
-LOG2=8
-BOUND_S=60 # healthy: ~3 s idle, ~10 s with a loaded 2-core host
+N=1024
+LOG2=10
+BOUND_S=90 # healthy: ~8 s idle on 2 cores; a loaded host takes several times longer
 start=$(date +%s%N)
-timeout 120 python3 "$SRC/bench/wireup_sample.py" "$TMP/s.json" 0.1 -- \
+timeout 180 python3 "$SRC/bench/wireup_sample.py" "$TMP/s.json" 0.2 -- \
   "$RB" barrier --np $N -n 1 --warmup 0 --use-event on --timeout 60 -f json -o "$TMP/r.json" \
   >"$TMP/out" 2>&1 || fail "barrier --np $N: $(tail -3 "$TMP/out")"
 took=$((($(date +%s%N) - start) / 1000000))
@@ -22,9 +23,9 @@ pass "barrier --np $N in $took ms; $(python3 -c "import json; d=json.load(open('
 
 # Descriptors: the store needs one per rank; a hard limit below that is refused before forking.
 rc=0
-(ulimit -n 200 && exec timeout 30 "$RB" barrier --np $N -n 1) >"$TMP/lim.out" 2>"$TMP/lim.err" || rc=$?
+(ulimit -n 200 && exec timeout 30 "$RB" barrier --np 256 -n 1) >"$TMP/lim.out" 2>"$TMP/lim.err" || rc=$?
 [ "$rc" = 2 ] || fail "ulimit -n 200: exit $rc, expected 2: $(cat "$TMP/lim.err")"
 [ "$(wc -l <"$TMP/lim.err")" = 1 ] || fail "ulimit -n 200: not one line: $(cat "$TMP/lim.err")"
-grep -Eq "^rdmabench: error: --np $N: needs about 384 file descriptors \(one rendezvous connection per rank\) but the limit is 200 \(hard limit 200\); raise it \(ulimit -n 384\)" \
+grep -Eq "^rdmabench: error: --np 256: needs about 384 file descriptors \(one rendezvous connection per rank\) but the limit is 200 \(hard limit 200\); raise it \(ulimit -n 384\)" \
   "$TMP/lim.err" || fail "ulimit -n 200: $(cat "$TMP/lim.err")"
-pass "ulimit -n 200 with --np $N: one line naming the limit, exit 2"
+pass "ulimit -n 200 with --np 256: one line naming the limit, exit 2"

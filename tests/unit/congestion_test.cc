@@ -24,7 +24,7 @@ std::vector<std::string> nodes(int count, int perNode) {
   return v;
 }
 
-TEST(CongestionSplit, VictimCountIsCeilOfTheFractionAndNeedsTwoVictimsAndOneAggressor) {
+TEST(CongestionSplit, VictimCountIsCeilOfTheFractionAndNeedsTwoVictimsAndTwoAggressors) {
   EXPECT_EQ(victimCount(6, 0.2), 2);
   EXPECT_EQ(victimCount(10, 0.2), 2);
   EXPECT_EQ(victimCount(100, 0.2), 20);
@@ -32,6 +32,8 @@ TEST(CongestionSplit, VictimCountIsCeilOfTheFractionAndNeedsTwoVictimsAndOneAggr
   EXPECT_THROW(victimCount(4, 0.2), UsageError);  // 1 victim
   EXPECT_THROW(victimCount(2, 0.5), UsageError);  // 1 victim
   EXPECT_THROW(victimCount(3, 0.9), UsageError);  // no aggressor
+  EXPECT_THROW(victimCount(3, 0.5), UsageError);  // 1 aggressor: nobody to stream to
+  EXPECT_EQ(victimCount(4, 0.5), 2);              // 2 and 2: the smallest split
   EXPECT_THROW(victimCount(10, 0), UsageError);
   EXPECT_THROW(victimCount(10, 1), UsageError);
   try {
@@ -39,7 +41,7 @@ TEST(CongestionSplit, VictimCountIsCeilOfTheFractionAndNeedsTwoVictimsAndOneAggr
   } catch (const UsageError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("--victims 0.2"), std::string::npos) << m;
-    EXPECT_NE(m.find("at least 2 victims and 1 aggressor"), std::string::npos) << m;
+    EXPECT_NE(m.find("at least 2 victims and 2 aggressors"), std::string::npos) << m;
   }
 }
 
