@@ -346,6 +346,9 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
   // With --np the rank count is known here: a split without 2 victims and 2 aggressors is
   // refused once, not by every rank.
   if (test == "congestion" && l.np > 0) collective::victimCount(l.np, p.congVictims);
+  // A fabric map needs a pair at least: one rank would measure nothing and exit 0.
+  if (test == "pairs" && l.np == 1)
+    throw UsageError("--np 1: pairs measures every pair of ranks and needs at least 2");
   if (cmd.format == "perftest")
     throw UsageError(
         "--format perftest: perftest has no collective layout (valid: table, json, "

@@ -121,6 +121,9 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
                     p.pairsLatBytes, p.pairsBwBytes));
   PairsResult res;
   const int me = info.rank, n = info.worldSize;
+  if (n < 2)
+    throw UsageError(fmt::format(
+        "pairs: a world of {} rank: pairs measures every pair of ranks and needs at least 2", n));
   const int64_t start = nowNs();
   CommOptions co =
       commOptions(p, everyoneBut(me, n), std::max(p.pairsBwBytes + 64, 2 * p.pairsLatBytes));

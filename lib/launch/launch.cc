@@ -246,6 +246,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
   std::string reason;  // why ranks were signalled (the first cause only)
   const int64_t start = nowNs();
   int64_t firstExitNs = 0;  // 0 = no rank exited yet
+  bool killedRank = false;  // a rank died of a signal the launcher did not send
   std::vector<std::string> termed, killed;
   auto terminate = [&](pid_t p, Child& c, const std::string& why) {
     if (c.termSentNs) return;
@@ -273,16 +274,21 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
         continue;
       }
       const int rank = it->second.rank;
+      const bool signalledByUs = it->second.termSentNs != 0;
       live.erase(it);
       int code = WIFEXITED(status) ? WEXITSTATUS(status)
                                    : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1);
       if (!firstExitNs) firstExitNs = nowNs();
-      if (code != 0 && result == 0) {
+      if (code != 0 && result == 0) result = code;
+      // A rank killed by a signal the launcher did not send is the cause whenever it happens:
+      // its peers learn of it through the store within milliseconds and exit 1, and waitpid()
+      // may reap them before it. It cannot print its own error, so the launcher does, and the
+      // run's status is its 128 + signal (docs/rendezvous.md "Failure").
+      if (WIFSIGNALED(status) && !signalledByUs && !killedRank) {
+        killedRank = true;
         result = code;
-        // A rank that exited prints its own error; one killed by a signal cannot.
-        if (WIFSIGNALED(status))
-          std::cerr << fmt::format("rdmabench: launcher: rank {} (pid {}) failed first: {}\n", rank,
-                                   pid, describeStatus(status));
+        std::cerr << fmt::format("rdmabench: launcher: rank {} (pid {}) failed first: {}\n", rank,
+                                 pid, describeStatus(status));
       }
     }
     if (live.empty()) break;

@@ -109,6 +109,8 @@ TEST(CollOptions, PairsValuesAndErrors) {
   EXPECT_NE(usageError("pairs", {"-w", "0"}).find("--window"), std::string::npos);
   EXPECT_NE(usageError("pairs", {"-s", "8", "--sizes", "8"}).find("only one"), std::string::npos);
   EXPECT_NE(usageError("ring", {"--bw-size", "1K"}), "");  // pairs-only option
+  EXPECT_EQ(usageError("pairs", {"--np", "1"}),
+            "--np 1: pairs measures every pair of ranks and needs at least 2");
 }
 
 TEST(CollOptions, CongestionValuesAndErrors) {
