@@ -71,6 +71,24 @@ std::streamsize FdStreamBuf::xsputn(const char* s, std::streamsize n) {
   return n;
 }
 
+void checkWritable(const std::string& path, const std::string& option) {
+  if (path.empty() || path == "-") return;
+  auto refuse = [&](int err) {
+    throw UsageError(
+        fmt::format("{} {}: cannot open for writing: {}", option, path, std::strerror(err)));
+  };
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd >= 0) {
+    ::close(fd);
+    return;
+  }
+  if (errno != ENOENT) refuse(errno);
+  const size_t slash = path.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) refuse(errno);
+}
+
 ResultOutput::ResultOutput(const std::string& path, const std::string& option) : stream_(nullptr) {
   if (path.empty() || path == "-") {
     std::cout.flush();

@@ -32,6 +32,13 @@ class FdStreamBuf : public std::streambuf {
   std::vector<char> buffer_;
 };
 
+// Checks, without creating or truncating anything, that `path` could be opened for writing by
+// ResultOutput: an existing file must open O_WRONLY, a new one needs a writable directory. For
+// the N-rank commands, whose rank 0 opens its report only after the measurement: a bad -o or
+// --plot fails at once, before any rank starts. "" and "-" (stdout) pass. Throws UsageError in
+// ResultOutput's words ("--output /x/y: cannot open for writing: No such file or directory").
+void checkWritable(const std::string& path, const std::string& option);
+
 class ResultOutput {
  public:
   // `path` empty or "-": standard output (std::cout is flushed first so earlier lines stay in

@@ -35,4 +35,9 @@ expect_status 2 "--bw-size 0: out of range 1..256M" "$RB" pairs --np 2 --bw-size
 expect_status 2 "--window 0: out of range" "$RB" pairs --np 2 --window 0
 expect_status 2 "--plot map.pdf: must end in .png or .svg" "$RB" pairs --np 2 --plot map.pdf
 expect_status 2 "--format osu: no pairs layout" "$RB" pairs --np 2 -f osu
+expect_status 2 "--np 1: pairs measures every pair of ranks and needs at least 2" "$RB" pairs --np 1
+# Paths rank 0 writes only after the measurement are checked before any rank starts.
+expect_status 2 "--output /nonexistent/p.json: cannot open for writing: No such file or directory" \
+  "$RB" pairs --np 2 -o /nonexistent/p.json
+expect_status 2 "--plot /nonexistent/m.png: cannot open for writing" "$RB" pairs --np 2 --plot /nonexistent/m.png
 pass "bad values: one-line usage errors, exit 2"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "common/error.h"
@@ -55,6 +56,32 @@ TEST(ResultOutput, UnopenableNamesTheOption) {
               "--output /nonexistent-dir/x.json: cannot open for writing: No such file or "
               "directory");
   }
+}
+
+// checkWritable: the same words as ResultOutput, but nothing is created or truncated.
+TEST(CheckWritable, RefusesWhatResultOutputWouldAndTouchesNothing) {
+  EXPECT_NO_THROW(checkWritable("", "--output"));
+  EXPECT_NO_THROW(checkWritable("-", "--output"));
+  char dir[] = "/tmp/rb-checkwritable.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string fresh = std::string(dir) + "/new.json", kept = std::string(dir) + "/old.json";
+  EXPECT_NO_THROW(checkWritable(fresh, "--output"));
+  EXPECT_NE(access(fresh.c_str(), F_OK), 0) << "a path that did not exist was created";
+  std::ofstream(kept) << "keep me";
+  EXPECT_NO_THROW(checkWritable(kept, "--plot"));
+  std::ifstream in(kept);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "keep me") << "an existing file was truncated";
+  try {
+    checkWritable("/nonexistent-dir/x.json", "--plot");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--plot /nonexistent-dir/x.json: cannot open for writing: No such file or directory");
+  }
+  EXPECT_THROW(checkWritable(dir, "--output"), UsageError);  // a directory: EISDIR
+  unlink(kept.c_str());
+  rmdir(dir);
 }
 
 }  // namespace

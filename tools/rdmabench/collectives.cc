@@ -162,6 +162,12 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   cmd.params.commandLine = commandLine;
   launch::RankInfo info = launch::detect(cmd.launch, launch::processEnv());
   if (info.source == "pmix") launch::applyPmixIdentity(info, rendezvous::pmixInit());
+  // Rank 0 writes the report and the plot after the measurement: a path it cannot write fails
+  // now, before any rank starts (the launcher for --np, rank 0 itself otherwise).
+  if (cmd.launch.np > 0 || info.rank == 0) {
+    checkWritable(cmd.outputPath, "--output");
+    checkWritable(cmd.plotPath, "--plot");
+  }
   if (cmd.launch.np > 0) {
     launch::LocalRunLimits limits;
     // A healthy rank leaves its last barrier within --timeout of the first one to exit.
