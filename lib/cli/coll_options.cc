@@ -57,16 +57,24 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
                           : "All-pairs fabric map: latency and bandwidth of "
                             "every ordered pair, in rounds of disjoint pairs; "
                             "flags slow nodes and links";
+  // pairs and congestion run fixed counts per measurement (-n, --bw-iters) and have their own
+  // layouts (table, json, csv).
+  const bool fixedCounts = test == "pairs" || test == "congestion";
   po::options_description general(
       fmt::format("Usage: rdmabench {} [options]\n{}.\n\nTest", test, title));
   general.add_options()("help,h", "show this help")("transport,t", po::value<std::string>(),
                                                     "socket | verbs | ofi (default socket)")(
-      "iters,n", po::value<std::string>(), "measured iterations per size (default: OSU's)")(
-      "warmup", po::value<std::string>(), "warmup iterations per size (default: OSU's)")(
+      "iters,n", po::value<std::string>(),
+      fixedCounts ? (test == "pairs" ? "latency iterations per ordered pair (default 1000)"
+                                     : "victims' latency iterations per phase (default 1000)")
+                  : "measured iterations per size (default: OSU's)")(
+      "warmup", po::value<std::string>(),
+      fixedCounts ? "latency warmup iterations; bandwidth warmup is min(N, 2) (default 100)"
+                  : "warmup iterations per size (default: OSU's)")(
       "timeout", po::value<std::string>(),
       "longest wait without progress and for other ranks, seconds (default 10)");
-  // pairs and congestion run fixed counts per measurement (-n, --bw-iters): no per-size timing.
-  if (test != "pairs" && test != "congestion")
+  // No per-size timing for the fixed counts of pairs and congestion.
+  if (!fixedCounts)
     general.add_options()(
         "duration,D", po::value<std::string>(),
         "seconds per size: iterations calibrated from the warmup (at least 10), instead of -n")(
@@ -110,7 +118,7 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     general.add_options()(
         "victims", po::value<std::string>(),
         "fraction of the ranks that are victims, the rest aggressors (default "
-        "0.2, as GPCNeT; victims = ceil(fraction x ranks) >= 2, aggressors >= 1)")(
+        "0.2, as GPCNeT; victims = ceil(fraction x ranks) >= 2, aggressors >= 2)")(
         "pattern", po::value<std::string>(),
         "aggressor traffic: incast | alltoall (default incast)")(
         "seed", po::value<std::string>(),
@@ -165,9 +173,12 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
                               "keeps a launcher's binding), to node N, or not (default auto)");
 
   po::options_description output("Output");
-  output.add_options()("format,f", po::value<std::string>(), "table | json | csv | osu | imb")(
-      "output,o", po::value<std::string>(), "write the report (rank 0) to FILE")(
-      "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu");
+  output.add_options()("format,f", po::value<std::string>(),
+                       fixedCounts ? "table | json | csv" : "table | json | csv | osu | imb")(
+      "output,o", po::value<std::string>(), "write the report (rank 0) to FILE");
+  if (!fixedCounts)
+    output.add_options()("full", po::bool_switch(),
+                         "OSU -f columns (min, max, iterations) in --format osu");
 
   po::options_description all;
   all.add(general).add(launchOpts).add(device).add(output);
@@ -358,7 +369,7 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     throw UsageError(
         fmt::format("--format {}: unknown (valid: table, json, csv, osu, imb)", cmd.format));
   if (has("output")) cmd.outputPath = str("output");
-  cmd.full = vm["full"].as<bool>();
+  cmd.full = vm.count("full") && vm["full"].as<bool>();
   return cmd;
 }
 

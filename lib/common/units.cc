@@ -13,7 +13,7 @@ uint64_t parseSize(std::string_view text, std::string_view option) {
   auto bad = [&](std::string_view why) {
     return UsageError(
         fmt::format("{}: invalid size '{}': {} (use an integer with optional "
-                    "K/M/G suffix, e.g. 4096, 64K, 1M)",
+                    "K/M/G/T suffix, e.g. 4096, 64K, 1M)",
                     option, text, why));
   };
   if (text.empty()) throw bad("empty");
