@@ -72,6 +72,16 @@ Communicator::Communicator(rendezvous::Store& store, int rank, int size, std::st
     auto a = connectors_[p]->localAddress();
     store_.set(fmt::format("addr/{}/{}", rank_, p), std::string(a.begin(), a.end()));
   }
+  // A peer that died before connecting ends our connect at once through the store.
+  ScopedConnectCheck deadPeers([this] {
+    try {
+      store_.checkPeers();
+    } catch (const PeerError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw PeerError(e.what());  // the store's word on a dead rank: reported as it is
+    }
+  });
   // One global order of pairs, and chains of waits O(log n) long (topology.h wireupOrder).
   for (int p : wireupOrder(rank_, peers_)) {
     std::string a = store_.get(fmt::format("addr/{}/{}", p, rank_), timeoutMs_);
@@ -79,6 +89,8 @@ Communicator::Communicator(rendezvous::Store& store, int rank, int size, std::st
       endpoints_[p] =
           connectors_[p]->connect(std::vector<uint8_t>(a.begin(), a.end()), Deadline(timeoutMs_));
     } catch (const InterruptedError&) {
+      throw;
+    } catch (const PeerError&) {
       throw;
     } catch (const std::exception& e) {
       store_.checkPeers();

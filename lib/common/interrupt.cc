@@ -75,6 +75,36 @@ void throwIfInterrupted(const char* phase) {
     throw InterruptedError(std::string("interrupted (") + interruptName() + ") during " + phase);
 }
 
+namespace {
+thread_local std::function<void()>* tConnectCheck = nullptr;
+thread_local int64_t tConnectCheckNs = 0;  // when it last ran
+thread_local bool tInConnectCheck = false;
+constexpr int64_t kConnectCheckEveryNs = 100'000'000;
+}  // namespace
+
+void throwIfConnectAborted(const char* phase) {
+  throwIfInterrupted(phase);
+  if (!tConnectCheck || tInConnectCheck) return;
+  const int64_t now = monotonicNs();
+  if (now - tConnectCheckNs < kConnectCheckEveryNs) return;
+  tConnectCheckNs = now;
+  tInConnectCheck = true;
+  struct Reset {
+    ~Reset() { tInConnectCheck = false; }
+  } reset;
+  (*tConnectCheck)();
+}
+
+ScopedConnectCheck::ScopedConnectCheck(std::function<void()> check)
+    : check_(std::move(check)), previous_(tConnectCheck) {
+  tConnectCheck = &check_;
+  tConnectCheckNs = 0;
+}
+
+ScopedConnectCheck::~ScopedConnectCheck() {
+  tConnectCheck = previous_;
+}
+
 void clearInterrupted() {
   gSignals.store(0, std::memory_order_relaxed);
   gFirstSignalNs.store(0, std::memory_order_relaxed);

@@ -87,6 +87,19 @@ grep -q "^# WARNING: 2 ranks on .* run on 1 CPU ($ONE)" "$TMP/pl.txt" && grep -q
 pass "oversubscription warned (--cpu with fewer CPUs than ranks; a launcher's binding, kept)"
 expect_status 2 "--cpu 3-1: not a CPU list" "$RB" allreduce --np 2 --cpu 3-1
 
+# A rank that fails before it connects (rank 2 of 4 gets CPU 99) ends the others' connects at
+# once through the store, naming it, not after --timeout (they waited the whole 20 s before).
+start=$(date +%s%N)
+rc=0
+timeout 60 "$RB" barrier --np 4 --cpu "0,0,99,0" --timeout 20 -n 5 >/dev/null 2>"$TMP/early.err" || rc=$?
+took=$((($(date +%s%N) - start) / 1000000))
+[ "$rc" = 2 ] || fail "rank failing before connect: exit $rc, expected 2: $(cat "$TMP/early.err")"
+[ "$took" -lt 10000 ] || fail "peers of a rank that failed before connecting took $took ms (--timeout 20)"
+[ "$(grep -c '^rdmabench: error: rank ' "$TMP/early.err")" = 4 ] || fail "expected 4 error lines: $(cat "$TMP/early.err")"
+[ "$(grep -c -- '--cpu 99: not within the CPUs allowed here' "$TMP/early.err")" = 4 ] ||
+  fail "not every line names the cause: $(cat "$TMP/early.err")"
+pass "a rank failing before it connects stops the others in $took ms (--timeout 20), each naming it"
+
 # A terminal's Ctrl-C reaches the whole process group (launcher and every rank; for `lat` without
 # a host, the client and its forked loopback server): the status is 4, every time (it was 130
 # under --np: the launcher's SIGTERM after the SIGINT counted as a second Ctrl-C; and 1 at random

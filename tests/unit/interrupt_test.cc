@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include "common/interrupt.h"
@@ -83,6 +84,26 @@ TEST(InterruptDeathTest, ClearedFlagStartsANewWindow) {
         exitAsTheToolWould();
       },
       ::testing::ExitedWithCode(4), "");
+}
+
+// The transports' connect loops call throwIfConnectAborted on every turn; the installed check
+// (the store's dead-rank check) runs at most every 100 ms, only while its scope lives, and what
+// it throws comes out of the connect loop.
+TEST(ConnectCheck, RunsEvery100MsWhileInstalledAndPropagates) {
+  int runs = 0;
+  {
+    ScopedConnectCheck check([&] { ++runs; });
+    for (int i = 0; i < 1000; ++i)
+      throwIfConnectAborted("socket connect");
+    EXPECT_EQ(runs, 1) << "rate limit";
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    throwIfConnectAborted("socket connect");
+    EXPECT_EQ(runs, 2);
+  }
+  throwIfConnectAborted("socket connect");
+  EXPECT_EQ(runs, 2) << "ran after its scope ended";
+  ScopedConnectCheck failing([] { throw std::runtime_error("rank 2 on host n2 failed"); });
+  EXPECT_THROW(throwIfConnectAborted("socket connect"), std::runtime_error);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ uint32_t OfiDevice::waitCmEvent(ConnState& c, fid_t from, uint32_t want, fi_eq_c
   const char* wantName = want == FI_CONNREQ ? "FI_CONNREQ" : "FI_CONNECTED";
   alignas(fi_eq_cm_entry) uint8_t buf[sizeof(fi_eq_cm_entry) + 256];
   for (;;) {
-    throwIfInterrupted("ofi connect (FI_EP_MSG)");
+    throwIfConnectAborted("ofi connect (FI_EP_MSG)");
     const int slice = deadline.remainingMs() < 0 ? kEqWaitSliceMs
                                                  : std::min(kEqWaitSliceMs, deadline.remainingMs());
     uint32_t event = 0;

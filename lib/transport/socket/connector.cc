@@ -101,7 +101,7 @@ Fd SocketConnector::connectPeer(const ListenAddress& remote, const std::string& 
                                 const Deadline& deadline) {
   std::string lastError = "no attempt";
   for (;;) {
-    throwIfInterrupted("socket connect");
+    throwIfConnectAborted("socket connect");
     if (deadline.expired())
       throw TimeoutError(
           fmt::format("socket connect: timed out connecting to peer {} ({})", peer, lastError));

@@ -126,7 +126,7 @@ void ListenerHub::pump(int& rejected, std::string& lastReject) {
 Fd ListenerHub::accept(uint64_t token, const Deadline& deadline, int& rejected,
                        std::string& lastReject) {
   for (;;) {
-    throwIfInterrupted("socket connect");
+    throwIfConnectAborted("socket connect");
     int listenFd = -1;
     bool helloPending = false;
     {

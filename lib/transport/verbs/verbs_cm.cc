@@ -282,7 +282,7 @@ class CmConnector : public Connector {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
         throw SystemError(fmt::format("rdma_get_cm_event on {} ({})", core_->name, waitingFor),
                           errno);
-      throwIfInterrupted("rdma_cm connect");
+      throwIfConnectAborted("rdma_cm connect");
       if (deadline.expired())
         throw TimeoutError(fmt::format("verbs rdma_cm on {}: timed out waiting for {} from {}",
                                        core_->name, waitingFor, peer_));
