@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <memory>
 #include <set>
 
@@ -151,21 +152,27 @@ uint64_t warmupWithBudget(const CollectiveParams& p, uint64_t warm) {
   return p.durationSec > 0 ? std::max<uint64_t>(warm, 10) : warm;
 }
 
-// One rank's result of one size, published under res/<test>/<index>/<rank>. Bounded size
-// whatever the iteration count: the per-iteration samples never travel through the store.
-struct RankResult {
-  double meanUs = 0;
-  uint64_t wrong = 0;
-};
+}  // namespace
 
-// The published form (a few dozen bytes; store values are capped, docs/rendezvous.md).
-std::string encodeResult(const RankResult& r) {
-  return json{{"mean_us", r.meanUs}, {"wrong", r.wrong}}.dump();
+// docs: bench.h
+AcrossRanks reduceAcrossRanks(Communicator& c, const RankResult& r) {
+  auto reduce = [&c](std::initializer_list<double> in, ReduceOp op, double* out) {
+    const size_t k = in.size();
+    std::memcpy(c.data(), std::data(in), k * sizeof(double));
+    allreduce(c, "tree", k, DType::kFloat64, op);
+    std::memcpy(out, c.data() + k * sizeof(double), k * sizeof(double));
+  };
+  AcrossRanks a;
+  reduce({r.meanUs}, ReduceOp::kMin, &a.minUs);
+  reduce({r.meanUs}, ReduceOp::kMax, &a.maxUs);
+  double sums[2];
+  reduce({r.meanUs, static_cast<double>(r.wrong)}, ReduceOp::kSum, sums);
+  a.sumUs = sums[0];
+  a.wrong = static_cast<uint64_t>(sums[1]);
+  return a;
 }
 
-void publish(Communicator& c, const std::string& key, const RankResult& r) {
-  c.store().set(key, encodeResult(r));
-}
+namespace {
 
 // Distribution over iterations of the slowest rank's time: the per-iteration samples (ns) are
 // max-reduced across ranks through the data plane in chunks of kSlowestChunk (untimed; every
@@ -187,26 +194,13 @@ stats::Summary slowestPerIteration(Communicator& c, const std::vector<int64_t>& 
   return set.summarize();
 }
 
-report::CollectiveRow gather(Communicator& c, const std::string& prefix, uint64_t bytes,
-                             int64_t timeoutMs, const stats::Summary& sm, uint64_t& wrongTotal) {
+report::CollectiveRow rowAcrossRanks(int n, const AcrossRanks& a, uint64_t bytes,
+                                     const stats::Summary& sm, uint64_t& wrongTotal) {
   report::CollectiveRow row;
-  const int n = c.size();
   row.ranks = n;
-  double sum = 0;
-  row.tMinUs = 1e300;
-  uint64_t wrong = 0;
-  for (int r = 0; r < n; ++r) {
-    const std::string what = fmt::format("result of rank {}", r);
-    json j = parseUntrustedJson(c.store().get(fmt::format("{}/{}", prefix, r), timeoutMs), what, 4,
-                                4096);
-    if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
-    double mean = jsonDouble(j, "mean_us", what, 0.0, 0.0, 1e15);
-    row.tMinUs = std::min(row.tMinUs, mean);
-    row.tMaxUs = std::max(row.tMaxUs, mean);
-    sum += mean;
-    wrong += jsonUint(j, "wrong", what, 0);
-  }
-  row.tAvgUs = sum / n;
+  row.tMinUs = a.minUs;
+  row.tMaxUs = a.maxUs;
+  row.tAvgUs = a.sumUs / n;
   row.slowestP50Us = sm.p50;
   row.slowestP99Us = sm.p99;
   row.slowestMaxUs = sm.max;
@@ -214,8 +208,8 @@ report::CollectiveRow gather(Communicator& c, const std::string& prefix, uint64_
     row.algbwGBs = static_cast<double>(bytes) / (row.tAvgUs * 1e-6) / 1e9;
     row.busbwGBs = row.algbwGBs * 2.0 * (n - 1) / n;
   }
-  wrongTotal += wrong;
-  row.wrong = wrong;
+  wrongTotal += a.wrong;
+  row.wrong = a.wrong;
   return row;
 }
 
@@ -383,14 +377,14 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
       sum += dt;
     }
     rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
-    publish(c, fmt::format("res/barrier/{}", me), rr);
     stats::Summary slowest = slowestPerIteration(c, samples);
+    const AcrossRanks across = reduceAcrossRanks(c, rr);
     if (root) {
       report::Row row;
       row.iterations = iters;
       row.warmup = warm;
       uint64_t w = 0;
-      row.collective = gather(c, "res/barrier", 0, p.timeoutMs, slowest, w);
+      row.collective = rowAcrossRanks(n, across, 0, slowest, w);
       row.collective->algorithm = sharpSession ? "sharp" : "dissemination";
       row.collective->wrong.reset();
       reporter->row(row);
@@ -456,16 +450,15 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
         rr.wrong = countWrong(c.data() + bytes, count, p.dtype, p.op, n);
         out.wrong += rr.wrong;
       }
-      std::string prefix = fmt::format("res/allreduce/{}", idx);
-      publish(c, fmt::format("{}/{}", prefix, me), rr);
       stats::Summary slowest = slowestPerIteration(c, samples);
+      const AcrossRanks across = reduceAcrossRanks(c, rr);
       if (root) {
         report::Row row;
         row.bytes = bytes;
         row.iterations = iters;
         row.warmup = warm;
         uint64_t w = 0;
-        row.collective = gather(c, prefix, bytes, p.timeoutMs, slowest, w);
+        row.collective = rowAcrossRanks(n, across, bytes, slowest, w);
         row.collective->algorithm = algo;
         row.collective->count = count;
         if (sharpSession) {

@@ -82,6 +82,27 @@ struct CollectiveOutcome {
 // device options and timeout of `params`, connecting to `peers` with a data area of `dataBytes`.
 CommOptions commOptions(const CollectiveParams& params, std::vector<int> peers, uint64_t dataBytes);
 
+// One rank's result of one size: its mean time per iteration (microseconds) and, with --check,
+// its wrong elements.
+struct RankResult {
+  double meanUs = 0;
+  uint64_t wrong = 0;
+};
+
+// The across-ranks figures of one size: IMB's t_min / t_max (microseconds) and the sum of the
+// ranks' means (t_avg = sumUs / ranks), and the #wrong total (nccl-tests).
+struct AcrossRanks {
+  double minUs = 0, maxUs = 0, sumUs = 0;
+  uint64_t wrong = 0;
+};
+
+// Reduces every rank's `mine` over the data plane's binomial tree: three allreduces of one or
+// two float64 (min, max, sum; a count of wrong elements is exact in a float64 below 2^53),
+// O(log n) at rank 0 instead of n store round trips. Collective: every rank of `comm` calls it
+// (it needs the tree's peers, which every collective command connects); all get the result.
+// Errors as Communicator's waits (timeout, a dead rank named).
+AcrossRanks reduceAcrossRanks(Communicator& comm, const RankResult& mine);
+
 // Runs the test as rank `info.rank`. `reporter` is used on rank 0 only (may be null elsewhere).
 // Errors: every wait is bounded by timeoutMs; a dead rank makes the others throw naming it.
 CollectiveOutcome runCollective(const CollectiveParams& params, const launch::RankInfo& info,
