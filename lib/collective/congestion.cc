@@ -254,13 +254,17 @@ CongestionResult runIn(const CollectiveParams& p, const launch::RankInfo& info,
   Communicator c(store, me, n, info.host, co);
   c.setStage(stage);
   const uint32_t rq = c.device().caps().maxRecvQueue;
-  const uint64_t need = std::max(4 * p.pairsWindow * c.chunksOf(p.congBwBytes),
-                                 p.pairsWindow * c.chunksOf(p.congAggBytes) + 2);
+  // A victim keeps 4 windows of receives per peer (both ring directions, this iteration's and
+  // the next's, posted early); an aggressor target one window of --agg-size plus 2 controls.
+  const uint64_t bwChunks = c.chunksOf(p.congBwBytes), aggChunks = c.chunksOf(p.congAggBytes);
+  const uint64_t need = std::max(4 * p.pairsWindow * bwChunks, p.pairsWindow * aggChunks + 2);
   if (rq > 0 && need > rq)
     throw UsageError(fmt::format(
-        "--window {}: {} receives in flight per peer exceed the {} transport's receive queue "
-        "of {}",
-        p.pairsWindow, need, p.transport, rq));
+        "--window {}: {} receives in flight per peer (4 windows of --bw-size messages for the "
+        "victims' ring, one of --agg-size for an aggressor) exceed the {} transport's receive "
+        "queue of {}; at most --window {} here",
+        p.pairsWindow, need, p.transport, rq,
+        std::min<uint64_t>(rq / (4 * bwChunks), rq > 2 ? (rq - 2) / aggChunks : 0)));
   const json placement = placeRank(c, p.placement, info);
   // Rank 0 splits the ranks (it reads every rank's host once) and publishes the plan.
   CongestionPlan plan;

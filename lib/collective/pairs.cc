@@ -137,9 +137,9 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
   if (rq > 0 && p.pairsWindow * c.chunksOf(p.pairsBwBytes) > rq)
     throw UsageError(fmt::format(
         "--window {}: {} receives in flight ({} per {}-byte message) exceed the {} transport's "
-        "receive queue of {}",
+        "receive queue of {}; at most --window {} here",
         p.pairsWindow, p.pairsWindow * c.chunksOf(p.pairsBwBytes), c.chunksOf(p.pairsBwBytes),
-        p.pairsBwBytes, p.transport, rq));
+        p.pairsBwBytes, p.transport, rq, rq / c.chunksOf(p.pairsBwBytes)));
   const json placement = placeRank(c, p.placement, info);
   c.barrier();
   const double wireup = static_cast<double>(nowNs() - start) / 1e9;
