@@ -55,17 +55,11 @@ void writeCongestion(std::ostream& out, const std::string& format, const Congest
   const CongestionPlan& pl = r.plan;
   const std::string pattern = toString(r.pattern);
   if (format == "table") {
-    // The shared header block; its first line's generic latency wording is replaced.
-    std::ostringstream hs;
-    auto header = report::makeReporter("table", hs);
-    header->begin(r.info);
-    header->abort("");  // only the header block: the columns follow here
-    std::string h = hs.str();
-    const std::string generic = "congestion, latency = half round trip (RTT/2)";
-    if (auto at = h.find(generic); at != std::string::npos)
-      h.replace(at, generic.size(),
-                "congestion, victims' random ring alone vs under aggressor traffic (GPCNeT)");
-    out << h;
+    // The shared header block, with this command's title and units.
+    out << report::detail::tableHeaderBlock(
+        r.info, "victims' random ring alone vs under aggressor traffic (GPCNeT)",
+        "latency in microseconds, bandwidth in MB/s = 10^6 B/s; p50 / p99 = nearest-rank "
+        "percentiles over every victim's iterations");
     out << fmt::format(
         "# congestion (GPCNeT's impact factor): {} ranks: {} victims, {} aggressors "
         "(victims = ceil({} x ranks), seed {})\n",

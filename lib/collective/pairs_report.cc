@@ -129,9 +129,11 @@ const std::vector<std::string>& pairsFormatNames() {
 void writePairs(std::ostream& out, const std::string& format, const PairsResult& r) {
   const int n = r.ranks;
   if (format == "table") {
-    auto header = report::makeReporter("table", out);
-    header->begin(r.info);
-    header->abort("");  // only the header block: the columns follow here
+    // The shared header block, with this command's title and units; the columns follow.
+    out << report::detail::tableHeaderBlock(
+        r.info, "every ordered pair's latency (one-way = RTT/2) and bandwidth",
+        "latency in microseconds (median, min, avg; p99 = nearest-rank percentile), bandwidth "
+        "in MB/s = 10^6 B/s");
     out << fmt::format(
         "# pairs: {} ranks, {} rounds of disjoint pairs (round-robin, circle method), {:.1f} s\n"
         "# latency: ping-pong of {} B, {} iterations after {} warmup, one-way = RTT/2 [us]\n"

@@ -1,6 +1,7 @@
 #include "report/format_util.h"
 
 #include <ostream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -253,6 +254,22 @@ void TextReporter::end() {
 
 void TextReporter::abort(const std::string& /*message*/) {
   finished_ = true;
+}
+
+std::string tableHeaderBlock(const RunInfo& info, const std::string& title,
+                             const std::string& units) {
+  std::ostringstream hs;
+  auto header = makeReporter("table", hs);
+  header->begin(info);
+  header->abort("");  // only the header block
+  std::string h = hs.str();
+  auto replaceLine = [&h](const std::string& from, const std::string& to) {
+    if (auto at = h.find(from); at != std::string::npos) h.replace(at, from.size(), to);
+  };
+  replaceLine(info.test + ", latency = half round trip (RTT/2)", info.test + ", " + title);
+  replaceLine("units: microseconds; t_typical = median, pXX = nearest-rank percentile",
+              "units: " + units);
+  return h;
 }
 
 }  // namespace rdmabench::report::detail

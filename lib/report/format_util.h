@@ -16,6 +16,12 @@
 
 namespace rdmabench::report::detail {
 
+// The table layout's `# ...` header block of `info` for a command that prints its own columns
+// after it (pairs, congestion): the first line's generic "<test>, latency = half round trip
+// (RTT/2)" becomes "<test>, <title>", and the latency units line becomes "units: <units>".
+std::string tableHeaderBlock(const RunInfo& info, const std::string& title,
+                             const std::string& units);
+
 // Which column layout a run needs. A new kind of test (e.g. collectives with t_min/t_max/t_avg
 // across ranks) adds an enumerator here and testKind() maps RunInfo::test to it; -Wswitch then
 // points at every format that must learn it.

@@ -185,6 +185,17 @@ TEST(CongestionReport, JsonAndCsvCarryTheSplitAndTheFactors) {
   EXPECT_NE(csv.str().find("RR Two-sided Lat (8 B),us,"), std::string::npos) << csv.str();
   std::ostringstream bad;
   EXPECT_THROW(writeCongestion(bad, "osu", r), UsageError);
+  // The table's header names this command and its units, not ping-pong latency's.
+  r.info.test = "congestion";
+  std::ostringstream table;
+  writeCongestion(table, "table", r);
+  const std::string t = table.str();
+  EXPECT_NE(t.find(": congestion, victims' random ring alone vs under aggressor traffic"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("# units: latency in microseconds, bandwidth in MB/s"), std::string::npos) << t;
+  EXPECT_EQ(t.find("t_typical"), std::string::npos) << t;
+  EXPECT_EQ(t.find("half round trip"), std::string::npos) << t;
 }
 
 }  // namespace
