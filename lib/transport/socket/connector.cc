@@ -33,13 +33,6 @@ uint64_t randomToken() {
   return t != 0 ? t : 1;
 }
 
-void setPort(SockAddr& a, uint16_t port) {
-  if (a.ss.ss_family == AF_INET)
-    reinterpret_cast<sockaddr_in*>(&a.ss)->sin_port = htons(port);
-  else
-    reinterpret_cast<sockaddr_in6*>(&a.ss)->sin6_port = htons(port);
-}
-
 }  // namespace
 
 SocketConnector::SocketConnector(SocketDevice& device) : device_(device), hub_(device.listeners()) {
@@ -113,14 +106,14 @@ Fd SocketConnector::connectPeer(const ListenAddress& remote, const std::string& 
     // Linux 4.2), which may reuse a local port toward different peers. bind(port 0) would search
     // the whole bind table for a port no socket holds: at 1024 local ranks (~30,000 sockets on
     // loopback) that search was most of the wire-up's CPU and ran out of ephemeral ports.
-    const int one = 1;
-    if (bind.ss.ss_family == remote.addr.ss_family && !isWildcard(bind))
+    if (bind.ss.ss_family == remote.addr.ss_family && !isWildcard(bind)) {
+      const int one = 1;
       (void)setsockopt(fd.get(), IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
-    if (bind.ss.ss_family == remote.addr.ss_family && !isWildcard(bind) &&
-        ::bind(fd.get(), bind.sa(), bind.len) != 0)
-      throw SystemError(
-          fmt::format("socket connect: bind({}) for peer {}", formatSockaddr(bind.sa()), peer),
-          errno);
+      if (::bind(fd.get(), bind.sa(), bind.len) != 0)
+        throw SystemError(
+            fmt::format("socket connect: bind({}) for peer {}", formatSockaddr(bind.sa()), peer),
+            errno);
+    }
     int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&remote.addr), remote.addrLen);
     int err = rc == 0 ? 0 : errno;
     if (err == EINPROGRESS || err == EINTR) {

@@ -34,10 +34,7 @@ uint16_t ListenerHub::add(uint64_t token) {
   if (tokens_.count(token)) return 0;
   if (!listen_) {
     SockAddr bind = bind_;
-    if (bind.ss.ss_family == AF_INET)
-      reinterpret_cast<sockaddr_in*>(&bind.ss)->sin_port = 0;
-    else
-      reinterpret_cast<sockaddr_in6*>(&bind.ss)->sin6_port = 0;
+    setPort(bind, 0);
     const std::string where = formatSockaddr(bind.sa());
     Fd fd(::socket(bind.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) throw SystemError(fmt::format("socket: socket() to listen on {}", where), errno);

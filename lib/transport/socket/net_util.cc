@@ -42,6 +42,13 @@ bool isLoopback(const SockAddr& a) {
   return false;
 }
 
+void setPort(SockAddr& a, uint16_t port) {
+  if (a.ss.ss_family == AF_INET)
+    reinterpret_cast<sockaddr_in*>(&a.ss)->sin_port = htons(port);
+  else
+    reinterpret_cast<sockaddr_in6*>(&a.ss)->sin6_port = htons(port);
+}
+
 bool isWildcard(const SockAddr& a) {
   if (a.ss.ss_family == AF_INET)
     return reinterpret_cast<const sockaddr_in*>(&a.ss)->sin_addr.s_addr == htonl(INADDR_ANY);

@@ -28,6 +28,8 @@ SockAddr resolveHost(const std::string& host, const char* what);
 bool isLoopback(const SockAddr& a);
 // True for 0.0.0.0 and ::.
 bool isWildcard(const SockAddr& a);
+// Sets the port of an AF_INET / AF_INET6 address (`port` in host byte order).
+void setPort(SockAddr& a, uint16_t port);
 // The local address the kernel routes to `peer` from (UDP connect + getsockname; nothing is
 // sent). Throws SystemError when there is no route.
 SockAddr routeSourceFor(const SockAddr& peer);
