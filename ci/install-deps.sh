@@ -25,6 +25,10 @@ PKGS=(
   # PMIx rendezvous (cmake/Pmix.cmake; RDMABENCH_WITH_PMIX=ON in ci/test.sh). Also what Slurm's
   # mpi/pmix plugin loads: without it `srun --mpi=pmix` fails ("can not load PMIx library").
   libpmix-dev
+  # generated docs (cmake/Docs.cmake): the man page is rendered with groff/man in
+  # system.test_man_page, the completion is exercised with bash-completion in
+  # system.test_bash_completion
+  groff-base man-db bash-completion
 )
 # Another apt-get/dpkg (unattended-upgrades, a second CI job) may hold the dpkg lock: wait for it
 # up to 5 minutes instead of failing at once with exit 100.

@@ -91,18 +91,20 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
                           "never picks sharp)")(
         "dtype", po::value<std::string>(), "int32 | int64 | float32 | float64 (default float32)")(
         "op", po::value<std::string>(), "sum | min | max (default sum)")(
-        "size,s", po::value<std::string>(), "one message size, bytes (K/M suffixes)")(
+        "size,s", po::value<std::string>(),
+        "message size, bytes (K/M suffixes); a comma list runs each in turn (8,16)")(
         "msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (default 4:1M)")(
         "check,c", po::bool_switch(), "verify every result against the local computation");
   if (test == "ring")
-    general.add_options()("size,s", po::value<std::string>(), "message size (default 1024)")(
+    general.add_options()("size,s", po::value<std::string>(),
+                          "one message size, bytes, 1..64M (K/M suffixes) (default 1024)")(
         "outlier-k", po::value<std::string>(),
         "outlier threshold: baseline + k x max(MAD, baseline/10) (default 5)")(
         "fail-on-outlier", po::bool_switch(), "exit non-zero when a link is an outlier");
 
   if (test == "pairs")
     general.add_options()("lat-size,s", po::value<std::string>(),
-                          "latency ping-pong size, bytes (default 8; K/M suffixes)")(
+                          "latency ping-pong size, bytes, 1..64M (K/M suffixes) (default 8)")(
         "sizes", po::value<std::string>(), "same as --lat-size")(
         "bw-size", po::value<std::string>(), "bandwidth message size, bytes (default 1M)")(
         "window,w", po::value<std::string>(),
@@ -163,9 +165,10 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
       "provider", po::value<std::string>(), "libfabric provider (default tcp;ofi_rxm)")(
       "gid-index,x", po::value<std::string>(), "verbs GID index")(
       "ib-port", po::value<std::string>(), "verbs port (default 1)")(
-      "use-event,e", po::value<std::string>(),
-      "on | off: sleep on completion events instead of busy polling (default: on when more "
-      "ranks run on this host than it has cores)")(
+      "use-event,e", po::value<std::string>()->implicit_value("on"),
+      (std::string(kUseEventHelp) +
+       " (default: on when more ranks run on this host than it has cores, else off)")
+          .c_str())(
       "cpu", po::value<std::string>(),
       "bind the ranks of each host to these CPUs, one CPU per rank in local rank order "
       "(cpuset list: 0-3,8)")("numa", po::value<std::string>(),
@@ -184,10 +187,9 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
   all.add(general).add(launchOpts).add(device).add(output);
   po::variables_map vm = parseOptions(test, all, {}, args);
   if (vm.count("help")) {
-    std::ostringstream os;
-    os << general << "\n" << launchOpts << "\n" << device << "\n" << output;
     cmd.help = true;
-    cmd.helpText = os.str();
+    cmd.helpGroups = OptionGroups{general, launchOpts, device, output};
+    cmd.helpText = renderHelp(cmd.helpGroups);
     return cmd;
   }
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
@@ -226,7 +228,7 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     if (has("size") && has("msg-sizes"))
       throw UsageError("--size and --msg-sizes: give only one of them");
     if (has("size")) {
-      p.sizes = {parseSize(str("size"), "--size")};
+      p.sizes = parseSizeList(str("size"), "--size");
     } else {
       SizeRange r = has("msg-sizes") ? parseSizeRange(str("msg-sizes"), "--msg-sizes", es, 1u << 20)
                                      : SizeRange{es, 1u << 20};
@@ -344,11 +346,7 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
     p.device.gidIndex = static_cast<int>(parseUnsigned(str("gid-index"), "--gid-index", 0, 65535));
   if (has("ib-port"))
     p.device.ibPort = static_cast<int>(parseUnsigned(str("ib-port"), "--ib-port", 1, 255));
-  if (has("use-event")) {
-    if (str("use-event") != "on" && str("use-event") != "off")
-      throw UsageError(fmt::format("--use-event {}: must be on or off", str("use-event")));
-    cmd.useEvent = str("use-event") == "on" ? 1 : 0;
-  }
+  cmd.useEvent = parseUseEvent(vm, nullptr);
   if (has("format")) cmd.format = str("format");
   if ((test == "pairs" || test == "congestion") && cmd.format != "table" && cmd.format != "json" &&
       cmd.format != "csv")

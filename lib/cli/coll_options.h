@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/help_gen.h"
 #include "collective/bench.h"
 #include "launch/launch.h"
 
@@ -30,6 +31,7 @@ struct CollCommand {
   int useEvent = -1;  // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
   bool help = false;  // --help: helpText holds the usage, nothing else set
   std::string helpText;
+  OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)
 };
 
 // `test` is "barrier", "allreduce", "ring", "pairs" or "congestion"; `args` excludes the program

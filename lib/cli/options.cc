@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/help_gen.h"
 #include "common/error.h"
 #include "common/token.h"
 #include "common/units.h"
@@ -61,6 +62,13 @@ po::variables_map parseOptions(const std::string& command, const po::options_des
   try {
     po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    // Suggest the nearest spelling (docs/cli.md, "Typos"); hidden positionals never.
+    const std::string name = e.get_option_name();
+    const std::string hint = didYouMean(name, optionSpellings({desc}));
+    throw UsageError(
+        fmt::format("unknown option '{}' for '{}'{}", name, command,
+                    hint.empty() ? fmt::format(" (see `rdmabench {} --help`)", command) : hint));
   } catch (const po::error& e) {
     throw UsageError(
         fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command, e.what(), command));
@@ -78,6 +86,13 @@ std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v)
     s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+std::string joinedBars(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v)
+    s += (s.empty() ? "" : " | ") + x;
   return s;
 }
 
@@ -128,8 +143,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
                                                     "socket | verbs | ofi (default: verbs when an "
                                                     "active RDMA port exists, else socket)")(
       "op", po::value<std::string>(),
-      bw ? "send | write | tagged (ofi) (default send)"
-         : "send | write | read | tagged (ofi) (default send)")(
+      "send | write | read | tagged: write/read are RDMA write/read (socket emulates them, ofi "
+      "needs FI_RMA), tagged is ofi --ep rdm only (default send)")(
       "size,s", po::value<std::string>(),
       "message size, bytes (K/M suffixes); a comma list runs each in turn (0,1,1K)")(
       "all,a", po::bool_switch(),
@@ -151,12 +166,14 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   if (bw)
     general.add_options()(
         "mode", po::value<std::string>(),
-        "window (osu_bw: windows of --window messages, acked) | stream (perftest: --tx-depth "
-        "posts kept in flight); default stream with --format perftest, else window")(
+        "window | stream: osu_bw's windows of --window messages, acked, or perftest's --tx-depth "
+        "posts kept in flight (default: stream with --format perftest, else window)")(
         "window,w", po::value<std::string>(), "window mode: messages per window (default 64)")(
         "bidir,b", po::bool_switch(), "bidirectional (osu_bibw)")(
         "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
-        "cq-mod", po::value<std::string>(), "request a completion every N posts (default 1)");
+        "cq-mod", po::value<std::string>(),
+        "request a completion every N posts, at most the window (window mode) or --tx-depth "
+        "(stream mode) (default: window mode 1, stream mode min(100, --tx-depth) as perftest -Q)");
 
   po::options_description device("Device / transport", 110);
   device.add_options()("device,d", po::value<std::string>(),
@@ -168,8 +185,9 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       "tx-depth", po::value<std::string>(), "send queue depth")(
       "rx-depth", po::value<std::string>(), "receive queue depth")(
       "mtu", po::value<std::string>(), "path MTU bytes 256..4096 (default: active MTU)")(
-      "use-event,e", po::bool_switch(), "sleep on completion events instead of busy polling")(
-      "rdma-cm,R", po::bool_switch(), "connect QPs with librdmacm")(
+      "use-event,e", po::value<std::string>()->implicit_value("on"),
+      (std::string(kUseEventHelp) + " (default off)").c_str())("rdma-cm,R", po::bool_switch(),
+                                                               "connect QPs with librdmacm")(
       "provider", po::value<std::vector<std::string>>()->composing(),
       "libfabric provider string (default tcp;ofi_rxm); give it twice or more for an A/B "
       "comparison of providers")("compare", po::value<std::string>(),
@@ -179,7 +197,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
 
   po::options_description output("Output", 110);
   output.add_options()("format,f", po::value<std::string>(),
-                       ("output format: " + joined(formatsList()) + " (default table)").c_str())(
+                       (joinedBars(formatsList()) + " (default table)").c_str())(
       "output,o", po::value<std::string>(), "write the report to FILE")(
       "gbits", po::bool_switch(), "also show Gb/s (10^9 bit/s)")(
       "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu")(
@@ -202,10 +220,9 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
 
   po::variables_map vm = parseOptions(test, all, pos, args);
   if (vm.count("help")) {
-    std::ostringstream os;
-    os << general << "\n" << device << "\n" << measure << "\n" << output;
     cmd.help = true;
-    cmd.helpText = os.str();
+    cmd.helpGroups = OptionGroups{general, device, measure, output};
+    cmd.helpText = renderHelp(cmd.helpGroups);
     return cmd;
   }
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
@@ -223,13 +240,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   const uint64_t minDefault = (bw || (spec.op != "send" && spec.op != "tagged")) ? 1 : 0;
   if (vm.count("size")) {
     // A comma list (0,1,220,1023) runs each size in turn, in the order given.
-    std::string list = str("size");
-    for (size_t start = 0;;) {
-      size_t comma = list.find(',', start);
-      spec.sizes.push_back(parseSize(list.substr(start, comma - start), "--size"));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+    spec.sizes = parseSizeList(str("size"), "--size");
   } else if (vm["all"].as<bool>()) {
     spec.sizes = sizeSweep(minDefault, 4u << 20);
   } else if (vm.count("msg-sizes")) {
@@ -297,7 +308,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       throw UsageError(fmt::format("--mtu {}: must be one of 256, 512, 1024, 2048, 4096", mtu));
     d.mtu = static_cast<uint32_t>(mtu);
   }
-  d.useEvent = vm["use-event"].as<bool>();
+  d.useEvent = parseUseEvent(vm, &cmd.client.host) == 1;
   d.rdmaCm = vm["rdma-cm"].as<bool>();
   std::vector<std::string> providers;
   if (vm.count("provider")) providers = vm["provider"].as<std::vector<std::string>>();
@@ -374,12 +385,13 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
       "Usage: rdmabench server [options]\n"
       "Serves lat / bw tests one after another; clients choose everything.\n\nOptions");
   desc.add_options()("help,h", "show this help")("port,p", po::value<std::string>(),
-                                                 "control port (default 18515)")(
+                                                 "control port, 0 = ephemeral (default 18515)")(
       "bind", po::value<std::string>(), "listen address (default: all)")("once", po::bool_switch(),
                                                                          "exit after one test")(
       "max-bytes", po::value<std::string>(),
       "largest buffer memory a client may make the "
-      "server allocate (default 1G)")("quiet", po::bool_switch(), "no per-session log lines")(
+      "server allocate (default 1G)")("quiet", po::bool_switch(),
+                                      "no per-session log lines on stderr")(
       "token", po::value<std::string>(),
       "require this access token in every client's hello (default: $RDMABENCH_TOKEN; none = "
       "anyone who reaches the port may run tests)")(
@@ -391,10 +403,9 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   po::variables_map vm = parseOptions("server", desc, pos, args);
   if (vm.count("help")) {
-    std::ostringstream os;
-    os << desc;
     cmd.help = true;
-    cmd.helpText = os.str();
+    cmd.helpGroups = OptionGroups{desc};
+    cmd.helpText = renderHelp(cmd.helpGroups);
     return cmd;
   }
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
@@ -418,6 +429,29 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
     cmd.server.maxConnections =
         static_cast<uint32_t>(parseUnsigned(str("max-connections"), "--max-connections", 1, 4096));
   return cmd;
+}
+
+std::vector<uint64_t> parseSizeList(std::string_view text, std::string_view option) {
+  std::vector<uint64_t> sizes;
+  for (size_t start = 0;;) {
+    size_t comma = text.find(',', start);
+    sizes.push_back(parseSize(std::string(text.substr(start, comma - start)), option));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return sizes;
+}
+
+int parseUseEvent(const po::variables_map& vm, std::string* host) {
+  if (!vm.count("use-event")) return -1;
+  const std::string v = vm["use-event"].as<std::string>();
+  if (v == "on" || v == "off") return v == "on" ? 1 : 0;
+  // `lat -e nodeA`: Boost hands the word after a bare -e to it; it is the HOST.
+  if (host != nullptr && host->empty()) {
+    *host = v;
+    return 1;
+  }
+  throw UsageError(fmt::format("--use-event {}: must be on or off (a bare -e means on)", v));
 }
 
 std::vector<Variant> parseCompareList(std::string_view text) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/help_gen.h"
 #include "common/placement.h"
 #include "engine/pair.h"
 
@@ -41,10 +42,12 @@ struct ClientCommand {
   PlacementRequest placement;   // --cpu LIST / --numa auto|off|N (common/placement.h)
   bool help = false;
   std::string helpText;
+  OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)
 };
 
 // Runs Boost.Program_options for subcommand `command` and turns its exceptions into one-line
-// UsageErrors ("rdmabench lat: unrecognised option '--x' (see `rdmabench lat --help`)").
+// UsageErrors: "unknown option '--sise' for 'lat'; did you mean '--size'?" (or "... (see
+// `rdmabench lat --help`)" when nothing is close), "rdmabench lat: <Boost's message> (see ...)".
 boost::program_options::variables_map parseOptions(
     const std::string& command, const boost::program_options::options_description& desc,
     const boost::program_options::positional_options_description& positional,
@@ -57,9 +60,23 @@ struct ServerCommand {
   engine::ServerOptions server;
   bool help = false;
   std::string helpText;
+  OptionGroups helpGroups;
 };
 
 ServerCommand parseServerCommand(const std::vector<std::string>& args);
+
+// -e / --use-event, the same for every command: a bare flag means on; "on" or "off" given.
+inline constexpr const char* kUseEventHelp =
+    "on | off: sleep on completion events instead of busy polling (verbs: completion channel; "
+    "socket: epoll; ofi: FI_WAIT_FD); a bare -e means on";
+// -1 when -e is absent, else 1 (on) or 0 (off). A word that is neither goes to `host` when it
+// is given and still empty (`rdmabench lat -e nodeA`: Boost hands the next word to -e), else
+// UsageError "--use-event X: must be on or off".
+int parseUseEvent(const boost::program_options::variables_map& vm, std::string* host);
+
+// "8,16,1K": every size of a comma list, in order (K/M/G/T suffixes, common/units.h);
+// UsageError from parseSize naming `option` and the bad item.
+std::vector<uint64_t> parseSizeList(std::string_view text, std::string_view option);
 
 // Parses --compare's list: comma-separated `transport` or `ofi:provider` items, at least two.
 // UsageError names the bad item.

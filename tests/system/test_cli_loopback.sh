@@ -58,7 +58,7 @@ expect_error "--iters 0: out of range" "$RB" lat -n 0
 expect_error "MIN 10 is larger than MAX 2" "$RB" lat -m 10:2
 expect_error "--transport foo" "$RB" lat -t foo
 expect_error "--size" "$RB" lat -s 3G
-expect_error "unrecognised option" "$RB" bw --nope
+expect_error "unknown option '--nope' for 'bw'" "$RB" bw --nope
 expect_error "unknown command" "$RB" frobnicate
 expect_error "cannot resolve host" "$RB" lat no-such-host.invalid -t socket
 pass "bad input: one-line errors"

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/coll_options.h"
+#include "cli/help_gen.h"
 #include "cli/options.h"
 #include "collective/allreduce.h"
 #include "collective/bench.h"
@@ -180,7 +181,7 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   return runRank(cmd, info);
 }
 
-int runRendezvousCommand(const std::vector<std::string>& args) {
+cli::OptionGroups rendezvousOptions() {
   const rendezvous::StoreLimits defaults;
   po::options_description desc(
       "Usage: rdmabench rendezvous [options]\n"
@@ -211,9 +212,14 @@ int runRendezvousCommand(const std::vector<std::string>& args) {
       "require this access token in every rank's hello (default: $RDMABENCH_TOKEN, else under "
       "Slurm one derived from the job; none = no check)")("quiet", po::bool_switch(),
                                                           "no log lines");
-  po::variables_map vm = cli::parseOptions("rendezvous", desc, {}, args);
+  return {desc};
+}
+
+int runRendezvousCommand(const std::vector<std::string>& args) {
+  const cli::OptionGroups groups = rendezvousOptions();
+  po::variables_map vm = cli::parseOptions("rendezvous", groups[0], {}, args);
   if (vm.count("help")) {
-    std::cout << desc;
+    std::cout << cli::renderHelp(groups);
     return 0;
   }
   uint16_t port = launch::kDefaultRendezvousPort;

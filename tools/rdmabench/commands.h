@@ -4,10 +4,22 @@
 #include <string>
 #include <vector>
 
+#include "cli/help_gen.h"
+
 namespace rdmabench {
 
 // `rdmabench info [--format json]`: every backend, built or not, usable or not and why.
 int runInfoCommand(const std::vector<std::string>& args);
+
+// The option descriptions the commands parse with (also --help, man page, docs/cli.md and the
+// bash completion: cli/help_gen.h).
+cli::OptionGroups infoOptions();
+cli::OptionGroups compareOptions();
+cli::OptionGroups plotCommandOptions();
+cli::OptionGroups rendezvousOptions();
+
+// Every subcommand, in the order of the command list (main.cc).
+std::vector<cli::CommandDoc> commandDocs();
 
 // `rdmabench compare FILE... [--baseline FILE]` (compare.cc, docs/compare.md).
 int runCompareCommand(const std::vector<std::string>& args);

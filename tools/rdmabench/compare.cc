@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/help_gen.h"
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/json_read.h"
@@ -123,7 +124,7 @@ void readPlotOptions(const po::variables_map& vm, compare::PlotOptions& plot, st
 
 }  // namespace
 
-int runCompareCommand(const std::vector<std::string>& args) {
+cli::OptionGroups compareOptions() {
   po::options_description desc(
       "Usage: rdmabench compare FILE... [--baseline FILE] [options]\n"
       "Lines up results by test and message size: rdmabench --format json, OSU 5.x-7.x, "
@@ -140,15 +141,33 @@ int runCompareCommand(const std::vector<std::string>& args) {
                                   "also plot the compared inputs to FILE.png|FILE.svg");
   inputOptions(desc);
   plotOptions(desc);
+  return {desc};
+}
+
+cli::OptionGroups plotCommandOptions() {
+  po::options_description desc(
+      "Usage: rdmabench plot FILE... -o OUT.png|OUT.svg [options]\n"
+      "Latency (log-log) or bandwidth vs message size through gnuplot, one line per input "
+      "(inputs\nas for `rdmabench compare`; one panel per test kind).\n\nOptions");
+  desc.add_options()("help,h", "show this help")("output,o", po::value<std::string>(),
+                                                 "the image: FILE.png or FILE.svg (required)")(
+      "test", po::value<std::string>(), "plot only this test (latency, bandwidth, ...)");
+  inputOptions(desc);
+  plotOptions(desc);
+  return {desc};
+}
+
+int runCompareCommand(const std::vector<std::string>& args) {
+  const cli::OptionGroups groups = compareOptions();
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>());
   po::options_description all;
-  all.add(desc).add(hidden);
+  all.add(groups[0]).add(hidden);
   po::positional_options_description pos;
   pos.add("files", -1);
   po::variables_map vm = cli::parseOptions("compare", all, pos, args);
   if (vm.count("help")) {
-    std::cout << desc;
+    std::cout << cli::renderHelp(groups);
     return 0;
   }
   std::vector<std::string> paths;
@@ -196,24 +215,16 @@ int runCompareCommand(const std::vector<std::string>& args) {
 }
 
 int runPlotCommand(const std::vector<std::string>& args) {
-  po::options_description desc(
-      "Usage: rdmabench plot FILE... -o OUT.png|OUT.svg [options]\n"
-      "Latency (log-log) or bandwidth vs message size through gnuplot, one line per input "
-      "(inputs\nas for `rdmabench compare`; one panel per test kind).\n\nOptions");
-  desc.add_options()("help,h", "show this help")("output,o", po::value<std::string>(),
-                                                 "the image: FILE.png or FILE.svg (required)")(
-      "test", po::value<std::string>(), "plot only this test (latency, bandwidth, ...)");
-  inputOptions(desc);
-  plotOptions(desc);
+  const cli::OptionGroups groups = plotCommandOptions();
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>());
   po::options_description all;
-  all.add(desc).add(hidden);
+  all.add(groups[0]).add(hidden);
   po::positional_options_description pos;
   pos.add("files", -1);
   po::variables_map vm = cli::parseOptions("plot", all, pos, args);
   if (vm.count("help")) {
-    std::cout << desc;
+    std::cout << cli::renderHelp(groups);
     return 0;
   }
   if (!vm.count("files")) throw UsageError("rdmabench plot: give at least one input FILE");

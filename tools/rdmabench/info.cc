@@ -1,9 +1,13 @@
 // `rdmabench info`: which transports are built and usable here, with devices, ports, GID
 // tables and libfabric providers as each backend reports them.
+#include <boost/program_options.hpp>
+
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "cli/help_gen.h"
+#include "cli/options.h"
 #include "collective/sharp/sharp.h"
 #include "common/error.h"
 #include "tools/rdmabench/commands.h"
@@ -41,24 +45,31 @@ void printDetails(const nlohmann::json& j, int indent) {
 
 }  // namespace
 
+cli::OptionGroups infoOptions() {
+  namespace po = boost::program_options;
+  po::options_description desc(
+      "Usage: rdmabench info [options]\n"
+      "Lists every transport: built, usable here, and why not; devices, ports,\n"
+      "GID tables (verbs) and providers/domains (libfabric); then the SHARP\n"
+      "collective backend (library, caps_query facts, or why not usable).\n\nOptions");
+  desc.add_options()("help,h", "show this help")("format,f", po::value<std::string>(),
+                                                 "table | json (default table)");
+  return {desc};
+}
+
 int runInfoCommand(const std::vector<std::string>& args) {
+  const cli::OptionGroups groups = infoOptions();
+  const auto vm = cli::parseOptions("info", groups[0], {}, args);
+  if (vm.count("help")) {
+    std::cout << cli::renderHelp(groups);
+    return 0;
+  }
   bool json = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--help" || args[i] == "-h") {
-      std::cout << "Usage: rdmabench info [--format table|json]\n"
-                   "Lists every transport: built, usable here, and why not; devices, ports,\n"
-                   "GID tables (verbs) and providers/domains (libfabric); then the SHARP\n"
-                   "collective backend (library, caps_query facts, or why not usable).\n";
-      return 0;
-    }
-    if ((args[i] == "--format" || args[i] == "-f") && i + 1 < args.size()) {
-      std::string f = args[++i];
-      if (f != "json" && f != "table")
-        throw UsageError(fmt::format("--format {}: info supports table or json", f));
-      json = f == "json";
-      continue;
-    }
-    throw UsageError(fmt::format("rdmabench info: unknown argument '{}'", args[i]));
+  if (vm.count("format")) {
+    const std::string f = vm["format"].as<std::string>();
+    if (f != "json" && f != "table")
+      throw UsageError(fmt::format("--format {}: info supports table or json", f));
+    json = f == "json";
   }
   nlohmann::json all = nlohmann::json::array();
   for (const auto& name : transport::backendNames()) {

@@ -6,7 +6,10 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "cli/coll_options.h"
+#include "cli/help_gen.h"
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/interrupt.h"
@@ -22,27 +25,57 @@
 namespace rdmabench {
 namespace {
 
-constexpr const char* kUsage =
-    "Usage: rdmabench <command> [options]   (rdmabench <command> --help for its options)\n"
-    "\n"
-    "Commands:\n"
-    "  lat [HOST]     ping-pong latency against `rdmabench server` on HOST (loopback if none)\n"
-    "  bw [HOST]      windowed bandwidth / message rate (uni- or bidirectional)\n"
-    "  server         serve tests on control port 18515; clients choose everything\n"
-    "  barrier        dissemination barrier across N ranks (--np, Slurm, mpirun, --rank)\n"
-    "  allreduce      allreduce: tree, ring, recursive doubling, Rabenseifner or auto\n"
-    "  ring           every rank ping-pongs with its neighbours; flags slow links and hosts\n"
-    "  pairs          all-pairs fabric map: latency and bandwidth matrix, slow nodes and links\n"
-    "  congestion     GPCNeT's congestion impact: victims' latency/bandwidth alone vs under "
-    "incast\n"
-    "  rendezvous     standalone rendezvous server for N-rank runs\n"
-    "  compare FILE.. line up rdmabench / OSU / IMB / perftest results: MPI overhead per size\n"
-    "  plot FILE..    latency or bandwidth vs size, PNG or SVG through gnuplot (-o OUT)\n"
-    "  info           transports, devices, ports, GID tables and providers usable here\n"
-    "  version        print the version\n"
+constexpr const char* kUsageTail =
+    "  help [CMD]     this list, or CMD's options (the same as rdmabench CMD --help)\n"
     "\n"
     "Transports: socket (TCP), verbs (libibverbs RC QPs), ofi (libfabric, any provider).\n"
     "Example: rdmabench server   (node A);   rdmabench lat nodeA -t verbs -a   (node B)\n";
+
+std::string usageText() {
+  return cli::renderUsage(commandDocs(), kUsageTail);
+}
+
+std::vector<std::string> commandNames() {
+  std::vector<std::string> names;
+  for (const auto& c : commandDocs())
+    names.push_back(c.name);
+  return names;
+}
+
+// `rdmabench help [CMD | --man | --markdown | --bash-completion]`. The three generators print
+// what cmake/Docs.cmake installs and tools/gen-docs.sh splices into docs/cli.md.
+int runHelpCommand(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::cout << usageText();
+    return 0;
+  }
+  if (args.size() > 1)
+    throw UsageError(
+        fmt::format("rdmabench help: one command at most (got '{}' and '{}')", args[0], args[1]));
+  const std::string& what = args[0];
+  if (what == "--man") {
+    std::cout << cli::renderMan(commandDocs(), RDMABENCH_VERSION);
+    return 0;
+  }
+  if (what == "--markdown") {
+    std::cout << cli::renderMarkdown(commandDocs());
+    return 0;
+  }
+  if (what == "--bash-completion") {
+    std::cout << cli::renderBashCompletion(commandDocs());
+    return 0;
+  }
+  for (const auto& c : commandDocs()) {
+    if (c.name != what) continue;
+    if (c.options)
+      std::cout << cli::renderHelp(c.options());
+    else
+      std::cout << "Usage: rdmabench " << c.name << "\n" << c.summary << "\n";
+    return 0;
+  }
+  throw UsageError(fmt::format("rdmabench help: unknown command '{}'{}", what,
+                               cli::didYouMean(what, commandNames())));
+}
 
 // Runs the same test once per variant (each against the same server, size by size) and prints
 // one A/B document. A failing variant is reported in place; the exit status is then 1.
@@ -139,6 +172,41 @@ int runServerCommand(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+std::vector<cli::CommandDoc> commandDocs() {
+  auto client = [](const char* test) {
+    return [test] { return cli::parseClientCommand(test, {"--help"}).helpGroups; };
+  };
+  auto coll = [](const char* test) {
+    return [test] { return cli::parseCollectiveCommand(test, {"--help"}).helpGroups; };
+  };
+  return {
+      {"lat", "[HOST]", "ping-pong latency against `rdmabench server` on HOST (loopback if none)",
+       client("lat")},
+      {"bw", "[HOST]", "windowed bandwidth / message rate (uni- or bidirectional)", client("bw")},
+      {"server", "", "serve tests on control port 18515; clients choose everything",
+       [] { return cli::parseServerCommand({"--help"}).helpGroups; }},
+      {"barrier", "", "dissemination barrier across N ranks (--np, Slurm, mpirun, --rank)",
+       coll("barrier")},
+      {"allreduce", "", "allreduce: tree, ring, recursive doubling, Rabenseifner or auto",
+       coll("allreduce")},
+      {"ring", "", "every rank ping-pongs with its neighbours; flags slow links and hosts",
+       coll("ring")},
+      {"pairs", "", "all-pairs fabric map: latency and bandwidth matrix, slow nodes and links",
+       coll("pairs")},
+      {"congestion", "",
+       "GPCNeT's congestion impact: victims' latency/bandwidth alone vs under incast",
+       coll("congestion")},
+      {"rendezvous", "", "standalone rendezvous server for N-rank runs", rendezvousOptions},
+      {"compare", "FILE..",
+       "line up rdmabench / OSU / IMB / perftest results: MPI overhead per size", compareOptions},
+      {"plot", "FILE..", "latency or bandwidth vs size, PNG or SVG through gnuplot (-o OUT)",
+       plotCommandOptions},
+      {"info", "", "transports, devices, ports, GID tables and providers usable here", infoOptions},
+      {"version", "", "print the version", nullptr},
+  };
+}
+
 }  // namespace rdmabench
 
 int main(int argc, char** argv) {
@@ -154,8 +222,8 @@ int main(int argc, char** argv) {
     if (i) commandLine += ' ';
     commandLine += argv[i];
   }
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-    std::cout << kUsage;
+  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
+    std::cout << usageText();
     return args.empty() ? 2 : 0;
   }
   std::string command = args[0];
@@ -170,14 +238,14 @@ int main(int argc, char** argv) {
         command == "congestion")
       return runCollectiveCommand(command, args, commandLine);
     if (command == "rendezvous") return runRendezvousCommand(args);
+    if (command == "help") return runHelpCommand(args);
     if (command == "version" || command == "--version") {
       std::cout << "rdmabench " << RDMABENCH_VERSION << "\n";
       return 0;
     }
-    throw UsageError(fmt::format(
-        "unknown command '{}' (valid: lat, bw, server, barrier, allreduce, ring, pairs, "
-        "congestion, rendezvous, compare, plot, info, version)",
-        command));
+    std::string hint = cli::didYouMean(command, commandNames());
+    if (hint.empty()) hint = fmt::format(" (valid: {})", fmt::join(commandNames(), ", "));
+    throw UsageError(fmt::format("unknown command '{}'{}", command, hint));
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "rdmabench: error: " << e.what() << "\n";

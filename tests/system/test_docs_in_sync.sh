@@ -1,0 +1,18 @@
+# Drift guard: docs/cli.md's option tables must be exactly what `rdmabench help --markdown`
+# generates from the parsers' own option descriptions (tools/gen-docs.sh --check). Fails with
+# the diff; `tools/gen-docs.sh BUILD/rdmabench` regenerates them.
+source "$(dirname "$0")/lib.sh"
+"$SRC/tools/gen-docs.sh" --check "$RB" >"$TMP/out" 2>&1 || fail "docs/cli.md drifted: $(head -c 3000 "$TMP/out")"
+# Every command with options has its block (gen-docs refuses a missing one; count them too).
+n=$(grep -c '^<!-- BEGIN GENERATED: ' "$SRC/docs/cli.md")
+[ "$n" -ge 12 ] || fail "docs/cli.md has $n generated blocks, expected one per command (>= 12)"
+# `rdmabench help CMD` is CMD's help, not the command list.
+"$RB" help lat >"$TMP/help_lat" || fail "rdmabench help lat failed"
+"$RB" lat --help >"$TMP/lat_help"
+cmp -s "$TMP/help_lat" "$TMP/lat_help" || fail "rdmabench help lat differs from rdmabench lat --help"
+grep -q '^Usage: rdmabench lat \[HOST\]' "$TMP/help_lat" || fail "help lat: $(head -3 "$TMP/help_lat")"
+# Typos: one line, exit 2, a suggestion.
+expect_status 2 "unknown option '--sise' for 'lat'; did you mean '--size'?" "$RB" lat --sise 8
+expect_status 2 "unknown command 'alreduce'; did you mean 'allreduce'?" "$RB" alreduce
+expect_status 2 "rdmabench help: unknown command 'lta'; did you mean 'lat'?" "$RB" help lta
+pass "docs/cli.md matches the generated tables ($n blocks); help CMD; did-you-mean"
