@@ -73,6 +73,9 @@ struct JoinInfo {
   int worldSize = 1;
   std::string host;   // this rank's host name, for other ranks' error messages
   std::string token;  // access token sent in the hello (common/token.h); "" = none
+  // What the derived run id hashes (launch::RankInfo::runDescription); "" = not sent. A server
+  // refusing a rank of another run names both descriptions.
+  std::string description;
 };
 
 // One rank's connection to a TcpStoreServer.
@@ -208,6 +211,10 @@ class TcpStoreServer {
   bool verbose_ = false;
   std::map<int, std::unique_ptr<Conn>> conns_;
   std::map<std::string, std::unique_ptr<Run>> runs_;
+  // Server with a run id: rank-lost notes of ranks refused for another run id or world size,
+  // sent to every member of the run, also to those joining later (at most 16 kept).
+  std::vector<std::string> refusalNotes_;
+  void noteRefusal(int rank, const std::string& host, const std::string& reason);
   size_t dataBytes_ = 0;      // StoreUsage::dataBytes
   size_t bufferedBytes_ = 0;  // StoreUsage::bufferedBytes
   size_t pendingGets_ = 0;
