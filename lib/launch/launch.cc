@@ -402,6 +402,7 @@ std::unique_ptr<rendezvous::Store> connectStore(
     serverOut = std::make_unique<rendezvous::TcpStoreServer>("", port, info.runId,
                                                              rendezvous::StoreLimits{}, info.token);
     serverOut->setVerbose(false);
+    serverOut->setRunDescription(info.runDescription);
     serverOut->startThread();
     if (host.empty()) host = "127.0.0.1";
   }

@@ -115,7 +115,9 @@ void TcpStoreServer::join(Conn& c, const std::string& payload) {
   if (!runId_.empty() && runId != runId_) {
     // The ranks of this run would otherwise wait for this rank until their timeout.
     auto own = runs_.find(runId_);
-    const std::string ours = own != runs_.end() ? own->second->description : "";
+    const std::string ours = own != runs_.end() && !own->second->description.empty()
+                                 ? own->second->description
+                                 : runDescription_;
     const std::string why =
         !description.empty() && !ours.empty()
             ? fmt::format("different test description ('{}'; this run: '{}')",
