@@ -5,6 +5,7 @@
 // "Failure"). Lines are equal when they are equal after the rank prefix ("rank N on HOST: ");
 // lines without one are folded when identical and printed once with " (ranks 0-5)" appended.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -70,7 +71,7 @@ class StderrFolder {
   std::thread thread_;
   int stopFd_[2] = {-1, -1};
   int64_t windowNs_;
-  int64_t drainMs_ = 2000;
+  std::atomic<int64_t> drainMs_{2000};  // set by finish() before it wakes the thread
 };
 
 }  // namespace rdmabench::launch
