@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -22,23 +23,50 @@ namespace rdmabench::cli {
 
 namespace po = boost::program_options;
 
-std::string defaultRunId(const std::string& command, const std::vector<std::string>& args) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const std::string& s) {
-    for (unsigned char ch : s)
-      h = (h ^ ch) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-  };
-  mix(command);
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--rank") {
-      ++i;
-      continue;
+namespace {
+
+// Options that do not define the measurement: per-rank or per-host choices (which rank, address,
+// interface, CPUs, device port), launch plumbing and output. Ranks started by hand on several
+// hosts differ in these and must still share one run id (docs/rendezvous.md "Run id").
+bool definesMeasurement(const std::string& option) {
+  static const std::set<std::string> kNot = {
+      "help",       "np",        "rank",    "rendezvous", "standalone-rendezvous",
+      "file-store", "run-id",    "token",   "bind",       "ifname",
+      "device",     "gid-index", "ib-port", "cpu",        "numa",
+      "timeout",    "format",    "output",  "full",       "plot"};
+  return kNot.count(option) == 0;
+}
+
+// "TEST --opt=value ..." over the measurement-defining options (sorted, so `-n 5` and
+// `--iters=5` agree; switches only when on).
+std::string measurementDescription(const std::string& test, const po::variables_map& vm) {
+  std::string d = test;
+  for (const auto& [name, value] : vm) {
+    if (!definesMeasurement(name)) continue;
+    if (const bool* b = boost::any_cast<bool>(&value.value())) {
+      if (*b) d += " --" + name;
+    } else if (const std::string* s = boost::any_cast<std::string>(&value.value())) {
+      d += " --" + name + "=" + *s;
     }
-    if (args[i].rfind("--rank=", 0) == 0) continue;
-    mix(args[i]);
   }
+  return d;
+}
+
+}  // namespace
+
+std::string defaultRunId(const std::string& description) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : description)
+    h = (h ^ ch) * 1099511628211ull;
   return fmt::format("cmd-{:016x}", h);
+}
+
+void requireWorld(const std::string& test, const CollCommand& cmd, const launch::RankInfo& info) {
+  if (info.source != "single" || info.worldSize != 1 || cmd.launch.np > 0) return;
+  throw UsageError(fmt::format(
+      "{}: no launcher found and no --np: this would run a world of 1 rank; give --np N (N ranks "
+      "on this host), start it under srun or mpirun, or give --np 1 for one rank on purpose",
+      test));
 }
 
 CollCommand parseCollectiveCommand(const std::string& test, const std::vector<std::string>& args) {
@@ -62,8 +90,9 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
   const bool fixedCounts = test == "pairs" || test == "congestion";
   po::options_description general(
       fmt::format("Usage: rdmabench {} [options]\n{}.\n\nTest", test, title));
-  general.add_options()("help,h", "show this help")("transport,t", po::value<std::string>(),
-                                                    "socket | verbs | ofi (default socket)")(
+  general.add_options()("help,h", "show this help")(
+      "transport,t", po::value<std::string>(),
+      "socket | verbs | ofi (default: verbs when an RDMA device is usable, else socket)")(
       "iters,n", po::value<std::string>(),
       fixedCounts ? (test == "pairs" ? "latency iterations per ordered pair (default 1000)"
                                      : "victims' latency iterations per phase (default 1000)")
@@ -194,7 +223,10 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
   }
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   auto has = [&](const char* k) { return vm.count(k) > 0; };
-  if (has("transport")) p.transport = str("transport");
+  if (has("transport")) {
+    p.transport = str("transport");
+    cmd.transportGiven = true;
+  }
   const auto& backends = transport::backendNames();
   if (std::find(backends.begin(), backends.end(), p.transport) == backends.end())
     throw UsageError(
@@ -322,7 +354,8 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
   l.standaloneServer = vm["standalone-rendezvous"].as<bool>();
   if (has("file-store")) l.fileStore = str("file-store");
   if (has("run-id")) l.runId = str("run-id");
-  l.defaultRunId = defaultRunId(test, args);
+  l.runDescription = measurementDescription(test, vm);
+  l.defaultRunId = defaultRunId(l.runDescription);
   if (has("bind")) cmd.bind = str("bind");
   if (has("ifname")) {
     if (has("bind"))

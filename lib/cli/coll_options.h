@@ -28,8 +28,9 @@ struct CollCommand {
   // whose IPv4 address is this rank's data-plane address (unless --bind) and rank 0's published
   // store address under PMIx. "" = the default choice.
   std::string ifname;
-  int useEvent = -1;  // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
-  bool help = false;  // --help: helpText holds the usage, nothing else set
+  bool transportGiven = false;  // -t given; else the default rule (cli::defaultTransport)
+  int useEvent = -1;            // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
+  bool help = false;            // --help: helpText holds the usage, nothing else set
   std::string helpText;
   OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)
 };
@@ -39,9 +40,16 @@ struct CollCommand {
 // without SHARP). Thread-safe (no shared state).
 CollCommand parseCollectiveCommand(const std::string& test, const std::vector<std::string>& args);
 
-// A run id shared by every rank of one job: FNV-1a (64-bit) over the subcommand and the
-// arguments without the per-rank `--rank N`, printed "cmd-<16 hex digits>". Two different jobs
-// on one rendezvous port then get different ids and the store refuses the second.
-std::string defaultRunId(const std::string& command, const std::vector<std::string>& args);
+// A run id shared by every rank of one job: FNV-1a (64-bit) of `description` (LaunchOptions::
+// runDescription: the subcommand and the options that define the measurement, without per-rank
+// and per-host ones such as --rank, --bind, --ifname, --cpu, --device, nor --timeout and the
+// output options), printed "cmd-<16 hex digits>". Two different jobs on one rendezvous port then
+// get different ids and the store refuses the second, naming the differing descriptions.
+std::string defaultRunId(const std::string& description);
+
+// Usage error (exit 2) for an N-rank command that would run a world of 1 rank by default: no
+// launcher detected (info.source "single") and no --np. --np 1, --world-size 1 or a launcher's
+// world of 1 are allowed. The message names --np, srun and mpirun.
+void requireWorld(const std::string& test, const CollCommand& cmd, const launch::RankInfo& info);
 
 }  // namespace rdmabench::cli

@@ -1,5 +1,7 @@
 #include "collective/bench.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <ctime>
@@ -19,6 +21,7 @@
 #include "collective/sharp/sharp.h"
 #include "collective/topology.h"
 #include "common/clock.h"
+#include "common/desched.h"
 #include "common/error.h"
 #include "common/json_read.h"
 #include "stats/summary.h"
@@ -194,6 +197,22 @@ stats::Summary slowestPerIteration(Communicator& c, const std::vector<int64_t>& 
   return set.summarize();
 }
 
+// The descheduling of one size over every rank (untimed tree allreduce of 4 doubles, max; every
+// rank calls it): null when no rank's loop lost the CPU, else the largest counts
+// (DeschedDelta::toJson's members).
+json deschedAcrossRanks(Communicator& c, const DeschedDelta& d) {
+  const double in[4] = {d.lostCpu() ? 1.0 : 0.0, static_cast<double>(d.involuntarySwitches),
+                        d.stealUs, d.runDelayUs};
+  std::memcpy(c.data(), in, sizeof in);
+  allreduce(c, "tree", 4, DType::kFloat64, ReduceOp::kMax);
+  double out[4];
+  std::memcpy(out, c.data() + sizeof in, sizeof out);
+  if (out[0] == 0) return nullptr;
+  json j{{"involuntary_switches", static_cast<int64_t>(out[1])}, {"steal_us", out[2]}};
+  if (out[3] >= 0) j["run_delay_us"] = out[3];
+  return j;
+}
+
 report::CollectiveRow rowAcrossRanks(int n, const AcrossRanks& a, uint64_t bytes,
                                      const stats::Summary& sm, uint64_t& wrongTotal) {
   report::CollectiveRow row;
@@ -272,6 +291,26 @@ stats::Summary ringPhase(Communicator& c, int target, int source, uint64_t bytes
 }
 
 }  // namespace
+
+std::string eventModeReason(const PlacementRequest& placement, const launch::RankInfo& info) {
+  const int local = std::max(info.localRanks, info.localRank + 1);
+  const int cpus = info.source == "np"
+                       ? allowedCpuCount()
+                       : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  if (local > cpus)
+    return fmt::format(
+        "auto: event mode ({} busy-polling ranks on this host would share {} CPU{}; "
+        "--use-event off to busy-poll anyway)",
+        local, cpus, cpus == 1 ? "" : "s");
+  bool shared = false;
+  (void)rankPlacement(placement, info.localRank, local, &shared);
+  if (shared)
+    return fmt::format(
+        "auto: event mode (--cpu {} has fewer CPUs than the {} ranks on this host; --use-event "
+        "off to busy-poll anyway)",
+        placement.cpus, local);
+  return "";
+}
 
 CommOptions commOptions(const CollectiveParams& p, std::vector<int> peers, uint64_t dataBytes) {
   CommOptions co;
@@ -364,6 +403,7 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
     std::vector<int64_t> samples;
     samples.reserve(iters);
     int64_t sum = 0;
+    const DeschedProbe probe;  // read before and after the timed loop, not inside it
     for (uint64_t i = 0; i < iters; ++i) {
       int64_t t0 = nowNs();
       int rc = 0;
@@ -377,10 +417,12 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
       sum += dt;
     }
     rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
+    const json desched = deschedAcrossRanks(c, probe.stop());
     stats::Summary slowest = slowestPerIteration(c, samples);
     const AcrossRanks across = reduceAcrossRanks(c, rr);
     if (root) {
       report::Row row;
+      row.descheduled = desched;
       row.iterations = iters;
       row.warmup = warm;
       uint64_t w = 0;
@@ -424,6 +466,7 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
       std::vector<int64_t> samples;
       samples.reserve(iters);
       int64_t sum = 0;
+      const DeschedProbe probe;  // read before and after the timed loop, not inside it
       for (uint64_t i = 0; i < iters; ++i) {
         int64_t t0 = nowNs();
         int rc = 0;
@@ -438,6 +481,7 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
         sum += dt;
       }
       rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
+      const DeschedDelta lost = probe.stop();
       if (p.check) {
         std::memset(c.data() + bytes, 0xee, bytes);  // a stale result cannot pass
         if (sharpSession) {
@@ -450,10 +494,12 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
         rr.wrong = countWrong(c.data() + bytes, count, p.dtype, p.op, n);
         out.wrong += rr.wrong;
       }
+      const json desched = deschedAcrossRanks(c, lost);
       stats::Summary slowest = slowestPerIteration(c, samples);
       const AcrossRanks across = reduceAcrossRanks(c, rr);
       if (root) {
         report::Row row;
+        row.descheduled = desched;
         row.bytes = bytes;
         row.iterations = iters;
         row.warmup = warm;
@@ -482,19 +528,22 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
         bool right = std::strcmp(dir, "right") == 0;
         int target = right ? ringRight(me, n) : ringLeft(me, n);
         int source = right ? ringLeft(me, n) : ringRight(me, n);
+        const DeschedProbe probe;
         stats::Summary s = ringPhase(c, target, source, p.ringBytes, warm, iters);
-        c.store().set(fmt::format("ring/{}/{}", dir, me), json{{"dst", target},
-                                                               {"median", s.median},
-                                                               {"min", s.min},
-                                                               {"mean", s.mean},
-                                                               {"p99", s.p99}}
-                                                              .dump());
+        json result{{"dst", target},
+                    {"median", s.median},
+                    {"min", s.min},
+                    {"mean", s.mean},
+                    {"p99", s.p99}};
+        if (const DeschedDelta d = probe.stop(); d.lostCpu()) result["desched"] = d.toJson();
+        c.store().set(fmt::format("ring/{}/{}", dir, me), result.dump());
         c.barrier();
       }
     }
     if (root) {
       std::vector<report::RingLinkRow> rows;
       std::vector<LinkLatency> lat;
+      std::vector<json> descheds;  // per row, before sorting: null or the source rank's loss
       for (const char* dir : {"right", "left"})
         for (int r = 0; r < n && n > 1; ++r) {
           json j = json::parse(c.store().get(fmt::format("ring/{}/{}", dir, r), p.timeoutMs),
@@ -513,16 +562,23 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
           l.meanUs = j.value("mean", 0.0);
           l.p99Us = j.value("p99", 0.0);
           rows.push_back(l);
+          descheds.push_back(j.contains("desched") && j["desched"].is_object() ? j["desched"]
+                                                                               : json());
           lat.push_back(LinkLatency{l.srcRank, l.dstRank, l.medianUs});
         }
       OutlierReport o = findOutliers(lat, n, p.outlierK);
-      for (size_t i = 0; i < rows.size(); ++i)
+      std::vector<std::pair<report::RingLinkRow, json>> sorted;
+      for (size_t i = 0; i < rows.size(); ++i) {
         rows[i].outlier = o.outlier[i];
-      std::stable_sort(rows.begin(), rows.end(),
-                       [](const auto& a, const auto& b) { return a.medianUs < b.medianUs; });
+        sorted.emplace_back(rows[i], descheds[i]);
+      }
+      std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+        return a.first.medianUs < b.first.medianUs;
+      });
       size_t flagged = 0;
-      for (const auto& l : rows) {
+      for (const auto& [l, desched] : sorted) {
         report::Row row;
+        row.descheduled = desched;
         row.bytes = p.ringBytes;
         row.iterations = iters;
         row.warmup = warm;

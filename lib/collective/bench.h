@@ -64,6 +64,8 @@ struct CollectiveParams {
   uint64_t congAggBytes = 128 << 10;
   double congPhaseSec = 300;
   std::string transport = "socket";
+  std::string transportNote;  // why the default transport was chosen ("" = -t given)
+  std::string progressNote;   // why event mode was chosen automatically ("" = not)
   transport::DeviceOptions device;
   // --cpu LIST / --numa auto|N|off for every rank (collective/rank_placement.h: one CPU of the
   // list per local rank).
@@ -80,6 +82,12 @@ struct CollectiveOutcome {
 
 // The Communicator options every collective command derives from its parameters: transport,
 // device options and timeout of `params`, connecting to `peers` with a data area of `dataBytes`.
+// Why a rank should sleep on completion events instead of busy polling (the default when
+// --use-event is not given): more ranks on this host than CPUs (under --np the CPUs the launcher
+// may use, sched_getaffinity: taskset counts; else the online CPUs, as srun binds each rank), or
+// a --cpu list with fewer CPUs than local ranks. "" = busy polling; else the header's note.
+std::string eventModeReason(const PlacementRequest& placement, const launch::RankInfo& info);
+
 CommOptions commOptions(const CollectiveParams& params, std::vector<int> peers, uint64_t dataBytes);
 
 // One rank's result of one size: its mean time per iteration (microseconds) and, with --check,

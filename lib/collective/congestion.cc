@@ -13,6 +13,7 @@
 #include "collective/rank_placement.h"
 #include "collective/run_info.h"
 #include "common/clock.h"
+#include "common/desched.h"
 #include "common/error.h"
 #include "common/json_read.h"
 #include "common/units.h"
@@ -336,13 +337,15 @@ CongestionResult runIn(const CollectiveParams& p, const launch::RankInfo& info,
     const RingNeighbours nb = ringNeighbours(plan, me);
     stage = fmt::format("{}: ring latency, left rank {}, right rank {}", phase, nb.left, nb.right);
     c.setStage(stage);
+    const DeschedProbe probe;  // read before and after the victim's loops (docs/metrics.md)
     std::vector<double> lat = ringExchange(c, nb, p.pairsLatBytes, 1, latWarm, latIters);
     stage =
         fmt::format("{}: ring bandwidth, left rank {}, right rank {}", phase, nb.left, nb.right);
     c.setStage(stage);
     std::vector<double> bw = ringExchange(c, nb, p.congBwBytes, window, bwWarm, bwIters);
-    store.set(fmt::format("cong/{}/{}", phase, me),
-              json{{"lat", quantileGrid(lat)}, {"bw", quantileGrid(bw)}}.dump());
+    json result{{"lat", quantileGrid(lat)}, {"bw", quantileGrid(bw)}};
+    if (const DeschedDelta d = probe.stop(); d.lostCpu()) result["desched"] = d.toJson();
+    store.set(fmt::format("cong/{}/{}", phase, me), result.dump());
   };
   // The leader waits for every victim's results of `phase` (they finish within a ring step of
   // each other), then says so under cong/<phase>/done.
@@ -436,6 +439,7 @@ CongestionResult runIn(const CollectiveParams& p, const launch::RankInfo& info,
     res.congestedSeconds = seconds("cong/congested_s");
     std::vector<std::vector<double>> grid[2][2];  // [phase][metric]
     const char* phases[2] = {"isolated", "congested"};
+    json descheduled = json::array();  // victims' phases whose loops lost the CPU
     for (int ph = 0; ph < 2; ++ph)
       for (int v : plan.victims) {
         const std::string what = fmt::format("{} results of victim rank {}", phases[ph], v);
@@ -444,7 +448,22 @@ CongestionResult runIn(const CollectiveParams& p, const launch::RankInfo& info,
         if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
         grid[ph][0].push_back(readGrid(j, "lat", what));
         grid[ph][1].push_back(readGrid(j, "bw", what));
+        if (const json* lost = jsonObject(j, "desched", what)) {
+          json e{{"phase", phases[ph]}, {"rank", v}};
+          e.update(*lost);
+          descheduled.push_back(std::move(e));
+        }
       }
+    if (!descheduled.empty()) {
+      res.info.extra["descheduled"] = descheduled;
+      std::string w = res.info.placement.value("warning", std::string());
+      res.info.placement["warning"] =
+          w + (w.empty() ? "" : "; ") +
+          fmt::format(
+              "{} victim phase(s) lost the CPU (extra.descheduled): use -e / "
+              "--use-event on, pin to idle cores (--cpu), or run fewer ranks per host",
+              descheduled.size());
+    }
     for (int m = 0; m < 2; ++m) {
       CongestionMetric x;
       x.bandwidth = m == 1;

@@ -12,6 +12,7 @@
 #include "collective/rank_placement.h"
 #include "collective/run_info.h"
 #include "common/clock.h"
+#include "common/desched.h"
 #include "common/error.h"
 #include "common/json_read.h"
 #include "engine/progress.h"
@@ -181,14 +182,16 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
         c.setStage(stage);
         c.setWarmup(false);
         if (mine) {
+          const DeschedProbe probe;  // read before and after the pair's loops (docs/metrics.md)
           stats::Summary lat = pingInitiator(c, peer, p.pairsLatBytes, latWarm, latIters);
           double mbs = streamSender(c, peer, p.pairsBwBytes, p.pairsWindow, bwWarm, bwIters);
-          store.set(fmt::format("pairs/{}/{}", me, peer), json{{"median_us", lat.median},
-                                                               {"min_us", lat.min},
-                                                               {"mean_us", lat.mean},
-                                                               {"p99_us", lat.p99},
-                                                               {"mb_per_s", mbs}}
-                                                              .dump());
+          json result{{"median_us", lat.median},
+                      {"min_us", lat.min},
+                      {"mean_us", lat.mean},
+                      {"p99_us", lat.p99},
+                      {"mb_per_s", mbs}};
+          if (const DeschedDelta d = probe.stop(); d.lostCpu()) result["desched"] = d.toJson();
+          store.set(fmt::format("pairs/{}/{}", me, peer), result.dump());
         } else {
           pingResponder(c, peer, p.pairsLatBytes, latWarm + latIters);
           streamReceiver(c, peer, p.pairsBwBytes, p.pairsWindow, bwWarm + bwIters);
@@ -219,6 +222,7 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
       res.addresses.push_back(c.addressOf(r));
     }
     auto cost = nanMatrix(n);
+    json descheduled = json::array();  // ordered pairs whose initiator lost its CPU
     for (int s = 0; s < n; ++s)
       for (int d = 0; d < n; ++d) {
         if (s == d) continue;
@@ -232,7 +236,22 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
         res.latP99Us[s][d] = jsonDouble(j, "p99_us", what, 0.0, 0.0, 1e15);
         res.bwMBs[s][d] = jsonDouble(j, "mb_per_s", what, 0.0, 0.0, 1e15);
         if (res.bwMBs[s][d] > 0) cost[s][d] = 1 / res.bwMBs[s][d];
+        if (const json* lost = jsonObject(j, "desched", what)) {
+          json e{{"src", s}, {"dst", d}};
+          e.update(*lost);
+          descheduled.push_back(std::move(e));
+        }
       }
+    if (!descheduled.empty()) {
+      res.info.extra["descheduled"] = descheduled;
+      std::string w = res.info.placement.value("warning", std::string());
+      res.info.placement["warning"] =
+          w + (w.empty() ? "" : "; ") +
+          fmt::format(
+              "{} of {} pair measurements lost the CPU (extra.descheduled): use -e / "
+              "--use-event on, pin to idle cores (--cpu), or run fewer ranks per host",
+              descheduled.size(), n * (n - 1));
+    }
     res.latOutliers = classifyMatrix(res.latMedianUs, p.outlierK);
     res.bwOutliers = classifyMatrix(cost, p.outlierK);
   }

@@ -39,6 +39,8 @@ report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
   ri.extra["launch"] = info.source;
   ri.extra["timeout_s"] = static_cast<double>(p.timeoutMs) / 1000;
   ri.extra["check"] = p.check;
+  if (!p.transportNote.empty()) ri.extra["transport_note"] = p.transportNote;
+  if (!p.progressNote.empty()) ri.extra["progress_note"] = p.progressNote;
   if (p.durationSec > 0) ri.extra["duration_s"] = p.durationSec;
   if (p.maxTimeSec > 0 && p.iterations == 0 && p.durationSec <= 0)
     ri.extra["max_time_s"] = p.maxTimeSec;

@@ -525,7 +525,10 @@ BandwidthResult runBandwidth(transport::Device& device, std::vector<Link>& links
   if (params.check && params.op == BwOp::kRead)
     throw UsageError("--check: not available for `bw --op read` (use `lat --op read --check`)");
   Bandwidth engine(device, links, progress, params);
-  return engine.run();
+  const DeschedProbe probe;  // outside the hot path: read before and after the size
+  BandwidthResult r = engine.run();
+  r.desched = probe.stop();
+  return r;
 }
 
 }  // namespace rdmabench::engine

@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/desched.h"
 #include "engine/link.h"
 #include "engine/progress.h"
 
@@ -76,6 +77,7 @@ struct BandwidthResult {
   bool target = false;   // this side was the data target (uni receiver / write-read target)
   uint64_t checked = 0;  // messages verified by this side (check = true)
   uint64_t wrong = 0;    // of those, messages whose payload or length was wrong
+  DeschedDelta desched;  // what this side's loop (warmup included) lost (common/desched.h)
 };
 
 // Messages posted per connection and direction by a run (warmup included); the engine's

@@ -226,6 +226,7 @@ class Client {
                                      "peer_BW = the target's own interval");
     }
     if (!o_.transportNote.empty()) info.extra["transport_note"] = o_.transportNote;
+    if (!o_.progressNote.empty()) info.extra["progress_note"] = o_.progressNote;
     if (spec.transport == "ofi") {
       // Both sides' wire-relevant libfabric settings: the server ran with the client's.
       json clientEnv = wireEnv();
@@ -306,6 +307,8 @@ class Client {
         if (spec.check) row.wrong = bw.wrong + peerWrong;
       }
       if (row.wrong) wrongTotal_ += *row.wrong;
+      if (const DeschedDelta& d = spec.test == "lat" ? pp.desched : bw.desched; d.lostCpu())
+        row.descheduled = d.toJson();
       reporter_.row(row);
       largestPassed = std::max(largestPassed, bytes);
     }

@@ -29,6 +29,8 @@ struct ClientOptions {
   std::string token;  // access token sent in the hello (common/token.h); empty = none
   // Informational line for the header, e.g. why this transport was chosen automatically.
   std::string transportNote;
+  // Why the progress mode was chosen automatically (event mode on a shared core); "" = none.
+  std::string progressNote;
   // Called before each measured size starts (index from 0, count of sizes, message bytes), e.g.
   // for a progress line on a terminal. Runs on the benchmark thread, outside timed loops.
   std::function<void(size_t index, size_t count, uint64_t bytes)> onSizeStart;

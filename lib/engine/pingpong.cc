@@ -255,7 +255,10 @@ PingPongResult runPingPong(transport::Device& device, Link& link, Progress& prog
   if ((params.op == "write" || params.op == "read") && params.bytes == 0)
     throw UsageError(fmt::format("--size 0: --op {} needs at least 1 byte", params.op));
   PingPong engine(device, link, progress, params);
-  return engine.run();
+  const DeschedProbe probe;  // outside the hot path: read before and after the size
+  PingPongResult r = engine.run();
+  r.desched = probe.stop();
+  return r;
 }
 
 }  // namespace rdmabench::engine

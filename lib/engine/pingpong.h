@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "common/desched.h"
 #include "engine/link.h"
 #include "engine/progress.h"
 #include "stats/summary.h"
@@ -52,6 +53,7 @@ struct PingPongResult {
   stats::SampleSet samples;  // per-iteration latency, ns (one-way, or round trip for read)
   uint64_t checkErrors = 0;  // iterations whose payload differed (check = true; this side's view)
   double seconds = 0;        // wall time of the measured iterations (warmup excluded)
+  DeschedDelta desched;      // what this side's loop (warmup included) lost (common/desched.h)
 };
 
 // Runs one size on `link`. The caller has synchronised both sides (the receive area is

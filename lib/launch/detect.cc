@@ -208,6 +208,7 @@ RankInfo detect(const LaunchOptions& o, const Env& env) {
   if (spec.kind == RendezvousKind::Tcp)
     parseHostPort(spec.address, defaultPort, info.rendezvousHost, info.rendezvousPort);
   info.runId = runId.empty() ? o.defaultRunId : runId;
+  if (runId.empty()) info.runDescription = o.runDescription;
   info.hostsServer =
       info.rank == 0 && !o.standaloneServer && fileStore.empty() && info.source != "np";
   return info;

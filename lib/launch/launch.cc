@@ -24,6 +24,7 @@
 #include "common/host_info.h"
 #include "common/interrupt.h"
 #include "common/token.h"
+#include "launch/fold.h"
 #include "launch/ifname.h"
 #include "launch/limits.h"
 
@@ -195,6 +196,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
   rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId, storeLimits, token);
   std::cout.flush();
   std::cerr.flush();
+  StderrFolder folder(np);  // the ranks' identical stderr lines, printed once (launch/fold.h)
   std::map<pid_t, int> children;
   for (int r = 0; r < np; ++r) {
     pid_t pid = fork();
@@ -209,6 +211,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
                         e);
     }
     if (pid == 0) {
+      folder.redirectChild(r);
       server.closeInChild();
       RankInfo info = base;
       info.rank = r;
@@ -233,6 +236,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
     // queuing at once after the last fork (~10 ms per fork here: 10 s for 1024 ranks).
     server.serve(0);
   }
+  folder.start();
   struct Child {
     int rank;
     bool stopped = false;    // reported stopped by waitpid(WUNTRACED)
@@ -316,6 +320,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
   }
   // Drain whatever the children sent last (byes) so nothing is left half-read.
   server.serve(0);
+  folder.finish();
   if (!termed.empty()) {
     auto join = [](const std::vector<std::string>& v) {
       std::string out;
@@ -397,6 +402,7 @@ std::unique_ptr<rendezvous::Store> connectStore(
     serverOut = std::make_unique<rendezvous::TcpStoreServer>("", port, info.runId,
                                                              rendezvous::StoreLimits{}, info.token);
     serverOut->setVerbose(false);
+    serverOut->setRunDescription(info.runDescription);
     serverOut->startThread();
     if (host.empty()) host = "127.0.0.1";
   }
@@ -404,6 +410,7 @@ std::unique_ptr<rendezvous::Store> connectStore(
     throw UsageError(
         fmt::format("rank {}: no rendezvous address (give --rendezvous HOST:PORT)", info.rank));
   rendezvous::JoinInfo join{info.runId, info.rank, info.worldSize, info.host, info.token};
+  join.description = info.runDescription;
   return std::make_unique<rendezvous::TcpStoreClient>(host, port, join, timeoutMs);
 }
 

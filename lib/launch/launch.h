@@ -47,6 +47,7 @@ struct LaunchOptions {
   std::string fileStore;          // --file-store DIR: shared-directory store instead of TCP
   bool standaloneServer = false;  // --standalone-rendezvous: rank 0 does not host the server
   std::string defaultRunId;       // used when nothing else names the run (hash of the command)
+  std::string runDescription;     // what defaultRunId hashes (cli::defaultRunId), for refusals
   // --token for the rendezvous store (common/token.h resolveToken: the option, else
   // $RDMABENCH_TOKEN, else under Slurm a token derived from the job); nullopt = not given.
   std::optional<std::string> token;
@@ -61,6 +62,9 @@ struct RankInfo {
   std::string rendezvousHost;  // address of the TCP store server
   uint16_t rendezvousPort = 0;
   std::string runId;
+  // With the derived run id: the measurement it hashes, sent in the store join so a refusal of a
+  // rank with another measurement names both ("" otherwise).
+  std::string runDescription;
   std::string source;        // "explicit", "np", "pmix", "slurm", "openmpi", "pmi", "single"
   bool hostsServer = false;  // this rank runs the embedded store server (rank 0)
   std::string fileStore;     // non-empty: use a FileStore in this directory

@@ -73,6 +73,9 @@ struct JoinInfo {
   int worldSize = 1;
   std::string host;   // this rank's host name, for other ranks' error messages
   std::string token;  // access token sent in the hello (common/token.h); "" = none
+  // What the derived run id hashes (launch::RankInfo::runDescription); "" = not sent. A server
+  // refusing a rank of another run names both descriptions.
+  std::string description;
 };
 
 // One rank's connection to a TcpStoreServer.
@@ -159,6 +162,9 @@ class TcpStoreServer {
   StoreUsage usage() const;
   // Log lines (one per lost rank / refused client / closed connection) go to stderr when verbose.
   void setVerbose(bool verbose) { verbose_ = verbose; }
+  // The served run's JoinInfo::description, named when a rank of another run is refused before
+  // any rank of this one joined. Call before serving.
+  void setRunDescription(std::string description) { runDescription_ = std::move(description); }
 
   // In a forked child: closes the inherited listening and epoll descriptors without touching
   // the parent's connections (the child never serves).
@@ -208,6 +214,11 @@ class TcpStoreServer {
   bool verbose_ = false;
   std::map<int, std::unique_ptr<Conn>> conns_;
   std::map<std::string, std::unique_ptr<Run>> runs_;
+  // Server with a run id: rank-lost notes of ranks refused for another run id or world size,
+  // sent to every member of the run, also to those joining later (at most 16 kept).
+  std::vector<std::string> refusalNotes_;
+  std::string runDescription_;
+  void noteRefusal(int rank, const std::string& host, const std::string& reason);
   size_t dataBytes_ = 0;      // StoreUsage::dataBytes
   size_t bufferedBytes_ = 0;  // StoreUsage::bufferedBytes
   size_t pendingGets_ = 0;

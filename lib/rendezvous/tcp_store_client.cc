@@ -46,12 +46,12 @@ TcpStoreClient::TcpStoreClient(const std::string& host, uint16_t port, const Joi
       replyMs_(std::max<int64_t>(10'000, connectTimeoutMs)) {
   Deadline dl(connectTimeoutMs);
   clientHandshake(channel_, dl, join.token);
-  channel_.sendJson(kStoreJoin,
-                    json{{"run_id", join.runId},
-                         {"rank", join.rank},
-                         {"world_size", join.worldSize},
-                         {"host", join.host}},
-                    dl);
+  json hello{{"run_id", join.runId},
+             {"rank", join.rank},
+             {"world_size", join.worldSize},
+             {"host", join.host}};
+  if (!join.description.empty()) hello["description"] = join.description;
+  channel_.sendJson(kStoreJoin, hello, dl);
   Frame f = channel_.receive(dl, "the rendezvous server to accept the join");
   if (f.type == kError)
     throw ProtocolError(

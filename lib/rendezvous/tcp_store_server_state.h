@@ -13,6 +13,7 @@ namespace rdmabench::rendezvous {
 
 struct TcpStoreServer::Run {
   std::string id;
+  std::string description;  // its first member's JoinInfo::description ("" = not sent)
   int worldSize = 0;
   struct Member {
     std::string host;

@@ -111,11 +111,23 @@ void TcpStoreServer::join(Conn& c, const std::string& payload) {
   int world = static_cast<int>(jsonInt(j, "world_size", what, 0, 1, INT_MAX));
   int rank = static_cast<int>(jsonInt(j, "rank", what, -1, 0, INT_MAX));
   std::string host = jsonString(j, "host", what, "", 256);
-  if (!runId_.empty() && runId != runId_)
-    throw ProtocolError(fmt::format(
-        "rank {} from {} belongs to run '{}', this rendezvous serves run '{}' (two jobs on "
-        "one port?)",
-        rank, escapeForLog(host), escapeForLog(runId), runId_));
+  const std::string description = jsonString(j, "description", what, "", 4096);
+  if (!runId_.empty() && runId != runId_) {
+    // The ranks of this run would otherwise wait for this rank until their timeout.
+    auto own = runs_.find(runId_);
+    const std::string ours = own != runs_.end() && !own->second->description.empty()
+                                 ? own->second->description
+                                 : runDescription_;
+    const std::string why =
+        !description.empty() && !ours.empty()
+            ? fmt::format("different test description ('{}'; this run: '{}')",
+                          escapeForLog(description), escapeForLog(ours))
+            : fmt::format("different run id ('{}'; this run: '{}'; two jobs on one port?)",
+                          escapeForLog(runId), runId_);
+    if (rank >= 0) noteRefusal(rank, host, why);
+    throw ProtocolError(
+        fmt::format("rank {} from {} was refused: {}", rank, escapeForLog(host), why));
+  }
   if (world < 1 || rank < 0 || rank >= world)
     throw ProtocolError(fmt::format("rank {} outside world size {}", rank, world));
   auto& run = runs_[runId];
@@ -123,11 +135,14 @@ void TcpStoreServer::join(Conn& c, const std::string& payload) {
     run = std::make_unique<Run>();
     run->id = runId;
     run->worldSize = world;
+    run->description = description;
   }
   if (run->worldSize != world) {
     std::string msg =
         fmt::format("rank {} from {} says world size {}, run '{}' has world size {}", rank,
                     escapeForLog(host), world, escapeForLog(runId), run->worldSize);
+    if (!runId_.empty())
+      noteRefusal(rank, host, fmt::format("world size {}, this run has {}", world, run->worldSize));
     if (run->live == 0) runs_.erase(runId);  // created just now: nothing to keep
     throw ProtocolError(msg);
   }
@@ -143,6 +158,25 @@ void TcpStoreServer::join(Conn& c, const std::string& payload) {
   c.rank = rank;
   c.stage = 2;
   sendFrame(c, kStoreJoinAck, json{{"world_size", world}}.dump());
+  if (!runId_.empty())  // refusals before this rank joined: it fails now, naming them
+    for (const std::string& note : refusalNotes_)
+      if (conns_.count(c.fd) && !c.closing) sendFrame(c, kStoreRankLost, note);
+}
+
+void TcpStoreServer::noteRefusal(int rank, const std::string& host, const std::string& reason) {
+  const std::string note = json{
+      {"rank", rank},
+      {"host", host},
+      {"reason", "was refused by the store: " + reason},
+      {"clean", false}}.dump();
+  if (refusalNotes_.size() < 16) refusalNotes_.push_back(note);
+  auto run = runs_.find(runId_);
+  if (run == runs_.end()) return;
+  for (auto& [r, m] : run->second->members) {
+    if (m.fd < 0) continue;
+    auto o = conns_.find(m.fd);
+    if (o != conns_.end() && !o->second->closing) sendFrame(*o->second, kStoreRankLost, note);
+  }
 }
 
 bool TcpStoreServer::store(Conn& c, const std::string& key, std::string value) {

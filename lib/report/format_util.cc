@@ -150,6 +150,7 @@ nlohmann::ordered_json rowJson(const Row& row) {
   j["bytes"] = row.bytes;
   j["iterations"] = row.iterations;
   j["warmup"] = row.warmup;
+  if (!row.descheduled.is_null()) j["descheduled"] = row.descheduled;  // common/desched.h
   if (row.latency) {
     const stats::Summary& s = *row.latency;
     nlohmann::ordered_json lat;

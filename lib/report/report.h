@@ -100,6 +100,9 @@ struct Row {
   std::optional<uint64_t> wrong;
   std::optional<CollectiveRow> collective;  // barrier / allreduce runs
   std::optional<RingLinkRow> link;          // ring runs: one row per directed link
+  // The timed loop lost the CPU (common/desched.h DeschedDelta::toJson: involuntary_switches,
+  // steal_us, run_delay_us); null = not flagged. Table: a "desched" mark and a WARNING line.
+  nlohmann::json descheduled;
 };
 
 struct ReportOptions {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/desched.h"
 #include "report/format_util.h"
 
 namespace rdmabench::report::detail {
@@ -211,6 +212,11 @@ class TableReporter : public TextReporter {
         break;
       }
     }
+    if (!row.descheduled.is_null()) {  // common/desched.h: this size's loop lost the CPU
+      if (!deschedWarned_) line("WARNING: {}", deschedAdvice());
+      deschedWarned_ = true;
+      cells.push_back("desched");
+    }
     writeCells(cells);
   }
 
@@ -233,6 +239,7 @@ class TableReporter : public TextReporter {
   }
 
  private:
+  bool deschedWarned_ = false;
   template <typename... Args>
   void line(fmt::format_string<Args...> format, Args&&... args) {
     out() << "# " << fmt::format(format, std::forward<Args>(args)...) << '\n';

@@ -141,3 +141,38 @@ expect_status() {
   expect_error "$@"
   [ "$LAST_RC" = "$want_rc" ] || fail "exit status $LAST_RC, expected $want_rc: ${*:2}"
 }
+
+# The --np launcher folds identical stderr lines of several ranks into one
+# "rdmabench: error: ranks 0-1,3 on HOST: ..." (lib/launch/fold.h); one rank keeps "rank N on".
+# expand_ranks LIST: "0-1,3" -> 0 1 3, one per line.
+expand_ranks() {
+  echo "$1" | tr ',' '\n' | awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }'
+}
+# error_ranks FILE [ERE]: the ranks named by FILE's error lines (folded or not) that match ERE,
+# ascending and space-separated ("0 1 3"); a rank named by two lines appears twice.
+error_ranks() {
+  local l
+  grep -E "^rdmabench: error: ranks? [0-9,-]+ on " "$1" | grep -E -- "${2:-.}" | while IFS= read -r l; do
+    expand_ranks "$(echo "$l" | sed -E 's/^rdmabench: error: ranks? ([0-9,-]+) on .*/\1/')"
+  done | sort -n | tr '\n' ' ' | sed 's/ $//'
+}
+# error_line FILE RANK: the error line(s) of FILE that name RANK (folded or not).
+error_line() {
+  local l
+  grep -E "^rdmabench: error: ranks? [0-9,-]+ on " "$1" | while IFS= read -r l; do
+    expand_ranks "$(echo "$l" | sed -E 's/^rdmabench: error: ranks? ([0-9,-]+) on .*/\1/')" | grep -qx "$2" && echo "$l"
+  done
+  return 0
+}
+# unfold_errors FILE: FILE's lines with every folded error line written out once per rank
+# ("ranks 0-1 on H: X" -> "rank 0 on H: X" and "rank 1 on H: X"), for per-rank regexes.
+unfold_errors() {
+  local l r
+  while IFS= read -r l; do
+    if [[ $l =~ ^rdmabench:\ error:\ ranks\ ([0-9,-]+)\ on\ (.*)$ ]]; then
+      for r in $(expand_ranks "${BASH_REMATCH[1]}"); do echo "rdmabench: error: rank $r on ${BASH_REMATCH[2]}"; done
+    else
+      echo "$l"
+    fi
+  done <"$1"
+}

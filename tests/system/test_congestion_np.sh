@@ -52,7 +52,7 @@ wait $pid || rc=$?
 took=$(($(date +%s) - start))
 [ "$rc" != 0 ] || fail "exit 0 after a victim died"
 [ "$took" -le 20 ] || fail "took $took s to stop after victim $victim died (timeout 4 s)"
-[ "$(grep -c "rank $victim on host .* died" "$TMP/dead.err")" -ge 5 ] ||
+[ "$(error_ranks "$TMP/dead.err" "rank $victim on host .* died" | wc -w)" -ge 5 ] ||
   fail "not every rank named the dead victim $victim: $(cat "$TMP/dead.err")"
 grep -q "during congested: aggressor" "$TMP/dead.err" || fail "no streaming aggressor named it: $(cat "$TMP/dead.err")"
 pass "a victim killed under congestion: the 5 others stop naming rank $victim ($took s, exit $rc)"

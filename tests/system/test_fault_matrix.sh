@@ -51,7 +51,7 @@ coll_phase() {
 # names_peer RANK LINE: past its own "rank R on HOST: rank R: " prefix, LINE names another rank
 # (or its rendezvous key 'addr/K/...', the address a connecting rank waits for).
 names_peer() {
-  echo "$2" | sed -E "s/^rdmabench: error: //; s/^rank $1 on [^:]*: //; s/^rank $1: //" |
+  echo "$2" | sed -E "s/^rdmabench: error: //; s/^ranks? [0-9,-]+ on [^:]*: //; s/^rank $1: //" |
     grep -oE "rank [0-9]+|'addr/[0-9]+/" | grep -oE '[0-9]+' | grep -qvx "$1"
 }
 COLL=(allreduce -m 8:16 -n 50 --warmup 20 -e on --timeout $TO -f csv)
@@ -78,9 +78,10 @@ np_cell() {
   # fault first (1).
   case $f in kill9) local want='137|1' ;; stop) local want='3|1' ;; int) local want='4|1' ;; esac
   echo "$RC" | grep -qxE "$want" || fail "launcher exit $RC, expected $want: $(cat "$CD/err")"
+  # The launcher folds the survivors' identical lines ("ranks 0-1,3 on HOST: ...").
   for r in 0 1 3; do
-    [ "$(grep -c "rdmabench: error: rank $r on " "$CD/err")" = 1 ] || fail "rank $r: not one error line: $(cat "$CD/err")"
-    line=$(grep "rdmabench: error: rank $r on " "$CD/err")
+    [ "$(error_line "$CD/err" $r | wc -l)" = 1 ] || fail "rank $r: not one error line: $(cat "$CD/err")"
+    line=$(error_line "$CD/err" $r)
     names_peer "$r" "$line" || fail "rank $r does not name a peer rank: $line"
     echo "$line" | grep -qF -- "$ph" || fail "rank $r does not name the phase '$ph': $line"
   done
@@ -91,12 +92,12 @@ np_cell() {
     grep -q "launcher: rank 2 (pid $victim) is stopped (SIGSTOP)" "$CD/err" || fail "launcher line: $(cat "$CD/err")"
   fi
   if [ "$f" = int ]; then
-    grep "rdmabench: error: rank 2 on .*interrupted (Ctrl-C) during" "$CD/err" | grep -qF -- "$ph" ||
+    error_line "$CD/err" 2 | grep "interrupted (Ctrl-C) during" | grep -qF -- "$ph" ||
       fail "rank 2 line: $(cat "$CD/err")"
   fi
   grep -qE 'SIGSEGV|SIGABRT' "$CD/err" && fail "a rank crashed: $(cat "$CD/err")"
-  cell_ok "launcher exit $RC in ${TOOK}s; rank 0: $(grep 'rdmabench: error: rank 0 on ' "$CD/err" |
-    sed -E 's/^rdmabench: error: rank 0 on [^:]*: (rank 0: )?//' | short 150)"
+  cell_ok "launcher exit $RC in ${TOOK}s; rank 0: $(error_line "$CD/err" 0 |
+    sed -E 's/^rdmabench: error: ranks? [0-9,-]+ on [^:]*: (rank 0: )?//' | short 150)"
 }
 
 # net_cell PHASE FAULT N: allreduce, one rank per netns host (4 hosts on a bridge), rank 2 (host

@@ -37,9 +37,9 @@ json_check "$TMP/pmix.json" "d['run']['extra']['launch']=='pmix' and ' (tcp $B:'
 pass "mpirun --ifname =ib: rank 0's store published at $B through PMIx, data plane on $B"
 
 expect_status 2 "rdmabench: error: rank 0 on $(hostname): --ifname nosuch0: no such interface on this host (interfaces: lo, " \
-  "${IN[@]}" "$RB" barrier -n 5 --ifname nosuch0
-expect_status 2 "--ifname ic: no usable IPv4 address on ic (down)" "${IN[@]}" "$RB" barrier -n 5 --ifname ic
-expect_status 2 "--ifname id0: no usable IPv4 address on id0 (no IPv4 address)" "${IN[@]}" "$RB" barrier -n 5 --ifname id0
+  "${IN[@]}" "$RB" barrier --np 1 -n 5 --ifname nosuch0
+expect_status 2 "--ifname ic: no usable IPv4 address on ic (down)" "${IN[@]}" "$RB" barrier --np 1 -n 5 --ifname ic
+expect_status 2 "--ifname id0: no usable IPv4 address on id0 (no IPv4 address)" "${IN[@]}" "$RB" barrier --np 1 -n 5 --ifname id0
 expect_status 2 "rdmabench: error: --ifname '': no interface name" "${IN[@]}" "$RB" barrier --ifname ""
 expect_status 2 "rdmabench: error: --ifname ib and --bind $A: give only one" "${IN[@]}" "$RB" barrier --ifname ib --bind "$A"
 pass "--ifname naming a missing or down interface, or with --bind: one error line each, exit 2"

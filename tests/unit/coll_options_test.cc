@@ -176,14 +176,69 @@ TEST(CollOptions, HelpListsEveryGroup) {
     EXPECT_NE(c.helpText.find(s), std::string::npos) << s;
 }
 
-TEST(CollOptions, RunIdIgnoresOnlyTheRank) {
-  const std::string a = defaultRunId("barrier", {"--world-size", "2", "--rank", "0"});
-  EXPECT_EQ(a, defaultRunId("barrier", {"--world-size", "2", "--rank", "1"}));
-  EXPECT_EQ(a, defaultRunId("barrier", {"--world-size", "2", "--rank=1"}));
-  EXPECT_NE(a, defaultRunId("barrier", {"--world-size", "3", "--rank", "0"}));
-  EXPECT_NE(a, defaultRunId("allreduce", {"--world-size", "2", "--rank", "0"}));
+// Issue 22 item 4: ranks started by hand on several hosts differ in per-rank and per-host
+// options (--bind, --ifname, --cpu, --device) and output options; they must share one run id.
+TEST(CollOptions, RunIdIsTheMeasurementOnly) {
+  auto id = [](const std::string& test, const std::vector<std::string>& args) {
+    return parseCollectiveCommand(test, args).launch.defaultRunId;
+  };
+  const std::string a = id("barrier", {"--world-size", "2", "--rank", "0", "-n", "5"});
+  EXPECT_EQ(a, id("barrier", {"--world-size", "2", "--rank", "1", "-n", "5"}));
+  EXPECT_EQ(a, id("barrier", {"--world-size", "2", "--rank=1", "--iters=5"}));
+  EXPECT_EQ(a,
+            id("barrier",
+               {"--rank",    "1",        "-n",        "5",    "--world-size", "2",
+                "--bind",    "10.0.0.2", "--cpu",     "3",    "--numa",       "off",
+                "--timeout", "30",       "-f",        "json", "-o",           "/tmp/x.json",
+                "-d",        "mlx5_1",   "--ib-port", "2",    "--rendezvous", "tcp://10.0.0.1:1234",
+                "--token",   "t"}));
+  EXPECT_EQ(a, id("barrier", {"--world-size", "2", "-n", "5", "--ifname", "eth0"}));
+  EXPECT_NE(a, id("barrier", {"--world-size", "3", "--rank", "0", "-n", "5"}));
+  EXPECT_NE(a, id("barrier", {"--world-size", "2", "--rank", "0", "-n", "6"}));
+  EXPECT_NE(a, id("allreduce", {"--world-size", "2", "--rank", "0", "-n", "5"}));
+  EXPECT_NE(a, id("barrier", {"--world-size", "2", "-n", "5", "-t", "ofi"}));
   EXPECT_EQ(a.rfind("cmd-", 0), 0u);
   EXPECT_EQ(a.size(), 4u + 16u);
+  // What the id hashes travels in the join, so a refusal names both measurements.
+  EXPECT_EQ(parseCollectiveCommand("allreduce", {"-m", "4:64", "--check", "--bind", "x"})
+                .launch.runDescription,
+            "allreduce --check --msg-sizes=4:64");
+  EXPECT_EQ(defaultRunId("barrier"), defaultRunId("barrier"));
+  EXPECT_NE(defaultRunId("barrier"), defaultRunId("barrier "));
+}
+
+// Issue 22 item 6: an N-rank command without a launcher and without --np is a usage error.
+TEST(CollOptions, WorldOfOneNeedsExplicitNp) {
+  launch::RankInfo single;
+  single.source = "single";
+  CollCommand none = parseCollectiveCommand("allreduce", {});
+  try {
+    requireWorld("allreduce", none, single);
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    for (const char* s : {"allreduce", "--np", "srun", "mpirun", "--np 1"})
+      EXPECT_NE(m.find(s), std::string::npos) << s << " in " << m;
+  }
+  CollCommand one = parseCollectiveCommand("allreduce", {"--np", "1"});
+  launch::RankInfo np = single;
+  np.source = "np";
+  EXPECT_NO_THROW(requireWorld("allreduce", one, np));
+  launch::RankInfo slurm = single;
+  slurm.source = "slurm";  // srun -n 1: the launcher said so
+  EXPECT_NO_THROW(requireWorld("barrier", none, slurm));
+  launch::RankInfo explicitOne = single;
+  explicitOne.source = "explicit";  // --rank 0 --world-size 1
+  EXPECT_NO_THROW(requireWorld("ring", none, explicitOne));
+}
+
+// Issue 22 item 5: no -t means the default rule (verbs where usable, else socket), decided by
+// the command (cli::defaultTransport); -t is kept.
+TEST(CollOptions, TransportGivenOrDefaultRule) {
+  EXPECT_FALSE(parseCollectiveCommand("pairs", {}).transportGiven);
+  CollCommand t = parseCollectiveCommand("pairs", {"-t", "socket"});
+  EXPECT_TRUE(t.transportGiven);
+  EXPECT_EQ(t.params.transport, "socket");
 }
 
 }  // namespace

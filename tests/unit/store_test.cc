@@ -168,6 +168,42 @@ TEST_F(TcpStore, OtherRunAndDuplicateRankRefused) {
   EXPECT_THROW(client(1, 3), ProtocolError);  // world size mismatch
 }
 
+// Issue 22 item 4: a rank refused for another run (hand-started with another measurement) fails
+// the run's ranks at once, naming it and both descriptions; a rank joining later learns it too.
+TEST(TcpStoreRefusal, RefusedRankFailsTheRun) {
+  TcpStoreServer server("127.0.0.1", 0, "run-a");
+  server.setRunDescription("barrier --iters=5 --world-size=3");
+  server.setVerbose(false);
+  server.startThread();
+  auto join = [&](int rank, const std::string& run, const std::string& description) {
+    JoinInfo j{run, rank, 3, "h" + std::to_string(rank)};
+    j.description = description;
+    return std::make_unique<TcpStoreClient>("127.0.0.1", server.port(), j, 3000);
+  };
+  auto a = join(0, "run-a", "barrier --iters=5 --world-size=3");
+  const std::string why =
+      "different test description ('barrier --iters=7 --world-size=3'; this run: 'barrier "
+      "--iters=5 --world-size=3')";
+  try {
+    join(2, "run-b", "barrier --iters=7 --world-size=3");
+    ADD_FAILURE() << "rank 2 of another run joined";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+  auto b = join(1, "run-a", "barrier --iters=5 --world-size=3");  // after the refusal
+  for (TcpStoreClient* c : {a.get(), b.get()}) {
+    try {
+      c->get("k", 5000);
+      ADD_FAILURE() << "no failure";
+    } catch (const ProtocolError& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 2 on host h2 was refused by the store: " + why),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  server.stop();
+}
+
 // #12: a store with a token admits only hellos that carry it; the refusal names neither token.
 TEST(TcpStoreToken, OnlyTheJobsRanksGetIn) {
   TcpStoreServer server("127.0.0.1", 0, "run-t", {}, "job-secret");

@@ -97,9 +97,8 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     store = launch::connectStore(info, cmd.params.timeoutMs, server);
     collective::CollectiveParams p = cmd.params;
     // Busy polling with more ranks than cores on one host starves the rank that has work.
-    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int localRanks = std::max(info.localRanks, info.localRank + 1);
-    p.device.useEvent = cmd.useEvent >= 0 ? cmd.useEvent == 1 : localRanks > cores;
+    if (cmd.useEvent < 0) p.progressNote = collective::eventModeReason(p.placement, info);
+    p.device.useEvent = cmd.useEvent >= 0 ? cmd.useEvent == 1 : !p.progressNote.empty();
     if (!cmd.bind.empty()) {
       p.device.localHost = cmd.bind;
     } else if (!cmd.ifname.empty()) {
@@ -163,6 +162,9 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   cmd.params.commandLine = commandLine;
   launch::RankInfo info = launch::detect(cmd.launch, launch::processEnv());
   if (info.source == "pmix") launch::applyPmixIdentity(info, rendezvous::pmixInit());
+  cli::requireWorld(test, cmd, info);
+  // The rule of lat/bw: verbs where a device is usable, else socket, said in the header.
+  if (!cmd.transportGiven) cmd.params.transport = cli::defaultTransport(cmd.params.transportNote);
   // Rank 0 writes the report and the plot after the measurement: a path it cannot write fails
   // now, before any rank starts (the launcher for --np, rank 0 itself otherwise).
   if (cmd.launch.np > 0 || info.rank == 0) {

@@ -11,6 +11,7 @@
 #include "cli/coll_options.h"
 #include "cli/help_gen.h"
 #include "cli/options.h"
+#include "common/desched.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/measure_clock.h"
@@ -126,6 +127,14 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
       std::cerr << "rdmabench: note: the verbs transport is not built into this binary "
                    "(libibverbs/librdmacm development files were missing at build time); "
                    "using -t socket\n";
+  }
+  // Loopback: the client and its forked server both busy-poll; on one allowed CPU each would
+  // time the other's spinning (lat -s 8: ms instead of us). Sleep on events instead, and say so.
+  if (cmd.client.host.empty() && !cmd.client.localDevice.useEvent && allowedCpuCount() < 2) {
+    cmd.client.localDevice.useEvent = cmd.client.spec.serverDevice.useEvent = true;
+    cmd.client.progressNote =
+        "auto: event mode (the loopback client and its forked server would busy-poll on 1 "
+        "allowed CPU)";
   }
   // Before any timed loop (and before the loopback server forks: it inherits the choice).
   selectMeasureClock(cmd.clock);

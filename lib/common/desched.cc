@@ -1,0 +1,110 @@
+#include "common/desched.h"
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+
+namespace rdmabench {
+
+namespace {
+
+int64_t involuntarySwitches() {
+  rusage u{};
+  if (getrusage(RUSAGE_THREAD, &u) != 0) return 0;
+  return u.ru_nivcsw;
+}
+
+int64_t runDelayNs() {
+  std::ifstream f("/proc/thread-self/schedstat");
+  int64_t run = 0, wait = -1;
+  if (!(f >> run >> wait)) return -1;
+  return wait;
+}
+
+// Steal ticks summed over the CPUs this thread may run on.
+int64_t stealTicks() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const bool haveSet = sched_getaffinity(0, sizeof set, &set) == 0;
+  std::ifstream f("/proc/stat");
+  std::string line;
+  int64_t total = 0;
+  while (std::getline(f, line)) {
+    if (line.rfind("cpu", 0) != 0) break;
+    if (line.size() < 4 || line[3] == ' ') continue;  // the "cpu " total line
+    std::istringstream in(line.substr(3));
+    int cpu = -1;
+    int64_t v[8] = {};
+    in >> cpu;
+    for (auto& x : v)
+      in >> x;
+    if (!in || cpu < 0) continue;
+    if (haveSet && (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &set))) continue;
+    total += v[7];
+  }
+  return total;
+}
+
+}  // namespace
+
+DeschedProbe::DeschedProbe()
+    : switches_(involuntarySwitches()),
+      runDelayNs_(runDelayNs()),
+      stealTicks_(stealTicks()),
+      startNs_(nowNs()) {}
+
+DeschedDelta DeschedProbe::stop() const {
+  DeschedDelta d;
+  d.wallUs = static_cast<double>(nowNs() - startNs_) / 1000;
+  d.involuntarySwitches = std::max<int64_t>(0, involuntarySwitches() - switches_);
+  const int64_t delay = runDelayNs();
+  if (runDelayNs_ >= 0 && delay >= 0)
+    d.runDelayUs = static_cast<double>(std::max<int64_t>(0, delay - runDelayNs_)) / 1000;
+  static const long hz = std::max(1L, sysconf(_SC_CLK_TCK));
+  d.stealUs = static_cast<double>(std::max<int64_t>(0, stealTicks() - stealTicks_)) * 1e6 /
+              static_cast<double>(hz);
+  return d;
+}
+
+bool DeschedDelta::lostCpu() const {
+  if (runDelayUs < 0) return involuntarySwitches > 0 || stealUs > 0;
+  const double lost = runDelayUs + stealUs;
+  return (involuntarySwitches > 0 || stealUs > 0) && lost >= 20 && lost >= 0.01 * wallUs;
+}
+
+nlohmann::json DeschedDelta::toJson() const {
+  nlohmann::json j{{"involuntary_switches", involuntarySwitches}, {"steal_us", stealUs}};
+  if (runDelayUs >= 0) j["run_delay_us"] = runDelayUs;
+  return j;
+}
+
+std::string DeschedDelta::describe() const {
+  return fmt::format(
+      "{} involuntary context switch{}{}{}", involuntarySwitches,
+      involuntarySwitches == 1 ? "" : "es",
+      runDelayUs >= 0 ? fmt::format(", {:.0f} us waiting for a CPU", runDelayUs) : std::string(),
+      stealUs > 0 ? fmt::format(", {:.0f} us stolen", stealUs) : std::string());
+}
+
+int allowedCpuCount() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+std::string deschedAdvice() {
+  return "rows marked 'desched' lost the CPU during their timed loop (another process ran on "
+         "its core: the time includes its work); use -e / --use-event on (event mode), pin to "
+         "an idle core (--cpu, taskset), or run fewer ranks per host";
+}
+
+}  // namespace rdmabench

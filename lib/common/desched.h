@@ -1,0 +1,51 @@
+#pragma once
+// Descheduling of a timed loop (docs/metrics.md, "Descheduling"): a busy-polling loop that loses
+// its CPU to another process (a CPU hog, another rank, the loopback server, a hypervisor) times
+// the other process's work. Read before and after each size, outside the hot path:
+//  - involuntary context switches of this thread (getrusage RUSAGE_THREAD, ru_nivcsw);
+//  - its run delay: time runnable but waiting for a CPU (/proc/thread-self/schedstat, 2nd field,
+//    ns; absent without CONFIG_SCHED_INFO);
+//  - steal time of the CPUs it may run on (/proc/stat "cpuN" lines, 8th value, USER_HZ ticks).
+// Thread-safety: a DeschedProbe belongs to the thread that created it (RUSAGE_THREAD).
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace rdmabench {
+
+// What one timed loop lost. Units: microseconds.
+struct DeschedDelta {
+  int64_t involuntarySwitches = 0;
+  double stealUs = 0;      // steal of the allowed CPUs, summed (10 ms granularity)
+  double runDelayUs = -1;  // -1 = not available on this kernel
+  double wallUs = 0;       // the loop's wall time
+  // The flag rule: the thread waited for a CPU (run delay + steal) for at least 1% of the loop
+  // and 20 us, with an involuntary switch or steal to show for it; without schedstat, any
+  // involuntary switch.
+  bool lostCpu() const;
+  // {"involuntary_switches": N, "steal_us": X, "run_delay_us": Y} (run_delay_us omitted when
+  // not available).
+  nlohmann::json toJson() const;
+  // "N involuntary context switches, X us waiting for a CPU" for messages.
+  std::string describe() const;
+};
+
+// Starts measuring at construction; stop() returns the delta since (callable more than once).
+class DeschedProbe {
+ public:
+  DeschedProbe();
+  DeschedDelta stop() const;
+
+ private:
+  int64_t switches_ = 0, runDelayNs_ = -1, stealTicks_ = 0, startNs_ = 0;
+};
+
+// Number of CPUs this thread may run on (sched_getaffinity; at least 1).
+int allowedCpuCount();
+
+// The advice line for tables and stderr when a size was flagged.
+std::string deschedAdvice();
+
+}  // namespace rdmabench

@@ -1,0 +1,52 @@
+# Issue 22, item 3: a timed loop that loses its CPU is flagged. A CPU hog pinned on the same CPU
+# as the measuring process (taskset) makes its sizes' rows carry "descheduled" (JSON) and the
+# "desched" mark with a WARNING line (table); lat and bw against a server, allreduce and ring
+# under --np. Only the positive case is asserted: an idle run's absence of flags is not, on a
+# loaded machine. Also: loopback lat on one allowed CPU chooses event mode and says so.
+source "$(dirname "$0")/lib.sh"
+
+CPU=$(python3 -c "import os; print(sorted(os.sched_getaffinity(0))[0])")
+taskset -c "$CPU" sh -c 'while :; do :; done' &
+HOG=$!
+CLEANUP+=("kill -9 $HOG")
+
+flagged() {  # FILE: some row is flagged, and every flag has the documented members
+  json_check "$1" "any('descheduled' in r for r in d['rows']) and all(isinstance(r['descheduled']['involuntary_switches'], int) and r['descheduled']['involuntary_switches'] >= 0 and r['descheduled']['steal_us'] >= 0 for r in d['rows'] if 'descheduled' in r)"
+}
+
+PORT=$((20000 + RANDOM % 12000))
+"$RB" server --port "$PORT" --quiet &
+SERVER=$!
+CLEANUP+=("kill -9 $SERVER")
+wait_port "" "$PORT"
+timeout 120 taskset -c "$CPU" "$RB" lat 127.0.0.1 -p "$PORT" -t socket -s 8 -n 5000 -f json -o "$TMP/lat.json" ||
+  fail "lat next to a hog"
+flagged "$TMP/lat.json"
+timeout 120 taskset -c "$CPU" "$RB" bw 127.0.0.1 -p "$PORT" -t socket -m 1K:4K -n 200 -f json -o "$TMP/bw.json" ||
+  fail "bw next to a hog"
+flagged "$TMP/bw.json"
+timeout 120 taskset -c "$CPU" "$RB" lat 127.0.0.1 -p "$PORT" -t socket -s 8 -n 5000 >"$TMP/lat.txt" || fail "lat table"
+grep -q "^# WARNING: rows marked 'desched' lost the CPU" "$TMP/lat.txt" && grep -Eq "^ +8 +.* desched$" "$TMP/lat.txt" ||
+  fail "table: no desched mark or warning: $(cat "$TMP/lat.txt")"
+pass "lat and bw next to a CPU hog on their CPU: rows flagged (JSON member, table mark and warning)"
+
+timeout 120 taskset -c "$CPU" "$RB" allreduce --np 2 -t socket --use-event off -s 8 -n 100 --warmup 5 -f json \
+  -o "$TMP/ar.json" || fail "allreduce next to a hog"
+flagged "$TMP/ar.json"
+json_check "$TMP/ar.json" "'progress_note' not in d['run']['extra']"  # --use-event off is honoured
+timeout 120 taskset -c "$CPU" "$RB" ring --np 2 -t socket --use-event off -s 8 -n 100 --warmup 5 -f json \
+  -o "$TMP/ring.json" || fail "ring next to a hog"
+flagged "$TMP/ring.json"
+pass "allreduce and ring ranks sharing a CPU with a hog: rows flagged"
+
+# The default progress mode would busy-poll a shared CPU: event mode, said in the header.
+timeout 120 taskset -c "$CPU" "$RB" allreduce --np 2 -t socket -s 8 -n 20 -f json -o "$TMP/ev.json" || fail "allreduce auto"
+json_check "$TMP/ev.json" "d['run']['extra']['progress_note'].startswith('auto: event mode (2 busy-polling ranks')"
+timeout 120 taskset -c "$CPU" "$RB" lat -t socket -s 8 -n 200 -f json -o "$TMP/lo.json" || fail "loopback lat on one CPU"
+json_check "$TMP/lo.json" "d['run']['extra']['progress_note'].startswith('auto: event mode (the loopback client')"
+pass "busy polling on a shared CPU: event mode chosen and said (allreduce --np 2, loopback lat)"
+
+timeout 120 taskset -c "$CPU" "$RB" pairs --np 2 -t socket --use-event off -n 300 --bw-size 4K --bw-iters 5 -f json \
+  -o "$TMP/pairs.json" || fail "pairs next to a hog"
+json_check "$TMP/pairs.json" "len(d['run']['extra']['descheduled']) >= 1 and all(e['src'] != e['dst'] and e['involuntary_switches'] >= 0 for e in d['run']['extra']['descheduled']) and 'lost the CPU' in d['run']['placement']['warning']"
+pass "pairs next to a hog: the flagged pairs in the header"
