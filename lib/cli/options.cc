@@ -152,8 +152,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
     general.add_options()(
         "mode", po::value<std::string>(),
         "window (osu_bw: windows of --window messages, acked) | stream (perftest: --tx-depth "
-        "posts kept in flight); default stream with --format perftest, else window")(
-        "window,w", po::value<std::string>(), "window mode: messages per window (default 64)")(
+        "posts kept in flight); default window")("window,w", po::value<std::string>(),
+                                                 "window mode: messages per window (default 64)")(
         "bidir,b", po::bool_switch(), "bidirectional (osu_bibw)")(
         "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
         "cq-mod", po::value<std::string>(), "request a completion every N posts (default 1)");
@@ -265,9 +265,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       spec.mode = str("mode");
       if (spec.mode != "window" && spec.mode != "stream")
         throw UsageError(fmt::format("--mode {}: unknown (valid: window, stream)", spec.mode));
-    } else if (vm.count("format") && str("format") == "perftest") {
-      spec.mode = "stream";  // perftest's ib_*_bw method
-    }
+    }  // the format only formats: -f perftest keeps the mode (docs/metrics.md)
     if (spec.mode == "stream" && vm.count("window"))
       throw UsageError(
           "--window: only for --mode window (stream mode keeps --tx-depth posts in flight)");

@@ -118,8 +118,9 @@ class Reporter {
   virtual void end() = 0;                // JSON closes its document here
   // The run failed (before or after begin()): machine formats record `message` and stay valid
   // (JSON gets an "error" member and is closed; CSV gets a last line whose "error" column holds
-  // the message); the text formats (table, perftest, osu, imb) print nothing more (stderr has
-  // the error). A JSON reporter destroyed after begin() without end()/abort() aborts itself.
+  // the message); the text formats (table, perftest, osu, imb) end with a comment line
+  // `# error: MESSAGE` (stderr has the error too). A JSON reporter destroyed after begin() without
+  // end()/abort() aborts itself.
   virtual void abort(const std::string& message) = 0;
 };
 
