@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -110,6 +111,41 @@ void checkBackendOptions(const po::variables_map& vm, const ClientCommand& cmd,
 
 }  // namespace
 
+void splitHostPort(std::string& host, uint16_t& port, bool portGiven) {
+  const std::string given = host;
+  std::string portText;
+  bool hasPort = false;
+  if (!host.empty() && host[0] == '[') {  // [V6] or [V6]:PORT
+    const size_t close = host.find(']');
+    const std::string rest = close == std::string::npos ? "?" : host.substr(close + 1);
+    if (close == std::string::npos || (!rest.empty() && rest[0] != ':'))
+      throw UsageError(fmt::format(
+          "HOST '{}': expected [IPV6] or [IPV6]:PORT (or give the port with -p PORT)", given));
+    hasPort = !rest.empty();
+    portText = hasPort ? rest.substr(1) : "";
+    host = host.substr(1, close - 1);
+  } else if (std::count(host.begin(), host.end(), ':') == 1) {  // HOST:PORT (not a bare IPv6)
+    const size_t colon = host.find(':');
+    hasPort = true;
+    portText = host.substr(colon + 1);
+    host = host.substr(0, colon);
+  }
+  if (!hasPort) return;
+  uint16_t p = 0;
+  try {
+    p = static_cast<uint16_t>(parseUnsigned(portText, "port", 1, 65535));
+  } catch (const UsageError&) {
+    throw UsageError(
+        fmt::format("HOST '{}': '{}' is not a port number (1..65535); give the port with -p PORT",
+                    given, portText));
+  }
+  if (host.empty()) throw UsageError(fmt::format("HOST '{}': no host before the port", given));
+  if (portGiven && p != port)
+    throw UsageError(
+        fmt::format("HOST '{}' names port {} and -p names {}: give only one", given, p, port));
+  port = p;
+}
+
 ClientCommand parseClientCommand(const std::string& test, const std::vector<std::string>& args) {
   ClientCommand cmd;
   engine::TestSpec& spec = cmd.client.spec;
@@ -217,6 +253,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   if (vm.count("op")) spec.op = str("op");
   if (vm.count("port"))
     cmd.client.port = static_cast<uint16_t>(parseUnsigned(str("port"), "--port", 1, 65535));
+  splitHostPort(cmd.client.host, cmd.client.port, vm.count("port") > 0);
 
   int sizeModes = vm.count("size") + (vm["all"].as<bool>() ? 1 : 0) + vm.count("msg-sizes");
   if (sizeModes > 1) throw UsageError("--size, --all and --msg-sizes: give only one of them");

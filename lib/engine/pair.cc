@@ -41,10 +41,15 @@ using rendezvous::Frame;
 // ---------------------------------------------------------------------------------------------
 // Client
 
+// Longest wait for the server's answer to the hello (capped by --timeout).
+constexpr int64_t kHelloAnswerMs = 5000;
+
 // Forked loopback server; killed and reaped on every exit path.
 class LoopbackServer {
  public:
-  explicit LoopbackServer(uint16_t& port) {
+  // `needBytes`: the client's buffers per the test, so the forked server's --max-bytes never
+  // refuses a size this side was allowed to ask for (`lat -s 1G` works when memory allows).
+  LoopbackServer(uint16_t& port, uint64_t needBytes) {
     rendezvous::Listener listener("127.0.0.1", 0);
     port = listener.port();
     std::cout.flush();
@@ -62,6 +67,7 @@ class LoopbackServer {
         so.once = true;
         so.verbose = false;
         so.maxTimeoutMs = kMaxTimeoutMs;  // the client's own --timeout applies as given
+        so.maxBytes = std::max(so.maxBytes, needBytes);
         detail::serveListener(listener, so);
       } catch (...) {
         rc = 1;
@@ -95,7 +101,8 @@ class Client {
     std::string host = o_.host;
     if (host.empty()) {
       host = "127.0.0.1";
-      loopback = std::make_unique<LoopbackServer>(port);
+      loopback =
+          std::make_unique<LoopbackServer>(port, spec.bytesPerConnection() * spec.queuePairs);
     }
     Channel ch = Channel::connect(host, port, Deadline(o_.connectTimeoutMs), loopback != nullptr);
     try {
@@ -119,7 +126,10 @@ class Client {
  private:
   void session(Channel& ch) {
     const TestSpec& spec = o_.spec;
-    rendezvous::clientHandshake(ch, Deadline(spec.timeoutMs), o_.token);
+    // A real server answers the hello at once (its own deadline is 2 s): something else on the
+    // port is named within a few seconds, not after the whole --timeout.
+    rendezvous::clientHandshake(ch, Deadline(std::min<int64_t>(spec.timeoutMs, kHelloAnswerMs)),
+                                o_.token);
     json req = spec.toJson();
     req["provider_env"] = wireEnv();  // the server's session adopts these (adoptWireEnv)
     ch.sendJson(rendezvous::kTestRequest, req, Deadline(spec.timeoutMs));

@@ -51,3 +51,73 @@ timeout 60 "$RB" lat -t socket -s 65536B,1KiB -n 10 -f json >"$TMP/sz.json" || f
 json_check "$TMP/sz.json" "[r['bytes'] for r in d['rows']]==[65536,1024]"
 expect_status 2 "'1MB' is ambiguous: use 1M or 1MiB for 1048576 B, or 1000000 for 10^6 B" "$RB" lat -t socket -s 1MB
 pass "size suffixes: 65536B, KiB; 1MB refused as ambiguous"
+
+# --- 11. a non-rdmabench peer is named within the hello deadline, not after --timeout.
+# fake_server MODE: listens on an ephemeral port (printed first), answers every connection with
+# an SSH banner (MODE=banner) or nothing at all (MODE=silent, as iperf3 waiting for its cookie).
+fake_server() {
+  python3 -u - "$1" <<'PY' &
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+conns = []
+end = time.time() + 120
+s.settimeout(1)
+while time.time() < end:
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        continue
+    conns.append(c)
+    if sys.argv[1] == "banner":
+        c.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n")
+PY
+  FAKE_PID=$!
+  CLEANUP+=("kill -9 $FAKE_PID")
+}
+fake_server banner >"$TMP/fake1.port"
+wait_for "$TMP/fake1.port" "^[0-9]+$" "$FAKE_PID" 30
+FP=$(head -1 "$TMP/fake1.port")
+rc=0; timeout 60 "$RB" lat "127.0.0.1:$FP" -t socket -s 8 --timeout 30 2>"$TMP/err" >/dev/null || rc=$?
+[ "$rc" = 1 ] || fail "banner peer: exit $rc, expected 1 (at once, not a timeout): $(cat "$TMP/err")"
+grep -q "is not an rdmabench server: it answered the hello with \"SSH-2.0-OpenSSH" "$TMP/err" ||
+  fail "banner peer not named: $(cat "$TMP/err")"
+fake_server silent >"$TMP/fake2.port"
+wait_for "$TMP/fake2.port" "^[0-9]+$" "$FAKE_PID" 30
+FP=$(head -1 "$TMP/fake2.port")
+t0=$(date +%s)
+rc=0; timeout 60 "$RB" lat 127.0.0.1 -p "$FP" -t socket -s 8 --timeout 30 2>"$TMP/err" >/dev/null || rc=$?
+t1=$(date +%s)
+[ "$rc" = 3 ] || fail "silent peer: exit $rc, expected 3: $(cat "$TMP/err")"
+grep -q "sent nothing within 5.0 s of the hello" "$TMP/err" || fail "silent peer: $(cat "$TMP/err")"
+[ $((t1 - t0)) -lt 25 ] || fail "silent peer took $((t1 - t0)) s: the whole --timeout 30"
+expect_status 2 "give the port with -p PORT" "$RB" lat 127.0.0.1:http -t socket
+pass "non-rdmabench peer named at once (banner) or after the 5 s hello deadline (silent); HOST:PORT"
+
+# Loopback mode: the forked server takes the client's size (its --max-bytes default is 1G).
+timeout 120 "$RB" lat -t socket -s 520M -n 2 --warmup 0 -f json -o "$TMP/big.json" 2>"$TMP/err" ||
+  fail "lat -s 520M on loopback: $(cat "$TMP/err")"
+json_check "$TMP/big.json" "d['rows'][0]['bytes']==520*1048576"
+pass "loopback: the forked server takes the client's size (lat -s 520M, above its default --max-bytes)"
+
+# A/B whose variants all fail: each variant's error under a title that says what was compared.
+rc=0; timeout 60 "$RB" lat -t ofi --provider nosuch1 --provider nosuch2 -s 8 >"$TMP/ab.txt" 2>"$TMP/ab.err" || rc=$?
+[ "$rc" = 1 ] || fail "all-failed A/B: exit $rc: $(cat "$TMP/ab.err")"
+grep -q "A/B: lat send," "$TMP/ab.txt" || fail "all-failed A/B title: $(cat "$TMP/ab.txt")"
+[ "$(grep -c "FAILED: " "$TMP/ab.txt")" = 2 ] || fail "all-failed A/B: not every error: $(cat "$TMP/ab.txt")"
+pass "A/B with every variant failed names each error"
+
+# A/B variants interleave per size: the server sees socket, ofi, socket, ofi (one session per
+# variant and size), never all of one variant first.
+SP=$(closed_port)
+"$RB" server -p "$SP" 2>"$TMP/server.log" &
+SRV=$!
+CLEANUP+=("kill -9 $SRV")
+wait_port "" "$SP"
+timeout 120 "$RB" lat 127.0.0.1 -p "$SP" --compare socket,ofi:tcp\;ofi_rxm -s 8,16 -n 50 -f json -o "$TMP/abi.json" 2>"$TMP/abi.err" ||
+  fail "A/B socket vs ofi: $(cat "$TMP/abi.err")"
+json_check "$TMP/abi.json" "[[r['bytes'] for r in v['rows']] for v in d['variants']]==[[8,16],[8,16]] and 'error' not in d"
+order=$(grep -oE "session [0-9]+: lat (socket|ofi)" "$TMP/server.log" | awk '{print $4}' | tr '\n' ' ')
+[ "$order" = "socket ofi socket ofi " ] || fail "A/B sessions not interleaved per size: '$order' ($(cat "$TMP/server.log"))"
+kill "$SRV" 2>/dev/null || true
+pass "A/B variants interleave per size"

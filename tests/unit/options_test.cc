@@ -63,6 +63,28 @@ TEST(ClientOptions, BadValuesNameOptionAndRange) {
   EXPECT_NE(usageError("lat", {"-s", "10T"}).find("larger than the limit of"), std::string::npos);
 }
 
+// Issue 22 item 11: HOST:PORT and [IPV6]:PORT name the port; a bad one suggests -p.
+TEST(ClientOptions, HostColonPort) {
+  auto c = parseClientCommand("lat", {"node-a:5201", "-t", "socket"});
+  EXPECT_EQ(c.client.host, "node-a");
+  EXPECT_EQ(c.client.port, 5201);
+  c = parseClientCommand("lat", {"[::1]:18600", "-t", "socket"});
+  EXPECT_EQ(c.client.host, "::1");
+  EXPECT_EQ(c.client.port, 18600);
+  c = parseClientCommand("lat", {"fe80::1", "-t", "socket", "-p", "9"});
+  EXPECT_EQ(c.client.host, "fe80::1");
+  EXPECT_EQ(c.client.port, 9);
+  c = parseClientCommand("lat", {"[::1]", "-t", "socket"});
+  EXPECT_EQ(c.client.host, "::1");
+  EXPECT_EQ(c.client.port, 18515);
+  c = parseClientCommand("lat", {"node-a:5201", "-p", "5201", "-t", "socket"});
+  EXPECT_EQ(c.client.port, 5201);
+  EXPECT_NE(usageError("lat", {"node-a:http"}).find("give the port with -p PORT"),
+            std::string::npos);
+  EXPECT_NE(usageError("lat", {"node-a:5201", "-p", "18515"}).find("give only one"),
+            std::string::npos);
+}
+
 TEST(ClientOptions, BandwidthModes) {
   // window is the default (osu_bw). Issue 22 item 8: the format only formats, so -f perftest
   // keeps window mode and what -n counts (it used to switch to stream mode).
