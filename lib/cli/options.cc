@@ -176,10 +176,13 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       "by size)")("warmup", po::value<std::string>(),
                   "warmup iterations per size (default: OSU's)")(
       "duration,D", po::value<std::string>(), "seconds per size instead of --iters")(
-      "check", po::bool_switch(), "verify payload data")("timeout", po::value<std::string>(),
-                                                         "longest wait without progress, seconds "
-                                                         "(default 10)")(
-      "connect-timeout", po::value<std::string>(), "seconds to reach the server (default 5)")(
+      "max-time", po::value<std::string>(),
+      "longest a size may take with the automatic counts, seconds (IMB -time; default 10, 0 = "
+      "off)")("check", po::bool_switch(), "verify payload data")(
+      "timeout", po::value<std::string>(),
+      "longest wait without progress, seconds "
+      "(default 10)")("connect-timeout", po::value<std::string>(),
+                      "seconds to reach the server (default 5)")(
       "port,p", po::value<std::string>(), "server control port (default 18515)")(
       "token", po::value<std::string>(),
       "access token the server requires (default: $RDMABENCH_TOKEN; prefer the variable, "
@@ -284,6 +287,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
     if (vm.count("iters")) throw UsageError("--duration and --iters: give only one of them");
     spec.durationSec = parseSeconds(str("duration"), "--duration", 0.01, 3600);
   }
+  if (vm.count("max-time"))
+    cmd.client.maxTimeSec = parseSeconds(str("max-time"), "--max-time", 0, 3600);
   spec.check = vm["check"].as<bool>();
   cmd.client.token = resolveToken(
       vm.count("token") ? std::optional<std::string>(str("token")) : std::nullopt, false);

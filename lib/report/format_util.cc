@@ -217,6 +217,7 @@ nlohmann::ordered_json rowJson(const Row& row) {
   }
   if (row.messages > 0) j["messages"] = row.messages;
   if (row.wrong) j["wrong"] = *row.wrong;
+  if (!row.flags.empty()) j["flags"] = row.flags;
   return j;
 }
 

@@ -80,6 +80,9 @@ struct RingLinkRow {
   bool outlier = false;
 };
 
+// A row timed over less than this (seconds, in total) is flagged "short".
+inline constexpr double kShortIntervalSec = 1e-3;
+
 // One measured message size.
 struct Row {
   uint64_t bytes = 0;
@@ -98,6 +101,11 @@ struct Row {
   // --check: messages (bw) or iterations (lat) whose payload was wrong, both sides summed;
   // empty = not checked (nccl-tests' #wrong).
   std::optional<uint64_t> wrong;
+  // What the reader must know about this row, as short words (table: a last cell "[short]";
+  // JSON/CSV "flags"): "short" = timed over less than kShortIntervalSec in total (the clock's
+  // and the loop's overheads weigh in); "capped" = fewer iterations than the automatic count,
+  // cut by --max-time. Empty for most rows.
+  std::vector<std::string> flags;
   std::optional<CollectiveRow> collective;  // barrier / allreduce runs
   std::optional<RingLinkRow> link;          // ring runs: one row per directed link
 };

@@ -121,3 +121,17 @@ order=$(grep -oE "session [0-9]+: lat (socket|ofi)" "$TMP/server.log" | awk '{pr
 [ "$order" = "socket ofi socket ofi " ] || fail "A/B sessions not interleaved per size: '$order' ($(cat "$TMP/server.log"))"
 kill "$SRV" 2>/dev/null || true
 pass "A/B variants interleave per size"
+
+# --- 2. -D runs by the clock: the server stalls 500 ms in the first measured run (test hook
+# "mid-run"); the time is still 1 s (5% + one iteration; generous: 0.95..1.25), where
+# extrapolating from the warmup measured 1 s + the stall.
+RDMABENCH_TEST_HOLD=mid-run RDMABENCH_TEST_HOLD_MS=500 timeout 60 "$RB" lat -t socket -s 8 -D 1 -f json -o "$TMP/d.json" 2>"$TMP/d.err" ||
+  fail "lat -D 1 with a stall: $(cat "$TMP/d.err")"
+grep -q "holding at mid-run" "$TMP/d.err" || fail "the test hook did not stall the run: $(cat "$TMP/d.err")"
+json_check "$TMP/d.json" "0.95 <= d['rows'][0]['seconds'] <= 1.25"
+# --max-time cuts the automatic counts (never -n) and flags the row; < 1 ms rows are flagged short.
+timeout 60 "$RB" bw -t socket -s 64K --max-time 0.001 -f json -o "$TMP/mt.json" || fail "bw --max-time"
+json_check "$TMP/mt.json" "r=d['rows'][0]; r['iterations'] < 20 and 'capped' in r['flags'] and d['run']['extra']['max_time_s']==0.001"
+timeout 60 "$RB" lat -t socket -s 8 -n 3 -f json -o "$TMP/sh.json" || fail "lat -n 3"
+json_check "$TMP/sh.json" "d['rows'][0]['flags']==['short'] and d['rows'][0]['iterations']==3"
+pass "-D by the clock despite a stall; --max-time caps and flags; short rows flagged"

@@ -664,3 +664,35 @@ TEST(AbReport, AllFailedNamesEachErrorAndInterruptedCarriesTheError) {
 
 }  // namespace
 }  // namespace rdmabench::report
+
+namespace rdmabench::report {
+namespace {
+
+// Issue 22 items 2 and 10: a row timed over too short an interval, or whose count --max-time
+// cut, says so in the row: JSON "flags", CSV "flags", a last table cell and a note.
+TEST(Report, RowFlagsInJsonCsvAndTable) {
+  Row r = latencyRow(8, 1.06);
+  r.seconds = 0.0004;
+  r.flags = {"short", "capped"};
+  std::ostringstream json, csv, table;
+  for (auto [format, out] : {std::pair<const char*, std::ostringstream*>{"json", &json},
+                             {"csv", &csv},
+                             {"table", &table}}) {
+    auto rep = makeReporter(format, *out);
+    rep->begin(latencyRun());
+    rep->row(r);
+    rep->row(latencyRow(16, 1.07));
+    rep->end();
+  }
+  nlohmann::json doc = nlohmann::json::parse(json.str());
+  EXPECT_EQ(doc["rows"][0]["flags"], nlohmann::json({"short", "capped"}));
+  EXPECT_FALSE(doc["rows"][1].contains("flags"));
+  EXPECT_NE(csv.str().find(",flags,error\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",short;capped,\n"), std::string::npos) << csv.str();
+  EXPECT_NE(table.str().find(" [short,capped]\n"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("# note: [short] = timed over less than 1 ms"), std::string::npos);
+  EXPECT_NE(table.str().find("# note: [capped] = fewer iterations"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdmabench::report
