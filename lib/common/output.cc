@@ -16,11 +16,16 @@
 
 namespace rdmabench {
 
-FdStreamBuf::FdStreamBuf(int fd) : fd_(fd), buffer_(64 * 1024) {
+FdStreamBuf::FdStreamBuf(int fd, bool truncateFirst)
+    : fd_(fd), truncateFirst_(truncateFirst), buffer_(64 * 1024) {
   setp(buffer_.data(), buffer_.data() + buffer_.size());
 }
 
 bool FdStreamBuf::writeAll(const char* p, size_t n) {
+  if (truncateFirst_ && n > 0) {
+    truncateFirst_ = false;
+    (void)::ftruncate(fd_, 0);  // /proc files refuse it: the write below reports the error
+  }
   while (n > 0 && error_ == 0) {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
@@ -143,7 +148,10 @@ void checkWritable(const std::string& path, const std::string& option) {
     if (fd >= 0) ::close(fd);
     return;
   }
-  if (::access(dirOf(d.target).c_str(), W_OK | X_OK) != 0) refuseOpen(option, path, errno);
+  if (::access(dirOf(d.target).c_str(), W_OK | X_OK) == 0) return;
+  const int err = errno;
+  if (d.exists) return;  // written in place (ResultOutput: no temporary file possible there)
+  refuseOpen(option, path, err);
 }
 
 ResultOutput::ResultOutput(const std::string& path, const std::string& option) : stream_(nullptr) {
@@ -161,6 +169,15 @@ ResultOutput::ResultOutput(const std::string& path, const std::string& option) :
     } else {
       std::string templ = dirOf(d.target) + "/." + baseOf(d.target) + ".XXXXXX";
       fd_ = ::mkostemp(templ.data(), O_CLOEXEC);
+      if (fd_ < 0 && d.exists) {
+        // No temporary file next to it (a directory this user may not write, /proc): the
+        // existing file is written in place, truncated only when the first bytes arrive.
+        fd_ = ::open(d.target.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd_ < 0) refuseOpen(option, path, errno);
+        buf_ = std::make_unique<FdStreamBuf>(fd_, true);
+        stream_.rdbuf(buf_.get());
+        return;
+      }
       if (fd_ < 0) refuseOpen(option, path, errno);
       temp_ = templ;
       target_ = d.target;

@@ -18,7 +18,9 @@ namespace rdmabench {
 // of losing it inside the stream's state bits. 64 KiB buffer.
 class FdStreamBuf : public std::streambuf {
  public:
-  explicit FdStreamBuf(int fd);
+  // `truncateFirst`: ftruncate(fd, 0) just before the first byte is written (an in-place
+  // destination keeps its content until the report starts).
+  explicit FdStreamBuf(int fd, bool truncateFirst = false);
   int error() const { return error_; }  // first errno of a failed write, 0 = none
   uint64_t bytesPut() const { return written_ + static_cast<uint64_t>(pptr() - pbase()); }
   bool flushAll();  // writes the buffer out; false after any error
@@ -31,6 +33,7 @@ class FdStreamBuf : public std::streambuf {
  private:
   bool writeAll(const char* p, size_t n);
   int fd_;
+  bool truncateFirst_;
   int error_ = 0;
   uint64_t written_ = 0;  // bytes handed to write() successfully
   std::vector<char> buffer_;
@@ -49,7 +52,9 @@ void checkWritable(const std::string& path, const std::string& option);
 // renames over NAME, so NAME is never empty or truncated: it holds the previous content until
 // the new report is complete. A symlink is written through to its target (the link stays; the
 // target is replaced), a dangling symlink is refused. A destination that is not a regular file
-// (/dev/null, /dev/stdout, a FIFO) is written directly: no rename is possible there.
+// (/dev/null, /dev/stdout, a FIFO) is written directly: no rename is possible there; so is an
+// existing file whose directory takes no temporary file (not writable, /proc), truncated only
+// when the first bytes of the report arrive.
 class ResultOutput {
  public:
   // `path` empty or "-": standard output (std::cout is flushed first so earlier lines stay in
