@@ -309,10 +309,11 @@ class Client {
   }
 
   // Seconds per iteration of `run`, measured by running it (a calibration: warmup that is
-  // timed, never reported as a measurement).
-  double calibrate(Channel& ch, Side& side, Progress& progress, const SizeRun& run) {
+  // timed, never reported as a measurement; its --check findings go into `m`).
+  double calibrate(Channel& ch, Side& side, Progress& progress, const SizeRun& run, Measured& m) {
     Measured cal;
     runChunk(ch, side, progress, run, cal);
+    m.wrong += cal.wrong;
     return cal.seconds / static_cast<double>(std::max<uint64_t>(run.iterations, 1));
   }
 
@@ -336,7 +337,7 @@ class Client {
           // -D: the warmup (at least 10) timed as a calibration, then chunks by the clock.
           SizeRun cal{bytes, std::max<uint64_t>(run.warmup, 10), 0};
           warmupReported = cal.iterations;
-          DurationChunks chunks(spec.durationSec, calibrate(ch, side, progress, cal),
+          DurationChunks chunks(spec.durationSec, calibrate(ch, side, progress, cal, m),
                                 cal.iterations);
           for (uint64_t n = chunks.next(); n > 0; n = chunks.next()) {
             const double before = m.seconds;
@@ -353,7 +354,7 @@ class Client {
               SizeRun cal{bytes, std::max<uint64_t>(run.warmup, 1), 0};
               warmupReported = cal.iterations;
               const uint64_t fit = budgetedIterations(
-                  run.iterations, calibrate(ch, side, progress, cal), o_.maxTimeSec);
+                  run.iterations, calibrate(ch, side, progress, cal, m), o_.maxTimeSec);
               capped = fit < run.iterations;
               run = SizeRun{bytes, fit, 0};
             }
