@@ -73,6 +73,7 @@ while time.time() < end:
         c.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n")
 PY
   FAKE_PID=$!
+  disown "$FAKE_PID"  # no "Killed" job notice from the cleanup
   CLEANUP+=("kill -9 $FAKE_PID")
 }
 fake_server banner >"$TMP/fake1.port"
@@ -124,14 +125,15 @@ pass "A/B variants interleave per size"
 
 # --- 2. -D runs by the clock: the server stalls 500 ms in the first measured run (test hook
 # "mid-run"); the time is still 1 s (5% + one iteration; generous: 0.95..1.25), where
-# extrapolating from the warmup measured 1 s + the stall.
-RDMABENCH_TEST_HOLD=mid-run RDMABENCH_TEST_HOLD_MS=500 timeout 60 "$RB" lat -t socket -s 8 -D 1 -f json -o "$TMP/d.json" 2>"$TMP/d.err" ||
+# extrapolating from the warmup measured 1 s + the stall. -e: busy-polling peers that share a
+# loaded host lose the CPU for milliseconds per iteration.
+RDMABENCH_TEST_HOLD=mid-run RDMABENCH_TEST_HOLD_MS=500 timeout 60 "$RB" lat -t socket -e -s 8 -D 1 -f json -o "$TMP/d.json" 2>"$TMP/d.err" ||
   fail "lat -D 1 with a stall: $(cat "$TMP/d.err")"
 grep -q "holding at mid-run" "$TMP/d.err" || fail "the test hook did not stall the run: $(cat "$TMP/d.err")"
 json_check "$TMP/d.json" "0.95 <= d['rows'][0]['seconds'] <= 1.25"
 # --max-time cuts the automatic counts (never -n) and flags the row; < 1 ms rows are flagged short.
 timeout 60 "$RB" bw -t socket -s 64K --max-time 0.001 -f json -o "$TMP/mt.json" || fail "bw --max-time"
-json_check "$TMP/mt.json" "r=d['rows'][0]; r['iterations'] < 20 and 'capped' in r['flags'] and d['run']['extra']['max_time_s']==0.001"
-timeout 60 "$RB" lat -t socket -s 8 -n 3 -f json -o "$TMP/sh.json" || fail "lat -n 3"
-json_check "$TMP/sh.json" "d['rows'][0]['flags']==['short'] and d['rows'][0]['iterations']==3"
+json_check "$TMP/mt.json" "d['rows'][0]['iterations'] < 20 and 'capped' in d['rows'][0]['flags'] and d['run']['extra']['max_time_s']==0.001"
+timeout 60 "$RB" lat -t socket -e -m 1:64K -n 3 -f json -o "$TMP/sh.json" || fail "lat -n 3"
+json_check "$TMP/sh.json" "all(('short' in r.get('flags', [])) == (r['seconds'] < 0.001) and 'capped' not in r.get('flags', []) for r in d['rows']) and any('short' in r.get('flags', []) for r in d['rows'])"
 pass "-D by the clock despite a stall; --max-time caps and flags; short rows flagged"
