@@ -167,7 +167,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       bw ? "send | write | tagged (ofi) (default send)"
          : "send | write | read | tagged (ofi) (default send)")(
       "size,s", po::value<std::string>(),
-      "message size, bytes (K/M suffixes); a comma list runs each in turn (0,1,1K)")(
+      "message size, bytes (K/M/G, KiB/MiB/GiB = powers of two, B = bytes; KB/MB/GB are refused as "
+      "ambiguous); a comma list runs each in turn (0,1,1K)")(
       "all,a", po::bool_switch(),
       bw ? "all powers of two from 1 B up to 4M" : "all powers of two up to 4M (send from 0 B)")(
       "msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (powers of two)")(
@@ -175,7 +176,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       "measured iterations per size (default: OSU's, "
       "by size)")("warmup", po::value<std::string>(),
                   "warmup iterations per size (default: OSU's)")(
-      "duration,D", po::value<std::string>(), "seconds per size instead of --iters")(
+      "duration,D", po::value<std::string>(), "seconds per size, by the clock, instead of --iters")(
       "max-time", po::value<std::string>(),
       "longest a size may take with the automatic counts, seconds (IMB -time; default 10, 0 = "
       "off)")("check", po::bool_switch(), "verify payload data")(
