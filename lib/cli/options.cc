@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -125,6 +126,41 @@ void checkBackendOptions(const po::variables_map& vm, const ClientCommand& cmd,
 
 }  // namespace
 
+void splitHostPort(std::string& host, uint16_t& port, bool portGiven) {
+  const std::string given = host;
+  std::string portText;
+  bool hasPort = false;
+  if (!host.empty() && host[0] == '[') {  // [V6] or [V6]:PORT
+    const size_t close = host.find(']');
+    const std::string rest = close == std::string::npos ? "?" : host.substr(close + 1);
+    if (close == std::string::npos || (!rest.empty() && rest[0] != ':'))
+      throw UsageError(fmt::format(
+          "HOST '{}': expected [IPV6] or [IPV6]:PORT (or give the port with -p PORT)", given));
+    hasPort = !rest.empty();
+    portText = hasPort ? rest.substr(1) : "";
+    host = host.substr(1, close - 1);
+  } else if (std::count(host.begin(), host.end(), ':') == 1) {  // HOST:PORT (not a bare IPv6)
+    const size_t colon = host.find(':');
+    hasPort = true;
+    portText = host.substr(colon + 1);
+    host = host.substr(0, colon);
+  }
+  if (!hasPort) return;
+  uint16_t p = 0;
+  try {
+    p = static_cast<uint16_t>(parseUnsigned(portText, "port", 1, 65535));
+  } catch (const UsageError&) {
+    throw UsageError(
+        fmt::format("HOST '{}': '{}' is not a port number (1..65535); give the port with -p PORT",
+                    given, portText));
+  }
+  if (host.empty()) throw UsageError(fmt::format("HOST '{}': no host before the port", given));
+  if (portGiven && p != port)
+    throw UsageError(
+        fmt::format("HOST '{}' names port {} and -p names {}: give only one", given, p, port));
+  port = p;
+}
+
 ClientCommand parseClientCommand(const std::string& test, const std::vector<std::string>& args) {
   ClientCommand cmd;
   engine::TestSpec& spec = cmd.client.spec;
@@ -146,7 +182,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       "send | write | read | tagged: write/read are RDMA write/read (socket emulates them, ofi "
       "needs FI_RMA), tagged is ofi --ep rdm only (default send)")(
       "size,s", po::value<std::string>(),
-      "message size, bytes (K/M suffixes); a comma list runs each in turn (0,1,1K)")(
+      "message size, bytes (K/M/G, KiB/MiB/GiB = powers of two, B = bytes; KB/MB/GB are refused as "
+      "ambiguous); a comma list runs each in turn (0,1,1K)")(
       "all,a", po::bool_switch(),
       bw ? "all powers of two from 1 B up to 4M" : "all powers of two up to 4M (send from 0 B)")(
       "msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (powers of two)")(
@@ -154,11 +191,14 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       "measured iterations per size (default: OSU's, "
       "by size)")("warmup", po::value<std::string>(),
                   "warmup iterations per size (default: OSU's)")(
-      "duration,D", po::value<std::string>(), "seconds per size instead of --iters")(
-      "check", po::bool_switch(), "verify payload data")("timeout", po::value<std::string>(),
-                                                         "longest wait without progress, seconds "
-                                                         "(default 10)")(
-      "connect-timeout", po::value<std::string>(), "seconds to reach the server (default 5)")(
+      "duration,D", po::value<std::string>(), "seconds per size, by the clock, instead of --iters")(
+      "max-time", po::value<std::string>(),
+      "longest a size may take with the automatic counts, seconds (IMB -time; default 10, 0 = "
+      "off)")("check", po::bool_switch(), "verify payload data")(
+      "timeout", po::value<std::string>(),
+      "longest wait without progress, seconds "
+      "(default 10)")("connect-timeout", po::value<std::string>(),
+                      "seconds to reach the server (default 5)")(
       "port,p", po::value<std::string>(), "server control port (default 18515)")(
       "token", po::value<std::string>(),
       "access token the server requires (default: $RDMABENCH_TOKEN; prefer the variable, "
@@ -166,9 +206,9 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   if (bw)
     general.add_options()(
         "mode", po::value<std::string>(),
-        "window | stream: osu_bw's windows of --window messages, acked, or perftest's --tx-depth "
-        "posts kept in flight (default: stream with --format perftest, else window)")(
-        "window,w", po::value<std::string>(), "window mode: messages per window (default 64)")(
+        "window (osu_bw: windows of --window messages, acked) | stream (perftest: --tx-depth "
+        "posts kept in flight); default window")("window,w", po::value<std::string>(),
+                                                 "window mode: messages per window (default 64)")(
         "bidir,b", po::bool_switch(), "bidirectional (osu_bibw)")(
         "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
         "cq-mod", po::value<std::string>(),
@@ -234,6 +274,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   if (vm.count("op")) spec.op = str("op");
   if (vm.count("port"))
     cmd.client.port = static_cast<uint16_t>(parseUnsigned(str("port"), "--port", 1, 65535));
+  splitHostPort(cmd.client.host, cmd.client.port, vm.count("port") > 0);
 
   int sizeModes = vm.count("size") + (vm["all"].as<bool>() ? 1 : 0) + vm.count("msg-sizes");
   if (sizeModes > 1) throw UsageError("--size, --all and --msg-sizes: give only one of them");
@@ -258,6 +299,8 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
     if (vm.count("iters")) throw UsageError("--duration and --iters: give only one of them");
     spec.durationSec = parseSeconds(str("duration"), "--duration", 0.01, 3600);
   }
+  if (vm.count("max-time"))
+    cmd.client.maxTimeSec = parseSeconds(str("max-time"), "--max-time", 0, 3600);
   spec.check = vm["check"].as<bool>();
   cmd.client.token = resolveToken(
       vm.count("token") ? std::optional<std::string>(str("token")) : std::nullopt, false);
@@ -276,9 +319,7 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
       spec.mode = str("mode");
       if (spec.mode != "window" && spec.mode != "stream")
         throw UsageError(fmt::format("--mode {}: unknown (valid: window, stream)", spec.mode));
-    } else if (vm.count("format") && str("format") == "perftest") {
-      spec.mode = "stream";  // perftest's ib_*_bw method
-    }
+    }  // the format only formats: -f perftest keeps the mode (docs/metrics.md)
     if (spec.mode == "stream" && vm.count("window"))
       throw UsageError(
           "--window: only for --mode window (stream mode keeps --tx-depth posts in flight)");

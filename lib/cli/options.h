@@ -53,6 +53,11 @@ boost::program_options::variables_map parseOptions(
     const boost::program_options::positional_options_description& positional,
     const std::vector<std::string>& args);
 
+// The HOST argument of lat / bw: "HOST:PORT" and "[IPV6]:PORT" set `port` too ("[IPV6]" and a
+// bare IPv6 address do not); UsageError suggesting -p for a bad port, and when -p (`portGiven`)
+// names another port.
+void splitHostPort(std::string& host, uint16_t& port, bool portGiven);
+
 // `test` is "lat" or "bw"; `args` excludes the program and subcommand names.
 ClientCommand parseClientCommand(const std::string& test, const std::vector<std::string>& args);
 

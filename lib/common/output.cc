@@ -1,10 +1,12 @@
 #include "common/output.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -14,11 +16,16 @@
 
 namespace rdmabench {
 
-FdStreamBuf::FdStreamBuf(int fd) : fd_(fd), buffer_(64 * 1024) {
+FdStreamBuf::FdStreamBuf(int fd, bool truncateFirst)
+    : fd_(fd), truncateFirst_(truncateFirst), buffer_(64 * 1024) {
   setp(buffer_.data(), buffer_.data() + buffer_.size());
 }
 
 bool FdStreamBuf::writeAll(const char* p, size_t n) {
+  if (truncateFirst_ && n > 0) {
+    truncateFirst_ = false;
+    (void)::ftruncate(fd_, 0);  // /proc files refuse it: the write below reports the error
+  }
   while (n > 0 && error_ == 0) {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
@@ -32,6 +39,7 @@ bool FdStreamBuf::writeAll(const char* p, size_t n) {
     }
     p += w;
     n -= static_cast<size_t>(w);
+    written_ += static_cast<uint64_t>(w);
   }
   return error_ == 0;
 }
@@ -71,22 +79,79 @@ std::streamsize FdStreamBuf::xsputn(const char* s, std::streamsize n) {
   return n;
 }
 
+namespace {
+
+std::string dirOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+std::string baseOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+[[noreturn]] void refuseOpen(const std::string& option, const std::string& path, int err) {
+  throw UsageError(
+      fmt::format("{} {}: cannot open for writing: {}", option, path, std::strerror(err)));
+}
+
+// Where an atomic write of `path` lands: "" for a destination that is not a regular file
+// (written directly), else the file itself with symlinks resolved. Throws UsageError for a
+// dangling symlink, an unreadable path or an existing file this user may not write.
+struct Destination {
+  bool direct = false;  // not a regular file: write in place
+  bool exists = false;
+  mode_t mode = 0;
+  std::string target;
+};
+
+Destination resolveDestination(const std::string& path, const std::string& option) {
+  Destination d;
+  d.target = path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    struct stat lst {};
+    if (err == ENOENT && ::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+      throw UsageError(fmt::format(
+          "{} {}: a symlink to a missing file: give the path of the file to write", option, path));
+    if (err != ENOENT) refuseOpen(option, path, err);
+    return d;
+  }
+  d.exists = true;
+  d.mode = st.st_mode & 07777;
+  if (!S_ISREG(st.st_mode)) {
+    d.direct = true;
+    return d;
+  }
+  // A symlink (latest.json -> runs/42.json) is written through: its target is replaced and the
+  // link keeps pointing at it (renaming over the link would turn it into a plain file).
+  if (char* real = ::realpath(path.c_str(), nullptr)) {
+    d.target = real;
+    std::free(real);
+  } else {
+    refuseOpen(option, path, errno);
+  }
+  if (::access(d.target.c_str(), W_OK) != 0) refuseOpen(option, path, errno);
+  return d;
+}
+
+}  // namespace
+
 void checkWritable(const std::string& path, const std::string& option) {
   if (path.empty() || path == "-") return;
-  auto refuse = [&](int err) {
-    throw UsageError(
-        fmt::format("{} {}: cannot open for writing: {}", option, path, std::strerror(err)));
-  };
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd >= 0) {
-    ::close(fd);
+  Destination d = resolveDestination(path, option);
+  if (d.direct) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno != ENXIO) refuseOpen(option, path, errno);  // ENXIO: FIFO, no reader yet
+    if (fd >= 0) ::close(fd);
     return;
   }
-  if (errno != ENOENT) refuse(errno);
-  const size_t slash = path.find_last_of('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) refuse(errno);
+  if (::access(dirOf(d.target).c_str(), W_OK | X_OK) == 0) return;
+  const int err = errno;
+  if (d.exists) return;  // written in place (ResultOutput: no temporary file possible there)
+  refuseOpen(option, path, err);
 }
 
 ResultOutput::ResultOutput(const std::string& path, const std::string& option) : stream_(nullptr) {
@@ -96,11 +161,34 @@ ResultOutput::ResultOutput(const std::string& path, const std::string& option) :
     fd_ = 1;
     name_ = "stdout";
   } else {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd_ < 0)
-      throw UsageError(
-          fmt::format("{} {}: cannot open for writing: {}", option, path, std::strerror(errno)));
     name_ = path;
+    Destination d = resolveDestination(path, option);
+    if (d.direct) {
+      fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd_ < 0) refuseOpen(option, path, errno);
+    } else {
+      std::string templ = dirOf(d.target) + "/." + baseOf(d.target) + ".XXXXXX";
+      fd_ = ::mkostemp(templ.data(), O_CLOEXEC);
+      if (fd_ < 0 && d.exists) {
+        // No temporary file next to it (a directory this user may not write, /proc): the
+        // existing file is written in place, truncated only when the first bytes arrive.
+        fd_ = ::open(d.target.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd_ < 0) refuseOpen(option, path, errno);
+        buf_ = std::make_unique<FdStreamBuf>(fd_, true);
+        stream_.rdbuf(buf_.get());
+        return;
+      }
+      if (fd_ < 0) refuseOpen(option, path, errno);
+      temp_ = templ;
+      target_ = d.target;
+      mode_t mode = d.mode;
+      if (!d.exists) {
+        const mode_t mask = ::umask(0);
+        ::umask(mask);
+        mode = 0666 & ~mask;
+      }
+      ::fchmod(fd_, mode);  // mkstemp creates 0600; best effort
+    }
   }
   buf_ = std::make_unique<FdStreamBuf>(fd_);
   stream_.rdbuf(buf_.get());
@@ -108,8 +196,24 @@ ResultOutput::ResultOutput(const std::string& path, const std::string& option) :
 
 ResultOutput::~ResultOutput() {
   if (finished_) return;
+  if (!temp_.empty()) {
+    discard();
+    return;
+  }
   buf_->flushAll();
   if (fd_ > 2) ::close(fd_);
+}
+
+uint64_t ResultOutput::bytesWritten() const {
+  return buf_->bytesPut();
+}
+
+void ResultOutput::discard() noexcept {
+  finished_ = true;
+  if (fd_ > 2) ::close(fd_);
+  fd_ = -1;
+  if (!temp_.empty()) ::unlink(temp_.c_str());
+  temp_.clear();
 }
 
 void ResultOutput::finish() {
@@ -117,12 +221,42 @@ void ResultOutput::finish() {
   finished_ = true;
   buf_->flushAll();
   int err = buf_->error();
+  if (err == 0 && stream_.bad()) err = EIO;
   if (fd_ > 2) {
+    // The data reaches the disk before the rename makes it the destination's content.
+    if (!temp_.empty() && err == 0 && ::fsync(fd_) != 0) err = errno;
     // close() reports delayed write errors (NFS, quotas); EINTR still closed the descriptor.
     if (::close(fd_) != 0 && err == 0 && errno != EINTR) err = errno;
+    fd_ = -1;
   }
-  if (err == 0 && stream_.bad()) err = EIO;
-  if (err != 0) throw SystemError(fmt::format("writing the report to {}", name_), err);
+  if (err == 0 && !temp_.empty() && ::rename(temp_.c_str(), target_.c_str()) != 0) err = errno;
+  if (err != 0) {
+    if (!temp_.empty()) ::unlink(temp_.c_str());
+    temp_.clear();
+    throw SystemError(fmt::format("writing the report to {}", name_), err);
+  }
+  if (!temp_.empty()) {
+    temp_.clear();
+    // The rename itself is durable once the directory is synced (best effort).
+    const int dir = ::open(dirOf(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+      ::fsync(dir);
+      ::close(dir);
+    }
+  }
+}
+
+void ResultOutput::finishAfterFailure() noexcept {
+  if (finished_) return;
+  if (!temp_.empty() && bytesWritten() == 0) {
+    discard();  // nothing measured, nothing written: the previous file stays as it was
+    return;
+  }
+  try {
+    finish();
+  } catch (const std::exception& e) {
+    std::cerr << "rdmabench: error: " << e.what() << "\n";
+  }
 }
 
 }  // namespace rdmabench

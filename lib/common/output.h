@@ -1,9 +1,11 @@
 #pragma once
-// Where a result goes: a file (--output FILE) or standard output. Every write, the final flush
-// and the close are checked; a failure (ENOSPC on a full disk, EIO, EPIPE, a quota) is kept and
-// reported by finish() as one line naming the destination and strerror, so a run whose report
-// was lost never exits 0. Thread-safety: one thread per ResultOutput.
+// Where a result goes: a file (--output FILE, written atomically) or standard output. Every
+// write, the final flush, the fsync, the close and the rename are checked; a failure (ENOSPC on a
+// full disk, EIO, EPIPE, a quota) is kept and reported by finish() as one line naming the
+// destination and strerror, so a run whose report was lost never exits 0. Thread-safety: one thread
+// per ResultOutput.
 
+#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <streambuf>
@@ -16,9 +18,12 @@ namespace rdmabench {
 // of losing it inside the stream's state bits. 64 KiB buffer.
 class FdStreamBuf : public std::streambuf {
  public:
-  explicit FdStreamBuf(int fd);
+  // `truncateFirst`: ftruncate(fd, 0) just before the first byte is written (an in-place
+  // destination keeps its content until the report starts).
+  explicit FdStreamBuf(int fd, bool truncateFirst = false);
   int error() const { return error_; }  // first errno of a failed write, 0 = none
-  bool flushAll();                      // writes the buffer out; false after any error
+  uint64_t bytesPut() const { return written_ + static_cast<uint64_t>(pptr() - pbase()); }
+  bool flushAll();  // writes the buffer out; false after any error
 
  protected:
   int_type overflow(int_type ch) override;
@@ -28,36 +33,60 @@ class FdStreamBuf : public std::streambuf {
  private:
   bool writeAll(const char* p, size_t n);
   int fd_;
+  bool truncateFirst_;
   int error_ = 0;
+  uint64_t written_ = 0;  // bytes handed to write() successfully
   std::vector<char> buffer_;
 };
 
-// Checks, without creating or truncating anything, that `path` could be opened for writing by
-// ResultOutput: an existing file must open O_WRONLY, a new one needs a writable directory. For
-// the N-rank commands, whose rank 0 opens its report only after the measurement: a bad -o or
-// --plot fails at once, before any rank starts. "" and "-" (stdout) pass. Throws UsageError in
-// ResultOutput's words ("--output /x/y: cannot open for writing: No such file or directory").
+// Checks, without creating or truncating anything, that `path` could be written by
+// ResultOutput: the directory of the (symlink-resolved) file must be writable for the temporary
+// file and the rename, and an existing file must open O_WRONLY. For the N-rank commands, whose
+// rank 0 opens its report only after the measurement: a bad -o or --plot fails at once, before
+// any rank starts. "" and "-" (stdout) pass. Throws UsageError in ResultOutput's words
+// ("--output /x/y: cannot open for writing: No such file or directory").
 void checkWritable(const std::string& path, const std::string& option);
 
+// A report destination. A regular file (new or existing) is written atomically: the report goes
+// to a temporary file in the same directory (".NAME.XXXXXX"), which finish() flushes, fsyncs and
+// renames over NAME, so NAME is never empty or truncated: it holds the previous content until
+// the new report is complete. A symlink is written through to its target (the link stays; the
+// target is replaced), a dangling symlink is refused. A destination that is not a regular file
+// (/dev/null, /dev/stdout, a FIFO) is written directly: no rename is possible there; so is an
+// existing file whose directory takes no temporary file (not writable, /proc), truncated only
+// when the first bytes of the report arrive.
 class ResultOutput {
  public:
   // `path` empty or "-": standard output (std::cout is flushed first so earlier lines stay in
-  // order). Otherwise the file is created or truncated; UsageError naming `option` and the
-  // path (with strerror) when it cannot be opened.
+  // order). Otherwise the temporary file is created (the existing file keeps its mode); UsageError
+  // naming `option` and the path (with strerror) when it cannot be.
   explicit ResultOutput(const std::string& path, const std::string& option = "--output");
-  // Best effort flush and close; never throws (call finish() to learn about errors).
+  // Without finish(): the temporary file is removed (the destination keeps its old content);
+  // stdout and direct destinations are flushed. Never throws.
   ~ResultOutput();
   ResultOutput(const ResultOutput&) = delete;
   ResultOutput& operator=(const ResultOutput&) = delete;
 
   std::ostream& stream() { return stream_; }
   bool isStdout() const { return fd_ == 1; }
-  // Flushes, closes a file, and throws SystemError ("writing the report to FILE: No space
-  // left on device") when any write, the flush or the close failed. Idempotent.
+  // Bytes given to stream() so far (buffered or written).
+  uint64_t bytesWritten() const;
+  // Flushes, fsyncs and closes, renames the temporary file over the destination, and throws
+  // SystemError ("writing the report to FILE: No space left on device") when any write, the
+  // flush, the fsync, the close or the rename failed (the temporary file is then removed).
+  // Idempotent.
   void finish();
+  // For a run that failed after the reporter recorded the error: a file that received a report
+  // (bytesWritten() > 0) is committed as finish() does, so it holds the complete document with
+  // the error; one that received nothing is left as it was (a previous result survives). stdout
+  // is flushed. Never throws (a failure to write is reported on stderr).
+  void finishAfterFailure() noexcept;
 
  private:
-  std::string name_;  // "stdout" or the path, for messages
+  void discard() noexcept;
+  std::string name_;    // "stdout" or the path, for messages
+  std::string target_;  // the file renamed over (symlinks resolved); empty = direct write
+  std::string temp_;    // the temporary file while it exists
   int fd_ = -1;
   bool finished_ = false;
   std::unique_ptr<FdStreamBuf> buf_;

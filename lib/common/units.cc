@@ -13,7 +13,7 @@ uint64_t parseSize(std::string_view text, std::string_view option) {
   auto bad = [&](std::string_view why) {
     return UsageError(
         fmt::format("{}: invalid size '{}': {} (use an integer with optional "
-                    "K/M/G/T suffix, e.g. 4096, 64K, 1M)",
+                    "K/M/G/T (2^10..2^40), KiB/MiB/GiB or B suffix, e.g. 4096, 64K, 1MiB)",
                     option, text, why));
   };
   if (text.empty()) throw bad("empty");
@@ -27,8 +27,10 @@ uint64_t parseSize(std::string_view text, std::string_view option) {
   }
   if (i == 0) throw bad(text[0] == '-' ? "negative" : "not a number");
   uint64_t mult = 1;
-  if (i < text.size()) {
-    switch (std::toupper(static_cast<unsigned char>(text[i]))) {
+  const std::string_view suffix = text.substr(i);
+  if (!suffix.empty()) {
+    const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(suffix[0])));
+    switch (unit) {
       case 'K':
         mult = 1ull << 10;
         break;
@@ -41,12 +43,28 @@ uint64_t parseSize(std::string_view text, std::string_view option) {
       case 'T':  // accepted so that the caller's limit, not the suffix, is what gets reported
         mult = 1ull << 40;
         break;
+      case 'B':  // "65536B": bytes
+        break;
       default:
         throw bad("unknown suffix");
     }
-    ++i;
-    if (i < text.size() && (text[i] == 'B' || text[i] == 'b' || text[i] == 'i')) ++i;
-    if (i < text.size() && (text[i] == 'B' || text[i] == 'b')) ++i;
+    std::string_view rest = suffix.substr(1);
+    if (unit != 'B' && (rest == "iB" || rest == "ib" || rest == "IB")) rest = {};  // KiB, MiB
+    if (unit != 'B' && (rest == "B" || rest == "b")) {
+      // KB / MB / GB: decimal in SI, binary in OSU and perftest; refuse rather than guess.
+      const int exp = unit == 'K' ? 3 : unit == 'M' ? 6 : unit == 'G' ? 9 : 12;
+      uint64_t si = 1;
+      for (int e = 0; e < exp; ++e)
+        si *= 10;
+      const std::string decimal =
+          value == 1 ? fmt::format("10^{}", exp) : fmt::format("{} x 10^{}", value, exp);
+      const bool fits = value <= (1ull << 63) / mult && value <= (1ull << 63) / si;
+      if (!fits) throw bad("too large");
+      throw UsageError(
+          fmt::format("{}: '{}' is ambiguous: use {}{} or {}{}iB for {} B, or {} for {} B", option,
+                      text, value, unit, value, unit, value * mult, value * si, decimal));
+    }
+    i = text.size() - rest.size();
   }
   if (i != text.size()) throw bad("trailing characters");
   if (value != 0 && mult > (1ull << 63) / value) throw bad("too large");

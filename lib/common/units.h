@@ -10,9 +10,11 @@
 
 namespace rdmabench {
 
-// "4096", "4K", "4k", "1M", "2G", "1T" -> bytes (binary suffixes, 2^10..2^40). Throws UsageError
-// naming `option` and the text when it is not a non-negative integer with an optional K/M/G/T
-// suffix, or exceeds 2^63. Callers check their own limit (e.g. 2 GiB - 1 per message).
+// "4096", "65536B", "4K", "4k", "64KiB", "1M", "1MiB", "2G", "1T" -> bytes (K/M/G/T and KiB/MiB/
+// GiB/TiB are binary, 2^10..2^40, as OSU's and perftest's; a bare B is bytes). Throws UsageError
+// naming `option` and the text when it is not a non-negative integer with an optional suffix, or
+// exceeds 2^63; "1MB" (KB, MB, GB, TB: decimal in SI, binary in OSU) is refused as ambiguous,
+// naming both readings. Callers check their own limit (e.g. 2 GiB - 1 per message).
 uint64_t parseSize(std::string_view text, std::string_view option);
 
 // OSU-style "-m MIN:MAX", "MAX" or "MIN:" (MIN defaults to `defaultMin`, MAX to `defaultMax`).

@@ -41,10 +41,15 @@ using rendezvous::Frame;
 // ---------------------------------------------------------------------------------------------
 // Client
 
+// Longest wait for the server's answer to the hello (capped by --timeout).
+constexpr int64_t kHelloAnswerMs = 5000;
+
 // Forked loopback server; killed and reaped on every exit path.
 class LoopbackServer {
  public:
-  explicit LoopbackServer(uint16_t& port) {
+  // `needBytes`: the client's buffers per the test, so the forked server's --max-bytes never
+  // refuses a size this side was allowed to ask for (`lat -s 1G` works when memory allows).
+  LoopbackServer(uint16_t& port, uint64_t needBytes) {
     rendezvous::Listener listener("127.0.0.1", 0);
     port = listener.port();
     std::cout.flush();
@@ -62,6 +67,7 @@ class LoopbackServer {
         so.once = true;
         so.verbose = false;
         so.maxTimeoutMs = kMaxTimeoutMs;  // the client's own --timeout applies as given
+        so.maxBytes = std::max(so.maxBytes, needBytes);
         detail::serveListener(listener, so);
       } catch (...) {
         rc = 1;
@@ -95,7 +101,8 @@ class Client {
     std::string host = o_.host;
     if (host.empty()) {
       host = "127.0.0.1";
-      loopback = std::make_unique<LoopbackServer>(port);
+      loopback =
+          std::make_unique<LoopbackServer>(port, spec.bytesPerConnection() * spec.queuePairs);
     }
     Channel ch = Channel::connect(host, port, Deadline(o_.connectTimeoutMs), loopback != nullptr);
     try {
@@ -119,7 +126,10 @@ class Client {
  private:
   void session(Channel& ch) {
     const TestSpec& spec = o_.spec;
-    rendezvous::clientHandshake(ch, Deadline(spec.timeoutMs), o_.token);
+    // A real server answers the hello at once (its own deadline is 2 s): something else on the
+    // port is named within a few seconds, not after the whole --timeout.
+    rendezvous::clientHandshake(ch, Deadline(std::min<int64_t>(spec.timeoutMs, kHelloAnswerMs)),
+                                o_.token);
     json req = spec.toJson();
     req["provider_env"] = wireEnv();  // the server's session adopts these (adoptWireEnv)
     ch.sendJson(rendezvous::kTestRequest, req, Deadline(spec.timeoutMs));
@@ -208,6 +218,14 @@ class Client {
                       {"iterations", spec.iterations ? json(spec.iterations) : json("auto")},
                       {"duration_s", spec.durationSec},
                       {"check", spec.check}};
+    if (spec.durationSec <= 0 && spec.iterations == 0 && o_.maxTimeSec > 0) {
+      // IMB's -time: the header says the automatic counts may be cut, and by what.
+      info.extra["iterations"] = fmt::format(
+          "auto (OSU's counts; a size that would take over {} s runs fewer, row flag capped: "
+          "--max-time, as IMB's -time)",
+          o_.maxTimeSec);
+      info.extra["max_time_s"] = o_.maxTimeSec;
+    }
     // The server caps how long it waits for this client (its --max-timeout): say so when it did.
     const int64_t serverTimeoutMs =
         jsonInt(accept, "timeout_ms", what, spec.timeoutMs, 0, spec.timeoutMs);
@@ -253,31 +271,97 @@ class Client {
     reporter_.end();
   }
 
+  // One size's measurement, summed over the runs (chunks) it took.
+  struct Measured {
+    PingPongResult pp;        // lat: samples of every chunk; seconds/checkErrors: summed
+    double seconds = 0;       // measured time, all chunks
+    double megabytes = 0;     // bw: MB moved (10^6 B), all chunks (both directions if bidir)
+    double messages = 0;      // bw: messages counted in msg_per_s
+    uint64_t bwMessages = 0;  // bw: messages this side sent (or received), all connections
+    uint64_t wrong = 0;       // --check: both sides
+    double peerSeconds = 0, peerMegabytes = 0;
+    uint64_t iterations = 0;
+  };
+
+  void runChunk(Channel& ch, Side& side, Progress& progress, const SizeRun& run, Measured& m) {
+    BandwidthResult bw;
+    PingPongResult pp;
+    pp.samples = std::move(m.pp.samples);
+    json server = runOneSize(ch, side, progress, run, &pp, &bw);
+    m.pp.samples = std::move(pp.samples);
+    const uint64_t peerWrong = jsonUint(server, "wrong", "the server's size result", 0);
+    m.iterations += run.iterations;
+    if (o_.spec.test == "lat") {
+      m.seconds += pp.seconds;
+      m.wrong += pp.checkErrors + peerWrong;
+      return;
+    }
+    m.seconds += bw.seconds;
+    m.megabytes += bw.megabytesPerSec * bw.seconds;
+    m.messages += bw.messagesPerSec * bw.seconds;
+    m.bwMessages += bw.messages;
+    m.wrong += bw.wrong + peerWrong;
+    const double peer = jsonDouble(server, "mb_per_s", "the server's size result", 0.0, 0.0);
+    const double peerSec = jsonDouble(server, "seconds", "the server's size result", 0.0, 0.0);
+    if (peer > 0 && peerSec > 0) {
+      m.peerMegabytes += peer * peerSec;
+      m.peerSeconds += peerSec;
+    }
+  }
+
+  // Seconds per iteration of `run`, measured by running it (a calibration: warmup that is
+  // timed, never reported as a measurement; its --check findings go into `m`).
+  double calibrate(Channel& ch, Side& side, Progress& progress, const SizeRun& run, Measured& m) {
+    Measured cal;
+    runChunk(ch, side, progress, run, cal);
+    m.wrong += cal.wrong;
+    return cal.seconds / static_cast<double>(std::max<uint64_t>(run.iterations, 1));
+  }
+
   void measureSizes(Channel& ch, Side& side, Progress& progress) {
     const TestSpec& spec = o_.spec;
     uint64_t largestPassed = 0;  // largest size that completed (for the path-MTU hint)
+    // --max-time: the last size's seconds per iteration predict the next size's (the time of
+    // an iteration grows at most linearly with the size); no prediction = calibrate.
+    double lastPerIteration = 0;
+    uint64_t lastBytes = 0;
+    const bool budget = spec.durationSec <= 0 && spec.iterations == 0 && o_.maxTimeSec > 0;
     for (size_t index = 0; index < spec.sizes.size(); ++index) {
       const uint64_t bytes = spec.sizes[index];
       if (o_.onSizeStart) o_.onSizeStart(index, spec.sizes.size(), bytes);
       SizeRun run{bytes, spec.iterationsFor(bytes), spec.warmupFor(bytes)};
-      if (spec.durationSec > 0) {
-        // Calibrate: the warmup count (at least 10) timed as a run of its own.
-        SizeRun cal{bytes, std::max<uint64_t>(run.warmup, 10), 0};
-        PingPongResult pp;
-        BandwidthResult bw;
-        runOneSize(ch, side, progress, cal, &pp, &bw);
-        double per = spec.test == "lat" ? pp.seconds / static_cast<double>(cal.iterations)
-                                        : bw.seconds / static_cast<double>(cal.iterations);
-        double n = per > 0 ? spec.durationSec / per : static_cast<double>(kMaxIterations);
-        run.iterations =
-            static_cast<uint64_t>(std::clamp(n, 1.0, static_cast<double>(kMaxIterations)));
-        run.warmup = 0;
-      }
-      PingPongResult pp;
-      BandwidthResult bw;
-      json serverResult;
+      uint64_t warmupReported = run.warmup;
+      Measured m;
+      bool capped = false;
       try {
-        serverResult = runOneSize(ch, side, progress, run, &pp, &bw);
+        if (spec.durationSec > 0) {
+          // -D: the warmup (at least 10) timed as a calibration, then chunks by the clock.
+          SizeRun cal{bytes, std::max<uint64_t>(run.warmup, 10), 0};
+          warmupReported = cal.iterations;
+          DurationChunks chunks(spec.durationSec, calibrate(ch, side, progress, cal, m),
+                                cal.iterations);
+          for (uint64_t n = chunks.next(); n > 0; n = chunks.next()) {
+            const double before = m.seconds;
+            runChunk(ch, side, progress, SizeRun{bytes, n, 0}, m);
+            chunks.record(n, m.seconds - before);
+          }
+        } else {
+          if (budget) {
+            const double scale = static_cast<double>(std::max<uint64_t>(bytes, 1)) /
+                                 static_cast<double>(std::max<uint64_t>(lastBytes, 1));
+            const double predicted =
+                lastPerIteration * std::max(1.0, scale) * static_cast<double>(run.iterations);
+            if (lastPerIteration <= 0 || predicted > o_.maxTimeSec / 2) {
+              SizeRun cal{bytes, std::max<uint64_t>(run.warmup, 1), 0};
+              warmupReported = cal.iterations;
+              const uint64_t fit = budgetedIterations(
+                  run.iterations, calibrate(ch, side, progress, cal, m), o_.maxTimeSec);
+              capped = fit < run.iterations;
+              run = SizeRun{bytes, fit, 0};
+            }
+          }
+          runChunk(ch, side, progress, run, m);
+        }
       } catch (const TransportError& e) {
         // Smaller sizes passed and this one exceeded the retry count: name the path MTU.
         if (spec.transport != "verbs" || largestPassed == 0 || side.links.empty()) throw;
@@ -288,29 +372,30 @@ class Client {
       }
       report::Row row;
       row.bytes = bytes;
-      row.iterations = run.iterations;
-      row.warmup = run.warmup;
-      // The server's figures arrive from the wire: read range-checked (never trusted).
-      const uint64_t peerWrong = jsonUint(serverResult, "wrong", "the server's size result", 0);
+      row.iterations = m.iterations;
+      row.warmup = warmupReported;
+      row.seconds = m.seconds;
       if (spec.test == "lat") {
-        row.latency = pp.samples.summarize();
-        row.seconds = pp.seconds;
-        row.messages = run.iterations;
-        if (spec.check) row.wrong = pp.checkErrors + peerWrong;
-      } else {
-        row.seconds = bw.seconds;
-        row.megabytesPerSec = bw.megabytesPerSec;
-        row.messagesPerSec = bw.messagesPerSec;
-        row.messages = bw.messages / spec.queuePairs;
-        double peer = jsonDouble(serverResult, "mb_per_s", "the server's size result", 0.0, 0.0);
-        if (peer > 0) row.peerMegabytesPerSec = peer;
-        if (spec.check) row.wrong = bw.wrong + peerWrong;
+        row.latency = m.pp.samples.summarize();
+        row.messages = m.iterations;
+      } else if (m.seconds > 0) {
+        row.megabytesPerSec = m.megabytes / m.seconds;
+        row.messagesPerSec = m.messages / m.seconds;
+        row.messages = m.bwMessages / spec.queuePairs;
+        if (m.peerSeconds > 0) row.peerMegabytesPerSec = m.peerMegabytes / m.peerSeconds;
       }
+      if (spec.check) row.wrong = m.wrong;
+      if (m.seconds < report::kShortIntervalSec) row.flags.push_back("short");
+      if (capped) row.flags.push_back("capped");
       if (row.wrong) wrongTotal_ += *row.wrong;
       if (const DeschedDelta& d = spec.test == "lat" ? pp.desched : bw.desched; d.lostCpu())
         row.descheduled = d.toJson();
       reporter_.row(row);
       largestPassed = std::max(largestPassed, bytes);
+      if (m.iterations > 0 && m.seconds > 0) {
+        lastPerIteration = m.seconds / static_cast<double>(m.iterations);
+        lastBytes = bytes;
+      }
     }
   }
 

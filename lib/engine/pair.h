@@ -26,6 +26,10 @@ struct ClientOptions {
   transport::DeviceOptions localDevice;  // this side's device options
   std::string commandLine;
   int64_t connectTimeoutMs = 5000;
+  // --max-time (IMB's -time): with automatic iteration counts (no -n, no -D), a size whose
+  // calibration says the count would take longer runs fewer iterations (at least 1), seconds;
+  // 0 = off. The row is flagged "capped" and the header says so.
+  double maxTimeSec = 10;
   std::string token;  // access token sent in the hello (common/token.h); empty = none
   // Informational line for the header, e.g. why this transport was chosen automatically.
   std::string transportNote;

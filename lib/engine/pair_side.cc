@@ -188,9 +188,13 @@ json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun
     p.initiator = initiator;
     p.check = spec.check;
     p.ready = ready;
+    p.samplesInto = ppOut ? &ppOut->samples : nullptr;  // appended: -D runs a size in chunks
     PingPongResult r = runPingPong(*side.device, side.links[0], progress, p);
     json j{{"seconds", r.seconds}, {"check_errors", r.checkErrors}, {"wrong", r.checkErrors}};
-    if (ppOut) *ppOut = std::move(r);
+    if (ppOut) {
+      ppOut->seconds = r.seconds;
+      ppOut->checkErrors = r.checkErrors;
+    }
     return j;
   }
   BandwidthParams p;

@@ -62,7 +62,8 @@ void stampReadSource(Side& s, const TestSpec& spec, uint64_t bytes);
 std::function<void()> controlWatchdog(rendezvous::Channel& ch);
 // The peer as errors name it: control address and the data-path address of its first connection.
 std::string progressPeer(const rendezvous::Channel& ch, const Side& side);
-// Runs one size on one side; returns this side's measurement as JSON, fills pp / bw. `ready`
+// Runs one size on one side; returns this side's measurement as JSON, fills pp / bw (pp's
+// samples are appended to what it holds; its seconds and checkErrors are this run's). `ready`
 // (may be empty) is called once this side's first receives are posted (PingPongParams::ready).
 nlohmann::json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
                        bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut,

@@ -51,7 +51,8 @@ class PingPong {
 
   PingPongResult run() {
     PingPongResult r;
-    r.samples.reserve(p_.iterations);
+    samples_ = p_.samplesInto ? p_.samplesInto : &r.samples;
+    samples_->reserve(samples_->count() + p_.iterations);
     int64_t start = now_();
     if (p_.op == "send")
       p_.initiator ? sendInitiator(r) : sendResponder();
@@ -116,7 +117,7 @@ class PingPong {
       waitRecv();
       int64_t t1 = now_();
       if (i + 1 < total) postRecv(ro, len_, Ctx::kRecvData);
-      if (i >= p_.warmup) r.samples.add((t1 - t0) / 2);
+      if (i >= p_.warmup) samples_->add((t1 - t0) / 2);
       if (p_.check && (recvBytes_ != len_ || std::memcmp(sendArea, recvArea, len_) != 0))
         ++r.checkErrors;
     }
@@ -162,7 +163,7 @@ class PingPong {
         postWrite(so, ro, signalFor(i, total));
         spinFor(recvLast, v);
         int64_t t1 = now_();
-        if (i >= p_.warmup) r.samples.add((t1 - t0) / 2);
+        if (i >= p_.warmup) samples_->add((t1 - t0) / 2);
         if (p_.check && !patternMatches(recvArea, len_ - 1, i)) ++r.checkErrors;
       } else {
         spinFor(recvLast, v);
@@ -213,7 +214,7 @@ class PingPong {
       while (outstanding_ > 0)
         progress_.pollOnce(handler());
       int64_t t1 = now_();
-      if (i >= p_.warmup) r.samples.add(t1 - t0);
+      if (i >= p_.warmup) samples_->add(t1 - t0);
       // --check: the responder stamped readPatternTag(bytes) before the size started; clear
       // the landing area afterwards so the next read must fill it again (outside the timing).
       if (p_.check) {
@@ -245,7 +246,8 @@ class PingPong {
   bool gotRecv_ = false;
   uint32_t recvBytes_ = 0;
   int64_t (*now_)();
-  int64_t measureStartNs_ = INT64_MIN;  // first measured iteration (INT64_MIN: none ran)
+  int64_t measureStartNs_ = INT64_MIN;   // first measured iteration (INT64_MIN: none ran)
+  stats::SampleSet* samples_ = nullptr;  // where run() records
 };
 
 }  // namespace

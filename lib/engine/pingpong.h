@@ -47,6 +47,9 @@ struct PingPongParams {
   // may send into an empty receive queue (RNR), which soft-RoCE fails after about a second
   // (docs/fault-matrix.md). Empty: nothing to call.
   std::function<void()> ready;
+  // Where the samples go: nullptr = PingPongResult::samples; else appended to this set (-D runs
+  // a size in chunks and keeps one distribution).
+  stats::SampleSet* samplesInto = nullptr;
 };
 
 struct PingPongResult {

@@ -1,5 +1,7 @@
 #include "engine/spec.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -177,6 +179,32 @@ uint64_t TestSpec::maxSize() const {
 
 uint64_t TestSpec::bytesPerConnection() const {
   return BufferLayout::forMaxMessage(maxSize()).total();
+}
+
+DurationChunks::DurationChunks(double targetSec, double estimateSec, uint64_t calibrationIterations)
+    : target_(targetSec),
+      estimate_(estimateSec > 0 ? estimateSec : 1e-6),
+      calibration_(std::max<uint64_t>(calibrationIterations, 1)) {}
+
+uint64_t DurationChunks::next() const {
+  const double remaining = target_ - measured_;
+  if (remaining <= 0 || (iterations_ > 0 && remaining < 0.5 * estimate_)) return 0;
+  const double chunk = std::min(remaining, (iterations_ == 0 ? 0.02 : 0.1) * target_);
+  const double ramp = static_cast<double>(iterations_ == 0 ? calibration_ : 2 * iterations_);
+  const double n = std::min(std::round(chunk / estimate_), ramp);
+  return static_cast<uint64_t>(std::clamp(n, 1.0, static_cast<double>(kMaxIterations)));
+}
+
+void DurationChunks::record(uint64_t iterations, double seconds) {
+  measured_ += seconds;
+  iterations_ += iterations;
+  if (iterations > 0 && seconds > 0) estimate_ = seconds / static_cast<double>(iterations);
+}
+
+uint64_t budgetedIterations(uint64_t fixed, double perIterationSec, double maxTimeSec) {
+  if (maxTimeSec <= 0 || perIterationSec <= 0) return fixed;
+  const double fit = std::max(1.0, std::floor(maxTimeSec / perIterationSec));
+  return fit < static_cast<double>(fixed) ? static_cast<uint64_t>(fit) : fixed;
 }
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {

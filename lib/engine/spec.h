@@ -30,7 +30,7 @@ struct TestSpec {
   std::vector<uint64_t> sizes;       // message sizes, bytes, in run order
   uint64_t iterations = 0;           // measured iterations per size; 0 = automatic
   int64_t warmup = -1;               // warmup iterations per size; -1 = automatic
-  double durationSec = 0;            // > 0: iterations calibrated to last this long per size
+  double durationSec = 0;            // > 0: each size runs this long by the clock (DurationChunks)
   uint32_t window = 64;              // bw window mode: messages per window (osu_bw's 64)
   std::string mode = "window";       // bw: "window" (osu_bw) or "stream" (perftest)
   uint32_t queuePairs = 1;           // bw: connections used in parallel (perftest -q)
@@ -61,6 +61,35 @@ struct TestSpec {
   // Bytes one side allocates per connection for this test (buffer layout in buffers.h).
   uint64_t bytesPerConnection() const;
 };
+
+// -D SEC: one size measured in chunks (one SizeStart each) until the measured time reaches
+// `targetSec`, checked against the clock after every chunk, so noise in the warmup that gave
+// the first estimate cannot stretch or shrink the run. A chunk aims at 10% of the target (the
+// first at 2%, the last at what remains) at the rate of the chunk before, and has at most as
+// many iterations as the calibration (first chunk) or twice those run so far, so a calibration
+// that was far too optimistic costs little. The run ends when what remains is under half an
+// iteration. Units: seconds. Not thread-safe.
+class DurationChunks {
+ public:
+  // `estimateSec`: seconds per iteration from the calibration (> 0; else 1 us is assumed) of
+  // `calibrationIterations` iterations.
+  DurationChunks(double targetSec, double estimateSec, uint64_t calibrationIterations);
+  // Iterations of the next chunk (1..kMaxIterations); 0 = the target is reached.
+  uint64_t next() const;
+  // The chunk just run: `iterations` took `seconds` of measured time.
+  void record(uint64_t iterations, double seconds);
+  double measuredSec() const { return measured_; }
+  uint64_t iterations() const { return iterations_; }
+
+ private:
+  double target_, estimate_, measured_ = 0;
+  uint64_t calibration_, iterations_ = 0;
+};
+
+// --max-time (IMB's -time): the automatic count `fixed` cut to what fits `maxTimeSec` at
+// `perIterationSec` (at least 1); `fixed` when it fits, the budget is off (<= 0) or the
+// estimate is unknown (<= 0).
+uint64_t budgetedIterations(uint64_t fixed, double perIterationSec, double maxTimeSec);
 
 // JSON (de)serialisation of the DeviceOptions subset that travels to the server.
 nlohmann::json deviceOptionsToJson(const transport::DeviceOptions& o);

@@ -1,9 +1,14 @@
 #include "rendezvous/protocol.h"
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/json_read.h"
 #include "common/token.h"
@@ -42,8 +47,52 @@ Hello decodeHello(const Frame& frame, const std::string& peer) {
   return h;
 }
 
+namespace {
+
+// Waits for the first 8 bytes of the server's hello answer (peeked, not consumed) and checks
+// that they can start one: a kHelloAck or kError frame header (length < 64 KiB, reserved bytes
+// zero). Another service on the port (iperf3, ssh, a web server) is named as soon as its first
+// bytes contradict that; one that sends nothing is named when `deadline` passes. An EOF is left
+// to Channel::receive ("closed the control connection").
+void checkHelloAnswerStart(Channel& channel, const Deadline& deadline) {
+  uint8_t b[64];
+  const int64_t startNs = nowNs();
+  for (;;) {
+    pollfd p{channel.fd(), POLLIN, 0};
+    const int wait = deadline.remainingMs();
+    if (wait == 0)
+      throw TimeoutError(fmt::format(
+          "server {} sent nothing within {:.1f} s of the hello: is it an rdmabench server? "
+          "(another service may listen on that port, e.g. iperf3; `rdmabench server` listens on "
+          "18515 unless -p says otherwise)",
+          channel.peerName(), static_cast<double>(nowNs() - startNs) / 1e9));
+    const int rc = ::poll(&p, 1, wait < 0 || wait > 100 ? 100 : wait);
+    if (rc < 0 && errno != EINTR) throw SystemError("poll (hello answer)", errno);
+    if (rc <= 0) continue;
+    const ssize_t n = ::recv(channel.fd(), b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
+    if (n <= 0) return;  // EOF or an error: receive() names it
+    const size_t got = static_cast<size_t>(n);
+    const uint16_t type = got >= 6 ? static_cast<uint16_t>(b[4] | (b[5] << 8)) : 0;
+    const bool ours = !(got >= 4 && (b[2] != 0 || b[3] != 0)) &&
+                      !(got >= 6 && type != kHelloAck && type != kError) &&
+                      !(got >= 8 && (b[6] != 0 || b[7] != 0));
+    if (!ours)
+      throw ProtocolError(fmt::format(
+          "server {} is not an rdmabench server: it answered the hello with \"{}\" ({}{} bytes), "
+          "not an rdmabench frame (another service on that port? `rdmabench server` listens on "
+          "18515 unless -p says otherwise)",
+          channel.peerName(),
+          escapeForLog(std::string_view(reinterpret_cast<const char*>(b), got), 40),
+          got == sizeof b ? "at least " : "", got));
+    if (got >= 8) return;
+  }
+}
+
+}  // namespace
+
 Hello clientHandshake(Channel& channel, const Deadline& deadline, const std::string& token) {
   channel.send(kHello, encodeHello({kProtocolVersion, RDMABENCH_VERSION, token}), deadline);
+  checkHelloAnswerStart(channel, deadline);
   Frame f = channel.receive(deadline, "the hello answer");
   if (f.type == kError)
     throw PeerError(

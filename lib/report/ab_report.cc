@@ -69,7 +69,15 @@ std::string ratio(double v, double base) {
 
 }  // namespace
 
-void printAb(std::ostream& out, const std::string& format, const std::vector<RunCapture>& runs) {
+void printAb(std::ostream& out, const std::string& format, const std::vector<RunCapture>& runs,
+             const std::string& error) {
+  std::string errorLine;
+  if (!error.empty()) {
+    errorLine = "# error: " + error;
+    for (char& c : errorLine)
+      if (c == '\n' || c == '\r') c = ' ';
+    errorLine += '\n';
+  }
   const bool bw = isBandwidth(runs);
   const auto t = table(runs, bw);
   const std::string metric = bw ? "MB/s" : "t_typical[us]";
@@ -107,6 +115,7 @@ void printAb(std::ostream& out, const std::string& format, const std::vector<Run
       ratios.push_back(row);
     }
     doc["by_size"] = ratios;
+    if (!error.empty()) doc["error"] = error;
     out << detail::dumpJson(doc) << "\n";
     return;
   }
@@ -127,10 +136,12 @@ void printAb(std::ostream& out, const std::string& format, const std::vector<Run
       }
       out << "\n";
     }
+    out << errorLine;
     return;
   }
   if (format != "table")
     throw UsageError(fmt::format("--format {}: A/B comparisons print table, json or csv", format));
+  if (runs.empty()) return;
   const RunInfo& info = runs.front().info;
   out << fmt::format("# rdmabench {} A/B: {} {}, {} per size; ratio = variant / {}\n",
                      detail::toolVersion(info), info.test, info.op,
@@ -157,6 +168,7 @@ void printAb(std::ostream& out, const std::string& format, const std::vector<Run
       out << fmt::format("{:>12}", ratio(vals[i], vals[0]));
     out << "\n";
   }
+  out << errorLine;
 }
 
 }  // namespace rdmabench::report

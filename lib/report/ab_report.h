@@ -36,7 +36,11 @@ class CaptureReporter : public Reporter {
 };
 
 // Writes the comparison in `format` ("table", "json" or "csv"; others throw UsageError naming
-// --format). Sizes missing from a variant (it failed before reaching them) print as "-".
-void printAb(std::ostream& out, const std::string& format, const std::vector<RunCapture>& runs);
+// --format). Sizes missing from a variant (it failed before reaching them) print as "-"; each
+// failed variant's error is printed with its label. `error` (non-empty: the whole comparison
+// stopped, e.g. Ctrl-C) goes into JSON's top-level "error" and a last `# error:` line of table
+// and csv.
+void printAb(std::ostream& out, const std::string& format, const std::vector<RunCapture>& runs,
+             const std::string& error = {});
 
 }  // namespace rdmabench::report

@@ -34,7 +34,8 @@ constexpr const char* kColumns[] = {
     "src_rank",       "src_host",       "dst_rank",
     "dst_host",       "direction",      "link_median_us",
     "outlier",        "clock",          "clock_read_ns",
-    "clocksource",    "cpus",           "error",
+    "clocksource",    "cpus",           "flags",
+    "error",
 };
 constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
 
@@ -128,7 +129,11 @@ class CsvReporter : public Reporter {
                                                      : std::string());
     f.push_back(info_.clock.value("kernel_clocksource", std::string()));
     f.push_back(info_.placement.value("cpus", std::string()));
-    f.emplace_back();  // error
+    std::string flags;
+    for (const std::string& flag : row.flags)
+      flags += (flags.empty() ? "" : ";") + flag;
+    f.push_back(flags);  // Row::flags, ';'-separated
+    f.emplace_back();    // error
     writeLine(f);
   }
 

@@ -218,6 +218,7 @@ nlohmann::ordered_json rowJson(const Row& row) {
   }
   if (row.messages > 0) j["messages"] = row.messages;
   if (row.wrong) j["wrong"] = *row.wrong;
+  if (!row.flags.empty()) j["flags"] = row.flags;
   return j;
 }
 
@@ -253,8 +254,16 @@ void TextReporter::end() {
   out_.flush();
 }
 
-void TextReporter::abort(const std::string& /*message*/) {
+void TextReporter::abort(const std::string& message) {
+  if (finished_) return;
   finished_ = true;
+  if (message.empty()) return;  // tableHeaderBlock: the header block only
+  // One comment line, so a script that reads the file (or stdout) sees why it ends here.
+  std::string line = message;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  out_ << "# error: " << line << '\n';
+  out_.flush();
 }
 
 std::string tableHeaderBlock(const RunInfo& info, const std::string& title,

@@ -80,7 +80,8 @@ nlohmann::ordered_json rowJson(const Row& row);
 // Base of the text formats: keeps the call-order contract of Reporter (implicit begin, ignored
 // calls after the end), prints the column header lazily before the first row (or at end() when
 // there were no rows) so a layout may depend on the first row, and flushes after every row.
-// abort() prints nothing: the error goes to stderr through the CLI.
+// abort() ends the document with one comment line `# error: MESSAGE` (nothing for an empty
+// message); the CLI prints the error on stderr too.
 class TextReporter : public Reporter {
  public:
   TextReporter(std::ostream& out, const ReportOptions& options) : out_(out), options_(options) {}

@@ -80,6 +80,9 @@ struct RingLinkRow {
   bool outlier = false;
 };
 
+// A row timed over less than this (seconds, in total) is flagged "short".
+inline constexpr double kShortIntervalSec = 1e-3;
+
 // One measured message size.
 struct Row {
   uint64_t bytes = 0;
@@ -98,6 +101,11 @@ struct Row {
   // --check: messages (bw) or iterations (lat) whose payload was wrong, both sides summed;
   // empty = not checked (nccl-tests' #wrong).
   std::optional<uint64_t> wrong;
+  // What the reader must know about this row, as short words (table: a last cell "[short]";
+  // JSON/CSV "flags"): "short" = timed over less than kShortIntervalSec in total (the clock's
+  // and the loop's overheads weigh in); "capped" = fewer iterations than the automatic count,
+  // cut by --max-time. Empty for most rows.
+  std::vector<std::string> flags;
   std::optional<CollectiveRow> collective;  // barrier / allreduce runs
   std::optional<RingLinkRow> link;          // ring runs: one row per directed link
   // The timed loop lost the CPU (common/desched.h DeschedDelta::toJson: involuntary_switches,
@@ -121,8 +129,9 @@ class Reporter {
   virtual void end() = 0;                // JSON closes its document here
   // The run failed (before or after begin()): machine formats record `message` and stay valid
   // (JSON gets an "error" member and is closed; CSV gets a last line whose "error" column holds
-  // the message); the text formats (table, perftest, osu, imb) print nothing more (stderr has
-  // the error). A JSON reporter destroyed after begin() without end()/abort() aborts itself.
+  // the message); the text formats (table, perftest, osu, imb) end with a comment line
+  // `# error: MESSAGE` (stderr has the error too). A JSON reporter destroyed after begin() without
+  // end()/abort() aborts itself.
   virtual void abort(const std::string& message) = 0;
 };
 

@@ -212,7 +212,17 @@ class TableReporter : public TextReporter {
         break;
       }
     }
-    if (!row.descheduled.is_null()) {  // common/desched.h: this size's loop lost the CPU
+    if (!row.flags.empty()) {  // Row::flags: one cell before the desched mark, e.g. [short,capped]
+      std::string flags;
+      for (const std::string& flag : row.flags) {
+        flags += (flags.empty() ? "" : ",") + flag;
+        if (std::find(flagsSeen_.begin(), flagsSeen_.end(), flag) == flagsSeen_.end())
+          flagsSeen_.push_back(flag);
+      }
+      cells.push_back("[" + flags + "]");
+    }
+    if (!row.descheduled
+             .is_null()) {  // common/desched.h: this size's loop lost the CPU (last cell)
       if (!deschedWarned_) line("WARNING: {}", deschedAdvice());
       deschedWarned_ = true;
       cells.push_back("desched");
@@ -221,6 +231,17 @@ class TableReporter : public TextReporter {
   }
 
   void writeEnd() override {
+    for (const std::string& flag : flagsSeen_) {
+      if (flag == "short")
+        line(
+            "note: [short] = timed over less than {} ms in total: clock and loop overheads weigh "
+            "in (raise -n or use -D)",
+            kShortIntervalSec * 1000);
+      else if (flag == "capped")
+        line(
+            "note: [capped] = fewer iterations than OSU's count: the size would have taken longer "
+            "than --max-time");
+    }
     if (inNetwork_) {
       line(
           "note: sharp = in-network reduction (the switches reduce): busbw n/a, nccl-tests' "
@@ -272,6 +293,7 @@ class TableReporter : public TextReporter {
 
   std::vector<Column> columns_;
   std::vector<uint64_t> inexact_;
+  std::vector<std::string> flagsSeen_;  // Row::flags met so far, for the notes at the end
   bool inNetwork_ = false;
   uint64_t ostPayload_ = 0, largest_ = 0;
   bool peer_ = false;

@@ -133,3 +133,19 @@ set -e
 json_check "$TMP/bad.json" "d['rows'][0]['wrong'] > 0"
 grep -q "wrong" "$TMP/bad.err" || fail "no error naming the wrong messages: $(cat "$TMP/bad.err")"
 pass "bw --check: #wrong 0 when clean, > 0 and exit $rc with the fault hook"
+
+# Issue 22 items 2 and 10: sized for slow links. `bw -s 1M` with the automatic counts (20 windows
+# of 64 x 1 MiB = 1.3 GB: ~56 s at 23.9 MB/s) runs what fits --max-time (default 10 s) after its
+# warmup, flags the row "capped" and says so in the header.
+t0=$(date +%s)
+"${B[@]}" timeout 120 "$RB" bw "$IP_A" --port 18516 -t socket -e -s 1M -f json -o "$TMP/slow.json" ||
+  fail "bw -s 1M on the shaped link"
+t1=$(date +%s)
+json_check "$TMP/slow.json" "1 <= d['rows'][0]['iterations'] < 20 and 'capped' in d['rows'][0].get('flags',[]) and d['rows'][0]['seconds'] <= 15 and d['run']['extra']['max_time_s']==10"
+[ $((t1 - t0)) -lt 40 ] || fail "bw -s 1M took $((t1 - t0)) s on a 200 Mbit/s link (budget 10 s + warmup)"
+# -D by the clock on a link whose rate is fixed: the measured time is SEC within 5% (+ one
+# 64 KiB message, 2.7 ms), generous for a loaded host: 0.9..1.15 s.
+"${B[@]}" timeout 60 "$RB" bw "$IP_A" --port 18516 -t socket -e --mode stream -s 64K -D 1 -f json -o "$TMP/dur.json" ||
+  fail "bw -D 1 on the shaped link"
+json_check "$TMP/dur.json" "0.9 <= d['rows'][0]['seconds'] <= 1.15"
+pass "slow link: bw -s 1M capped by --max-time ($((t1 - t0)) s), -D 1 measured $(python3 -c "import json;print(json.load(open('$TMP/dur.json'))['rows'][0]['seconds'])") s"

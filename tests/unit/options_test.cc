@@ -64,16 +64,41 @@ TEST(ClientOptions, BadValuesNameOptionAndRange) {
   EXPECT_NE(usageError("lat", {"-s", "10T"}).find("larger than the limit of"), std::string::npos);
 }
 
+// Issue 22 item 11: HOST:PORT and [IPV6]:PORT name the port; a bad one suggests -p.
+TEST(ClientOptions, HostColonPort) {
+  auto c = parseClientCommand("lat", {"node-a:5201", "-t", "socket"});
+  EXPECT_EQ(c.client.host, "node-a");
+  EXPECT_EQ(c.client.port, 5201);
+  c = parseClientCommand("lat", {"[::1]:18600", "-t", "socket"});
+  EXPECT_EQ(c.client.host, "::1");
+  EXPECT_EQ(c.client.port, 18600);
+  c = parseClientCommand("lat", {"fe80::1", "-t", "socket", "-p", "9"});
+  EXPECT_EQ(c.client.host, "fe80::1");
+  EXPECT_EQ(c.client.port, 9);
+  c = parseClientCommand("lat", {"[::1]", "-t", "socket"});
+  EXPECT_EQ(c.client.host, "::1");
+  EXPECT_EQ(c.client.port, 18515);
+  c = parseClientCommand("lat", {"node-a:5201", "-p", "5201", "-t", "socket"});
+  EXPECT_EQ(c.client.port, 5201);
+  EXPECT_NE(usageError("lat", {"node-a:http"}).find("give the port with -p PORT"),
+            std::string::npos);
+  EXPECT_NE(usageError("lat", {"node-a:5201", "-p", "18515"}).find("give only one"),
+            std::string::npos);
+}
+
 TEST(ClientOptions, BandwidthModes) {
-  // window is the default (osu_bw); --format perftest selects perftest's stream method.
+  // window is the default (osu_bw). Issue 22 item 8: the format only formats, so -f perftest
+  // keeps window mode and what -n counts (it used to switch to stream mode).
   auto c = parseClientCommand("bw", {"-t", "socket", "-s", "8"});
   EXPECT_EQ(c.client.spec.mode, "window");
   EXPECT_EQ(c.client.spec.cqModeration, 1u);
-  c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "-f", "perftest"});
+  c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "-n", "5", "-f", "perftest"});
+  EXPECT_EQ(c.client.spec.mode, "window");
+  EXPECT_EQ(c.client.spec.cqModeration, 1u);
+  EXPECT_EQ(c.client.spec.iterationsFor(8), 5u);  // windows, as without -f perftest
+  c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "-f", "perftest", "--mode", "stream"});
   EXPECT_EQ(c.client.spec.mode, "stream");
   EXPECT_EQ(c.client.spec.cqModeration, 100u);  // perftest -Q 100, capped at the tx depth 128
-  c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "-f", "perftest", "--mode", "window"});
-  EXPECT_EQ(c.client.spec.mode, "window");
   c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "--mode", "stream", "--tx-depth", "16"});
   EXPECT_EQ(c.client.spec.streamDepth(), 16u);
   EXPECT_EQ(c.client.spec.cqModeration, 16u);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "report/ab_report.h"
 
 namespace rdmabench::report {
 namespace {
@@ -211,6 +212,14 @@ TEST(ReportPerftest, BandwidthTableInMegabytesAndGigabits) {
       << mb;
   EXPECT_TRUE(hasLine(mb, " BW units        : MB/sec = 2^20 B/s (MiB/s, as perftest divides)"))
       << mb;
+  // Issue 22 item 8: window mode in perftest's layout says which flag gives perftest's method;
+  // a stream-mode run needs no such line.
+  EXPECT_TRUE(hasLine(
+      mb, " Note            : perftest streams: --mode stream gives ib_*_bw's method and figures"))
+      << mb;
+  RunInfo stream = bandwidthRun();
+  stream.extra["mode"] = "stream";
+  EXPECT_EQ(run("perftest", stream, rows).find("--mode stream"), std::string::npos);
 
   ReportOptions gbits;
   gbits.gigabits = true;
@@ -585,19 +594,24 @@ TEST(ReportTable, HistogramRowsGetAFootnote) {
 
 // ---------------------------------------------------------------- all text formats
 
-TEST(Report, TextFormatsPrintNothingMoreOnAbortAndIgnoreLateCalls) {
+// Issue 22: a failed run's text document ends with one `# error:` comment line (a script that
+// reads the file sees why it stops), and nothing comes after it.
+TEST(Report, TextFormatsEndWithOneErrorLineOnAbortAndIgnoreLateCalls) {
   for (const char* format : {"table", "perftest", "osu", "imb"}) {
     std::ostringstream out;
     auto reporter = makeReporter(format, out);
     reporter->begin(latencyRun());
     reporter->row(latencyRow(2, 1.06));
     std::string before = out.str();
-    reporter->abort("failed");
+    reporter->abort("failed:\nconnect refused");
     reporter->row(latencyRow(4, 1.06));
     reporter->end();
-    EXPECT_EQ(out.str(), before) << format;
-    EXPECT_EQ(before.find("failed"), std::string::npos) << format;
+    EXPECT_EQ(out.str(), before + "# error: failed: connect refused\n") << format;
   }
+  // Before begin (connect refused): the error line alone.
+  std::ostringstream early;
+  makeReporter("table", early)->abort("connect: Connection refused");
+  EXPECT_EQ(early.str(), "# error: connect: Connection refused\n");
 }
 
 TEST(Report, RowsAreWrittenAsTheyCome) {
@@ -609,6 +623,75 @@ TEST(Report, RowsAreWrittenAsTheyCome) {
     EXPECT_NE(out.str().find("123457"), std::string::npos) << format << " buffers rows";
     reporter->end();
   }
+}
+
+}  // namespace
+}  // namespace rdmabench::report
+
+namespace rdmabench::report {
+namespace {
+
+// Issue 22 item 11: an A/B run whose variants all failed names each variant's error under a
+// title that still says what was compared (it printed "A/B:  ,"); an interrupted A/B document
+// carries the error (JSON "error", table `# error:`).
+TEST(AbReport, AllFailedNamesEachErrorAndInterruptedCarriesTheError) {
+  std::vector<RunCapture> runs(2);
+  runs[0].label = "ofi:tcp;ofi_rxm";
+  runs[1].label = "ofi:nosuch";
+  for (auto& r : runs) {
+    r.info.test = "lat";
+    r.info.op = "send";
+  }
+  runs[0].error = "connect: Connection refused";
+  runs[1].error = "fi_getinfo(nosuch): No data available";
+  std::ostringstream table;
+  printAb(table, "table", runs);
+  EXPECT_NE(table.str().find("A/B: lat send,"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("# ofi:tcp;ofi_rxm: FAILED: connect: Connection refused"),
+            std::string::npos)
+      << table.str();
+  EXPECT_NE(table.str().find("# ofi:nosuch: FAILED: fi_getinfo(nosuch)"), std::string::npos);
+
+  std::ostringstream json, text;
+  runs[1].error.clear();
+  printAb(json, "json", runs, "interrupted (SIGINT)");
+  nlohmann::json doc = nlohmann::json::parse(json.str());
+  EXPECT_EQ(doc["error"], "interrupted (SIGINT)");
+  EXPECT_EQ(doc["variants"][0]["error"], "connect: Connection refused");
+  printAb(text, "table", runs, "interrupted (SIGINT)");
+  EXPECT_EQ(text.str().substr(text.str().rfind("# error:")), "# error: interrupted (SIGINT)\n");
+}
+
+}  // namespace
+}  // namespace rdmabench::report
+
+namespace rdmabench::report {
+namespace {
+
+// Issue 22 items 2 and 10: a row timed over too short an interval, or whose count --max-time
+// cut, says so in the row: JSON "flags", CSV "flags", a last table cell and a note.
+TEST(Report, RowFlagsInJsonCsvAndTable) {
+  Row r = latencyRow(8, 1.06);
+  r.seconds = 0.0004;
+  r.flags = {"short", "capped"};
+  std::ostringstream json, csv, table;
+  for (auto [format, out] : {std::pair<const char*, std::ostringstream*>{"json", &json},
+                             {"csv", &csv},
+                             {"table", &table}}) {
+    auto rep = makeReporter(format, *out);
+    rep->begin(latencyRun());
+    rep->row(r);
+    rep->row(latencyRow(16, 1.07));
+    rep->end();
+  }
+  nlohmann::json doc = nlohmann::json::parse(json.str());
+  EXPECT_EQ(doc["rows"][0]["flags"], nlohmann::json({"short", "capped"}));
+  EXPECT_FALSE(doc["rows"][1].contains("flags"));
+  EXPECT_NE(csv.str().find(",flags,error\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",short;capped,\n"), std::string::npos) << csv.str();
+  EXPECT_NE(table.str().find(" [short,capped]\n"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("# note: [short] = timed over less than 1 ms"), std::string::npos);
+  EXPECT_NE(table.str().find("# note: [capped] = fewer iterations"), std::string::npos);
 }
 
 }  // namespace

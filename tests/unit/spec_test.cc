@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+#include <vector>
+
 #include "common/error.h"
 
 namespace rdmabench::engine {
@@ -130,6 +134,62 @@ TEST(TestSpec, OsuDefaultIterations) {
   s.warmup = 0;
   EXPECT_EQ(s.iterationsFor(1 << 20), 7u);
   EXPECT_EQ(s.warmupFor(1), 0u);
+}
+
+}  // namespace
+}  // namespace rdmabench::engine
+
+namespace rdmabench::engine {
+namespace {
+
+// Runs DurationChunks against a simulated link whose seconds per iteration follow `perIter`
+// (iteration index -> seconds) and returns the measured total.
+double simulate(double target, double estimate, const std::function<double(uint64_t)>& perIter,
+                uint64_t& chunks) {
+  DurationChunks d(target, estimate, 100);
+  chunks = 0;
+  uint64_t done = 0;
+  for (uint64_t n = d.next(); n > 0; n = d.next()) {
+    double s = 0;
+    for (uint64_t i = 0; i < n; ++i)
+      s += perIter(done + i);
+    done += n;
+    d.record(n, s);
+    if (++chunks > 10000) break;
+  }
+  return d.measuredSec();
+}
+
+// Issue 22 item 2: -D runs by the clock. Whatever the calibration said (100x too fast, 100x too
+// slow, a stall in the first chunk), the measured time ends within 5% of the target or one
+// iteration, in a bounded number of chunks. (Extrapolating from the warmup, as before, gave
+// 0.003 s or 3.85 s for -D 0.5.)
+TEST(DurationChunks, EndsWithinFivePercentOrOneIterationWhateverTheEstimate) {
+  struct Case {
+    double estimate;
+    std::function<double(uint64_t)> perIter;
+    double iteration;  // the largest iteration time
+  };
+  const std::vector<Case> cases{
+      {1e-6, [](uint64_t) { return 1e-4; }, 1e-4},                  // warmup 100x too optimistic
+      {1e-2, [](uint64_t) { return 1e-4; }, 1e-4},                  // warmup 100x too pessimistic
+      {1e-5, [](uint64_t i) { return i == 0 ? 0.2 : 1e-5; }, 0.2},  // a stall
+      {2e-3, [](uint64_t) { return 0.05; }, 0.05},  // slow iterations: one is 10% of 0.5 s
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    uint64_t chunks = 0;
+    const double got = simulate(0.5, cases[k].estimate, cases[k].perIter, chunks);
+    EXPECT_LE(std::abs(got - 0.5), std::max(0.025, cases[k].iteration)) << "case " << k;
+    EXPECT_LT(chunks, 200u) << "case " << k;
+  }
+}
+
+TEST(BudgetedIterations, CutsToTheBudgetOnlyWhenNeeded) {
+  EXPECT_EQ(budgetedIterations(20, 2.7, 10), 3u);  // bw -s 1M at 200 Mbit/s: 3 windows, not 20
+  EXPECT_EQ(budgetedIterations(20, 0.01, 10), 20u);
+  EXPECT_EQ(budgetedIterations(20, 60, 10), 1u);  // at least one
+  EXPECT_EQ(budgetedIterations(20, 60, 0), 20u);  // off
+  EXPECT_EQ(budgetedIterations(20, 0, 10), 20u);  // no estimate
 }
 
 }  // namespace

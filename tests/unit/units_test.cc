@@ -18,6 +18,34 @@ TEST(ParseSize, PlainAndSuffixes) {
   EXPECT_EQ(parseSize("1T", "-s"), 1ull << 40);
 }
 
+// Issue 22 item 9: K/M/G and KiB/MiB/GiB are powers of two (OSU, perftest), a bare B is bytes,
+// and KB/MB/GB (decimal in SI, binary in OSU) are refused naming both readings.
+TEST(ParseSize, BinarySuffixesBareBytesAndAmbiguousDecimalRefused) {
+  EXPECT_EQ(parseSize("65536B", "-s"), 65536u);
+  EXPECT_EQ(parseSize("8b", "-s"), 8u);
+  EXPECT_EQ(parseSize("1MiB", "-s"), 1048576u);
+  EXPECT_EQ(parseSize("2GiB", "-s"), 2147483648u);
+  EXPECT_EQ(parseSize("1K", "-s"), parseSize("1KiB", "-s"));
+  try {
+    parseSize("1MB", "--size");
+    FAIL() << "accepted 1MB";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--size: '1MB' is ambiguous: use 1M or 1MiB for 1048576 B, or 1000000 for 10^6 B");
+  }
+  for (const char* bad : {"4KB", "64kB", "2GB", "1Mb", "3TB"}) {
+    try {
+      parseSize(bad, "--size");
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("ambiguous"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+  for (const char* bad : {"4BB", "4KiBB", "4iB", "4Bi", "4KiBx"})
+    EXPECT_THROW(parseSize(bad, "--size"), UsageError) << bad;
+}
+
 TEST(ParseSize, RejectsBadInputNamingTheOption) {
   for (const char* bad : {"", "-1", "abc", "4X", "4K7", "99999999999999999999"}) {
     try {

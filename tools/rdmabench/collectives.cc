@@ -134,6 +134,7 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     if (dynamic_cast<const std::bad_alloc*>(&e))
       msg = "out of memory (std::bad_alloc): an allocation failed (memory limit? `ulimit -v`)";
     if (reporter) reporter->abort(msg);
+    if (output) output->finishAfterFailure();  // the rows so far and the error, atomically
     if (store) store->leave(false, msg);
     // Rank 0 hosts the store: serve a little longer, so ranks still waiting on it learn which
     // rank failed and why (and leave) instead of only seeing the store's connection close.

@@ -78,29 +78,57 @@ int runHelpCommand(const std::vector<std::string>& args) {
                                cli::didYouMean(what, commandNames())));
 }
 
-// Runs the same test once per variant (each against the same server, size by size) and prints
-// one A/B document. A failing variant is reported in place; the exit status is then 1.
+// Runs the same test once per variant against the same server and prints one A/B document.
+// Variants interleave per size (variant A size s, variant B size s, then the next size; one
+// session each), so drift of the host or the fabric over the sweep does not enter the ratio. A
+// variant that fails is reported in place and skips its later sizes; the exit status is then 1.
+// Ctrl-C prints what was measured with the error, then exits 4.
 int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out) {
   std::vector<report::RunCapture> runs;
-  bool failed = false;
   for (const auto& v : cmd.variants) {
-    engine::ClientOptions o = cmd.client;
-    o.spec.transport = v.transport;
-    o.localDevice.provider = v.provider;
-    o.spec.serverDevice.provider = v.provider;
     report::RunCapture capture;
     capture.label = v.label;
-    report::CaptureReporter reporter(capture);
-    try {
-      engine::runClient(o, reporter);
-    } catch (const InterruptedError&) {
-      throw;
-    } catch (const std::exception& e) {
-      capture.error = e.what();
-      std::cerr << "rdmabench: error: " << v.label << ": " << e.what() << "\n";
-      failed = true;
-    }
+    // Known before any session: the title never comes out empty when every variant fails.
+    capture.info.test = cmd.client.spec.test;
+    capture.info.op = cmd.client.spec.op;
+    capture.info.transport = v.transport;
     runs.push_back(std::move(capture));
+  }
+  std::vector<bool> begun(runs.size(), false);
+  bool failed = false;
+  try {
+    for (uint64_t bytes : cmd.client.spec.sizes) {
+      for (size_t i = 0; i < cmd.variants.size(); ++i) {
+        report::RunCapture& run = runs[i];
+        if (!run.error.empty()) continue;
+        const cli::Variant& v = cmd.variants[i];
+        engine::ClientOptions o = cmd.client;
+        o.spec.transport = v.transport;
+        o.spec.sizes = {bytes};
+        o.localDevice.provider = v.provider;
+        o.spec.serverDevice.provider = v.provider;
+        report::RunCapture one;
+        report::CaptureReporter reporter(one);
+        try {
+          engine::runClient(o, reporter);
+        } catch (const InterruptedError& e) {
+          run.error = e.what();
+          throw;
+        } catch (const std::exception& e) {
+          run.error = e.what();
+          std::cerr << "rdmabench: error: " << v.label << ": " << e.what() << "\n";
+          failed = true;
+        }
+        if (!begun[i] && !one.info.date.empty()) {
+          run.info = one.info;
+          begun[i] = true;
+        }
+        run.rows.insert(run.rows.end(), one.rows.begin(), one.rows.end());
+      }
+    }
+  } catch (const InterruptedError& e) {
+    report::printAb(out, cmd.output.format, runs, e.what());
+    throw;
   }
   report::printAb(out, cmd.output.format, runs);
   out.flush();
@@ -144,7 +172,13 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   ResultOutput output(cmd.output.path);
   std::ostream* out = &output.stream();
   if (cmd.variants.size() > 1) {
-    int rc = runAbComparison(cmd, *out);
+    int rc = 0;
+    try {
+      rc = runAbComparison(cmd, *out);
+    } catch (const std::exception&) {
+      output.finishAfterFailure();  // the document printed with its error
+      throw;
+    }
     output.finish();
     return rc;
   }
@@ -159,7 +193,15 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
       cmd.client.spec.sizes);
   cmd.client.onSizeStart = [&](size_t i, size_t n, uint64_t b) { progress.sizeStart(i, n, b); };
   auto shown = report::withProgress(*reporter, progress);
-  engine::runClient(cmd.client, *shown);
+  try {
+    engine::runClient(cmd.client, *shown);
+  } catch (const std::exception& e) {
+    // A complete document carrying the error: on stdout always; in a file only once the run
+    // had begun its report, so a run that measured nothing leaves a previous result in place.
+    if (output.isStdout() || output.bytesWritten() > 0) shown->abort(e.what());
+    output.finishAfterFailure();
+    throw;
+  }
   output.finish();
   return 0;
 }
