@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -180,6 +181,25 @@ std::string describeStatus(int status) {
   return "stopped";
 }
 
+// In a forked rank: the kernel sends SIGTERM when the launcher dies (a kill -9 of the launcher
+// left its ranks running with parent 1), which ends the rank's waits naming the launcher
+// (common/interrupt.h launcherDeath). A launcher that died between fork() and prctl() is caught
+// by the getppid() check right after.
+void dieWithLauncher(pid_t launcher, int rank) {
+  setLauncherPid(launcher);
+  // Failing prctl() (it does not) would leave the store connection's closing as the signal.
+  (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != launcher) {
+    const std::string line =
+        fmt::format("rdmabench: error: rank {}: launcher (pid {}) died before the rank started\n",
+                    rank, launcher);
+    if (::write(STDERR_FILENO, line.data(), line.size()) < 0) {
+      // Nothing left to tell.
+    }
+    _exit(1);
+  }
+}
+
 }  // namespace
 
 int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body,
@@ -196,6 +216,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
   std::cout.flush();
   std::cerr.flush();
   std::map<pid_t, int> children;
+  const pid_t launcher = getpid();
   for (int r = 0; r < np; ++r) {
     pid_t pid = fork();
     if (pid < 0) {
@@ -209,6 +230,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
                         e);
     }
     if (pid == 0) {
+      dieWithLauncher(launcher, r);
       server.closeInChild();
       RankInfo info = base;
       info.rank = r;
