@@ -37,6 +37,8 @@ constexpr uint64_t kLargeMessage = 8192;  // OSU's LARGE_MESSAGE_SIZE
 constexpr uint64_t kMaxIterations = 100'000'000;  // as the point-to-point engines
 // Per-rank sample vectors are max-reduced across ranks in chunks of this many int64 values.
 constexpr uint64_t kSlowestChunk = 8192;
+// Iteration times a rank buffers before reducing them (SlowestPerIteration): 128 KiB.
+constexpr uint64_t kSlowestBuffer = 2 * kSlowestChunk;
 
 uint64_t itersFor(const CollectiveParams& p, uint64_t bytes) {
   if (p.iterations) return p.iterations;
@@ -177,25 +179,53 @@ AcrossRanks reduceAcrossRanks(Communicator& c, const RankResult& r) {
 
 namespace {
 
-// Distribution over iterations of the slowest rank's time: the per-iteration samples (ns) are
-// max-reduced across ranks through the data plane in chunks of kSlowestChunk (untimed; every
-// rank calls this with the same count). Only rank 0's return value is meaningful.
-stats::Summary slowestPerIteration(Communicator& c, const std::vector<int64_t>& samplesNs) {
-  stats::SampleSet set;
-  if (c.rank() == 0) set.reserve(samplesNs.size());
-  for (size_t off = 0; off < samplesNs.size(); off += kSlowestChunk) {
-    const size_t k = std::min<size_t>(kSlowestChunk, samplesNs.size() - off);
-    std::memcpy(c.data(), samplesNs.data() + off, k * sizeof(int64_t));
-    allreduce(c, "tree", k, DType::kInt64, ReduceOp::kMax);
-    if (c.rank() == 0)
-      for (size_t i = 0; i < k; ++i) {
-        int64_t v = 0;
-        std::memcpy(&v, c.data() + (k + i) * sizeof(int64_t), sizeof v);
-        set.add(v);
-      }
+// Distribution over iterations of the slowest rank's time, in memory bounded by the run's
+// length: each rank buffers at most kSlowestBuffer iteration times (ns); a full buffer is
+// max-reduced across ranks through the data plane in chunks of kSlowestChunk (untimed, between
+// two iterations, at the same iteration on every rank: the count is agreed), and rank 0 folds the
+// maxima into a stats::SampleSet, exact up to its 1,000,000 samples and a bounded histogram
+// beyond (as lat). A run of at most kSlowestBuffer iterations reduces once, after its loop, as
+// before. Only rank 0's summary is meaningful. Uses (clobbers) the data area.
+class SlowestPerIteration {
+ public:
+  SlowestPerIteration(Communicator& c, uint64_t iterations) : c_(c) {
+    buffer_.reserve(static_cast<size_t>(std::min(iterations, kSlowestBuffer)));
+    if (c_.rank() == 0) set_.reserve(static_cast<size_t>(iterations));
   }
-  return set.summarize();
-}
+  // Records one iteration's time (ns). True when the buffer was reduced just now: the data area
+  // was used, so an input kept there must be written again.
+  bool add(int64_t ns) {
+    buffer_.push_back(ns);
+    if (buffer_.size() < kSlowestBuffer) return false;
+    reduce();
+    return true;
+  }
+  // Reduces what is left; the summary of every iteration's maximum over the ranks (rank 0).
+  stats::Summary finish() {
+    reduce();
+    return set_.summarize();
+  }
+
+ private:
+  void reduce() {
+    for (size_t off = 0; off < buffer_.size(); off += kSlowestChunk) {
+      const size_t k = std::min<size_t>(kSlowestChunk, buffer_.size() - off);
+      std::memcpy(c_.data(), buffer_.data() + off, k * sizeof(int64_t));
+      allreduce(c_, "tree", k, DType::kInt64, ReduceOp::kMax);
+      if (c_.rank() == 0)
+        for (size_t i = 0; i < k; ++i) {
+          int64_t v = 0;
+          std::memcpy(&v, c_.data() + (k + i) * sizeof(int64_t), sizeof v);
+          set_.add(v);
+        }
+    }
+    buffer_.clear();
+  }
+
+  Communicator& c_;
+  std::vector<int64_t> buffer_;
+  stats::SampleSet set_;
+};
 
 // The descheduling of one size over every rank (untimed tree allreduce of 4 doubles, max; every
 // rank calls it): null when no rank's loop lost the CPU, else the largest counts
@@ -389,6 +419,9 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
   if (p.test == "barrier") {
     if (root) reporter->begin(collectiveRunInfo(c, p, info, extra, placement));
     const uint64_t warm = warmupWithBudget(p, warmupFor(p, 0));
+    // Errors name the phase (they said "during connect" for every barrier failure).
+    enter("barrier", warm > 0);
+    if (warm > 0) engine::testHold("warmup", me, stage);
     int64_t w0 = nowNs();
     for (uint64_t i = 0; i < warm; ++i) {
       if (!sharpSession) {
@@ -399,9 +432,10 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
     }
     const int64_t perIter = warm ? (nowNs() - w0) / static_cast<int64_t>(warm) : 0;
     const uint64_t iters = budgetedIterations(p, itersFor(p, 0), agreeMax(c, perIter));
+    enter("barrier", 0);
+    engine::testHold("mid-run", me, stage);
     RankResult rr;
-    std::vector<int64_t> samples;
-    samples.reserve(iters);
+    SlowestPerIteration samples(c, iters);
     int64_t sum = 0;
     const DeschedProbe probe;  // read before and after the timed loop, not inside it
     for (uint64_t i = 0; i < iters; ++i) {
@@ -413,12 +447,12 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
         c.barrier();
       int64_t dt = nowNs() - t0;
       if (rc != 0) sharpSession->fail("sharp_coll_do_barrier", rc);
-      samples.push_back(dt);
+      samples.add(dt);
       sum += dt;
     }
     rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
     const json desched = deschedAcrossRanks(c, probe.stop());
-    stats::Summary slowest = slowestPerIteration(c, samples);
+    stats::Summary slowest = samples.finish();
     const AcrossRanks across = reduceAcrossRanks(c, rr);
     if (root) {
       report::Row row;
@@ -463,8 +497,7 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
       enter(fmt::format("size {}", bytes), 0);
       if (idx == 1) engine::testHold("mid-run", me, stage);
       RankResult rr;
-      std::vector<int64_t> samples;
-      samples.reserve(iters);
+      SlowestPerIteration samples(c, iters);
       int64_t sum = 0;
       const DeschedProbe probe;  // read before and after the timed loop, not inside it
       for (uint64_t i = 0; i < iters; ++i) {
@@ -477,7 +510,8 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
         int64_t dt = nowNs() - t0;
         if (rc != 0) sharpSession->fail("sharp_coll_do_allreduce", rc);
         c.barrier();
-        samples.push_back(dt);
+        // A reduction of the buffered times used the data area: the input goes back (untimed).
+        if (samples.add(dt)) fillInput(c.data(), count, p.dtype, me);
         sum += dt;
       }
       rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
@@ -495,7 +529,7 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
         out.wrong += rr.wrong;
       }
       const json desched = deschedAcrossRanks(c, lost);
-      stats::Summary slowest = slowestPerIteration(c, samples);
+      stats::Summary slowest = samples.finish();
       const AcrossRanks across = reduceAcrossRanks(c, rr);
       if (root) {
         report::Row row;
@@ -528,6 +562,7 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
         bool right = std::strcmp(dir, "right") == 0;
         int target = right ? ringRight(me, n) : ringLeft(me, n);
         int source = right ? ringLeft(me, n) : ringRight(me, n);
+        enter(fmt::format("ring ping-pong {}, to rank {}, from rank {}", dir, target, source), -1);
         const DeschedProbe probe;
         stats::Summary s = ringPhase(c, target, source, p.ringBytes, warm, iters);
         json result{{"dst", target},

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collective/topology.h"
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "rendezvous/protocol.h"
@@ -166,6 +167,7 @@ size_t Communicator::poll(const std::function<void(int, bool, uint32_t, uint32_t
   } reset{*this};
   if (pending_.empty()) {
     try {
+      busyTick();
       progress_->pollOnce([this](const transport::Completion& c) { pending_.push_back(c); });
     } catch (const InterruptedError&) {
       throw;
@@ -191,12 +193,27 @@ void Communicator::waitAll(const std::string& what) {
   if (outstanding_ == 0) return;
   progress_->setPhase(what);
   try {
-    while (outstanding_ > 0)
+    while (outstanding_ > 0) {
+      busyTick();
       progress_->pollOnce([this](const transport::Completion&) { --outstanding_; });
+    }
   } catch (const InterruptedError&) {
     throw;
   } catch (const std::exception& e) {
     rethrowWithCause(e);
+  }
+}
+
+void Communicator::busyCheck() {
+  const int64_t now = nowNs();
+  if (now < nextBusyCheckNs_) return;
+  nextBusyCheckNs_ = now + kBusyCheckEveryNs;
+  try {
+    store_.checkPeers();
+  } catch (const PeerError&) {
+    throw;
+  } catch (const ProtocolError& e) {  // the store went away: say where we were, as the watchdog
+    throw ProtocolError(fmt::format("{} (during {})", e.what(), progress_->where()));
   }
 }
 

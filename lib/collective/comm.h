@@ -12,8 +12,11 @@
 // transport's maxMessageBytes is split the same way on both sides.
 //
 // Failure: waits run through engine::Progress with the no-progress timeout; its watchdog asks
-// the store whether a rank died, so every rank exits within the timeout naming the dead rank
-// and its host. Thread-safety: one thread.
+// the store whether a rank died once a wait stalls. While completions flow (a victim measuring
+// with its ring neighbours while an aggressor died) poll() and waitAll() ask too: a counter per
+// device poll, a clock read every kBusyCheckPolls polls and the store's non-blocking check at
+// most every kBusyCheckEveryNs; so every rank exits within the timeout naming the dead rank and
+// its host, busy or not. Thread-safety: one thread.
 
 #include <cstdint>
 #include <functional>
@@ -42,6 +45,10 @@ struct CommOptions {
 
 class Communicator {
  public:
+  // Busy peer check (above): device polls between clock reads, and the check's cadence (ns).
+  static constexpr uint32_t kBusyCheckPolls = 32;
+  static constexpr int64_t kBusyCheckEveryNs = 100'000'000;
+
   // Opens the device, registers the buffer, publishes this rank's host and connects to
   // `options.peers`. Errors: TransportError, TimeoutError / ProtocolError naming the rank;
   // SystemError (allocation) or TransportError (registration) naming the buffer's size in bytes
@@ -98,6 +105,11 @@ class Communicator {
   transport::Endpoint& endpoint(int peer);
   void post(bool recv, int peer, uint64_t offset, uint64_t bytes, uint32_t tag);
   void fetchHost(int rank);
+  // One device poll's share of the busy peer check (cheap: a counter; see kBusyCheckPolls).
+  void busyTick() {
+    if (++busyPolls_ % kBusyCheckPolls == 0) busyCheck();
+  }
+  void busyCheck();
 
   rendezvous::Store& store_;
   int rank_, size_;
@@ -118,6 +130,8 @@ class Communicator {
   bool inPoll_ = false;
   std::map<int, std::pair<std::string, std::string>> hosts_;
   double wireupSeconds_ = 0;
+  uint32_t busyPolls_ = 0;
+  int64_t nextBusyCheckNs_ = 0;
 };
 
 }  // namespace rdmabench::collective

@@ -357,7 +357,8 @@ CongestionResult runIn(const CollectiveParams& p, const launch::RankInfo& info,
     store.set(fmt::format("cong/{}/done", phase), "1");
   };
 
-  // Phase 1: isolated.
+  // Phase 1: isolated. (The test hook holds an aggressor here while the victims measure.)
+  if (!victim) engine::testHold("isolated", me, stage);
   int64_t t0 = nowNs();
   if (victim) {
     victimTests("isolated");

@@ -1,11 +1,14 @@
 #include "common/interrupt.h"
+#include <cstdio>
 
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "common/error.h"
 
@@ -70,9 +73,42 @@ const char* interruptName() {
   return gLastSignal.load(std::memory_order_relaxed) == SIGTERM ? "SIGTERM" : "Ctrl-C";
 }
 
+namespace {
+std::atomic<long> gLauncherPid{0};
+std::atomic<int> gLauncherStderr{-1};
+}  // namespace
+
+void setLauncherStderr(int fd) {
+  gLauncherStderr.store(fd, std::memory_order_relaxed);
+}
+
+void setLauncherPid(long pid) {
+  gLauncherPid.store(pid, std::memory_order_relaxed);
+}
+
+std::string launcherDeath(int64_t waitMs) {
+  const long launcher = gLauncherPid.load(std::memory_order_relaxed);
+  if (launcher == 0) return "";
+  const int64_t end = monotonicNs() + waitMs * 1'000'000;
+  while (static_cast<long>(getppid()) == launcher) {
+    if (monotonicNs() >= end) return "";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  // The folding pipe's reader is gone: write the rest to the stderr the rank was started with.
+  const int saved = gLauncherStderr.exchange(-1, std::memory_order_relaxed);
+  if (saved >= 0) {
+    std::fflush(stderr);
+    ::dup2(saved, STDERR_FILENO);
+    ::close(saved);
+  }
+  return "launcher (pid " + std::to_string(launcher) + ") died";
+}
+
 void throwIfInterrupted(const char* phase) {
-  if (interrupted())
-    throw InterruptedError(std::string("interrupted (") + interruptName() + ") during " + phase);
+  if (!interrupted()) return;
+  std::string died = launcherDeath();
+  throw InterruptedError((died.empty() ? "" : died + ": ") + "interrupted (" + interruptName() +
+                         ") during " + phase);
 }
 
 namespace {

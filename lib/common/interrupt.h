@@ -7,7 +7,9 @@
 // forward a SIGINT to the child and then to its process group) and only sets the flag again.
 // SIGPIPE is ignored (a dead peer shows up as EPIPE on the socket instead).
 
+#include <cstdint>
 #include <functional>
+#include <string>
 
 namespace rdmabench {
 
@@ -20,8 +22,26 @@ bool interrupted();
 // "Ctrl-C" (SIGINT) or "SIGTERM": what interrupted us, for messages.
 const char* interruptName();
 
-// Throws InterruptedError naming `phase` when interrupted() is true.
+// Throws InterruptedError naming `phase` when interrupted() is true: "interrupted (SIGTERM)
+// during PHASE", prefixed with "launcher (pid N) died: " when the launcher is gone (its
+// PR_SET_PDEATHSIG is the SIGTERM).
 void throwIfInterrupted(const char* phase);
+
+// A rank forked by the `--np` launcher (launch::runLocal) records the launcher's pid here, so it
+// can tell when the launcher died (its parent then is someone else: init or a subreaper). 0 = no
+// launcher to watch (the default).
+void setLauncherPid(long pid);
+
+// The stderr the rank inherited before the launcher redirected fd 2 into its line-folding pipe
+// (launch/fold.h), or -1. When launcherDeath() finds the launcher gone, fd 2 is pointed back at it:
+// the pipe's reader died with the launcher, and the rank's last line must still reach the user.
+void setLauncherStderr(int fd);
+
+// "launcher (pid N) died" when a launcher pid was set and this process's parent is no longer that
+// pid, else "". Waits up to `waitMs` for the reparenting (the kernel closes a dying launcher's
+// sockets before it reparents its children, so a rank can see the store connection close a
+// moment before getppid() changes). Cheap with waitMs 0 (one getppid()).
+std::string launcherDeath(int64_t waitMs = 0);
 
 // Resets the flag (tests, and the server after it has torn down the interrupted session).
 void clearInterrupted();

@@ -1,10 +1,12 @@
 #include "launch/launch.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -181,6 +183,25 @@ std::string describeStatus(int status) {
   return "stopped";
 }
 
+// In a forked rank: the kernel sends SIGTERM when the launcher dies (a kill -9 of the launcher
+// left its ranks running with parent 1), which ends the rank's waits naming the launcher
+// (common/interrupt.h launcherDeath). A launcher that died between fork() and prctl() is caught
+// by the getppid() check right after.
+void dieWithLauncher(pid_t launcher, int rank) {
+  setLauncherPid(launcher);
+  // Failing prctl() (it does not) would leave the store connection's closing as the signal.
+  (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != launcher) {
+    const std::string line =
+        fmt::format("rdmabench: error: rank {}: launcher (pid {}) died before the rank started\n",
+                    rank, launcher);
+    if (::write(STDERR_FILENO, line.data(), line.size()) < 0) {
+      // Nothing left to tell.
+    }
+    _exit(1);
+  }
+}
+
 }  // namespace
 
 int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body,
@@ -198,6 +219,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
   std::cerr.flush();
   StderrFolder folder(np);  // the ranks' identical stderr lines, printed once (launch/fold.h)
   std::map<pid_t, int> children;
+  const pid_t launcher = getpid();
   for (int r = 0; r < np; ++r) {
     pid_t pid = fork();
     if (pid < 0) {
@@ -211,6 +233,10 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
                         e);
     }
     if (pid == 0) {
+      dieWithLauncher(launcher, r);
+      // The rank's own stderr, for its last line should the launcher (the folding pipe's reader)
+      // die first (common/interrupt.h setLauncherStderr).
+      setLauncherStderr(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
       folder.redirectChild(r);
       server.closeInChild();
       RankInfo info = base;

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/text_escape.h"
 #include "rendezvous/store.h"
 #include "rendezvous/store_protocol.h"
 
@@ -75,12 +76,18 @@ void FileStore::checkPeers() {
   if (!readFile(dir_ + "/failed", text)) return;
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return;  // being written: seen complete at the next check
-  const int rank = j.value("rank", -1);
+  auto field = [&j](const char* key, const char* def) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string(def);
+  };
+  auto r = j.find("rank");
+  const long long rank = r != j.end() && r->is_number_integer() ? r->get<long long>() : -1;
   if (rank == rank_ && rank_ >= 0) return;  // this rank's own failure
-  const std::string host = j.value("host", std::string());
+  // Written by whoever can write the directory: escaped before it reaches a terminal.
+  const std::string host = escapeForLog(field("host", ""), 256);
   throw PeerError(fmt::format("rank {}{} failed: {} (file store {})", rank,
                               host.empty() ? "" : " on host " + host,
-                              j.value("reason", std::string("(no reason)")), dir_));
+                              escapeForLog(field("reason", "(no reason)"), 4200), dir_));
 }
 
 std::string FileStore::pathFor(const std::string& key) const {

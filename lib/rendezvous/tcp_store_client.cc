@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/text_escape.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/store.h"
 #include "rendezvous/store_protocol.h"
@@ -21,13 +22,34 @@ using nlohmann::json;
 
 namespace {
 
+// A string member of an untrusted object, `def` when absent or not a string.
+std::string jsonText(const json& j, const char* key, const char* def) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string(def);
+}
+
+// The "rank" member of an untrusted object, -1 when absent or not an integer.
+long long jsonRank(const json& j) {
+  auto it = j.find("rank");
+  return it != j.end() && it->is_number_integer() ? it->get<long long>() : -1;
+}
+
+// The store connection closed: a forked rank names its dead launcher first (the launcher serves
+// the store of `--np`), else `what` alone.
+std::string closedBecause(const std::string& what) {
+  std::string died = launcherDeath(500);
+  return died.empty() ? what : died + ": " + what;
+}
+
 std::string describeMissing(const json& j) {
   std::vector<std::string> parts;
   for (const auto& m : j.value("missing", json::array())) {
-    std::string state = m.value("state", std::string("never arrived"));
-    std::string host = m.value("host", std::string());
+    if (!m.is_object()) continue;
+    // Peer-supplied text (a stranger may join a tokenless store): escaped before it is printed.
+    std::string state = escapeForLog(jsonText(m, "state", "never arrived"), 64);
+    std::string host = escapeForLog(jsonText(m, "host", ""), 256);
     parts.push_back(
-        fmt::format("{}{} ({})", m.value("rank", -1), host.empty() ? "" : " on " + host, state));
+        fmt::format("{}{} ({})", jsonRank(m), host.empty() ? "" : " on " + host, state));
   }
   if (parts.empty()) return "";
   std::string s;
@@ -54,8 +76,8 @@ TcpStoreClient::TcpStoreClient(const std::string& host, uint16_t port, const Joi
   channel_.sendJson(kStoreJoin, hello, dl);
   Frame f = channel_.receive(dl, "the rendezvous server to accept the join");
   if (f.type == kError)
-    throw ProtocolError(
-        fmt::format("rendezvous {} refused rank {}: {}", where_, join.rank, f.text()));
+    throw ProtocolError(fmt::format("rendezvous {} refused rank {}: {}", where_, join.rank,
+                                    escapeForLog(f.text(), 1024)));
   if (f.type != kStoreJoinAck)
     throw ProtocolError(
         fmt::format("rendezvous {} answered the join with message type {}", where_, f.type));
@@ -87,12 +109,14 @@ void TcpStoreClient::throwLost(const std::string& payload) {
     }
   }
   if (!best.is_object()) throw ProtocolError("rendezvous: malformed rank-lost notification");
-  std::string host = best.value("host", std::string());
+  // Host and reason come from whoever joined as that rank (a stranger, on a store without a
+  // token): escaped, so no escape sequence or line break reaches the terminal raw.
+  std::string host = escapeForLog(jsonText(best, "host", ""), 256);
   // A PeerError: the root cause a peer's failure reports, preferred over the data path's own
   // symptom (Progress::fail keeps it; a bare ProtocolError there was dropped for "EOF").
-  throw PeerError(fmt::format("rank {}{} {}", best.value("rank", -1),
+  throw PeerError(fmt::format("rank {}{} {}", jsonRank(best),
                               host.empty() ? "" : " on host " + host,
-                              best.value("reason", std::string("was lost"))));
+                              escapeForLog(jsonText(best, "reason", "was lost"), 4200)));
 }
 
 TcpStoreClient::Reply TcpStoreClient::request(uint16_t type, const std::string& payload,
@@ -107,14 +131,15 @@ TcpStoreClient::Reply TcpStoreClient::request(uint16_t type, const std::string& 
     try {
       f = channel_.receive(dl, what);
     } catch (const ProtocolError& e) {
-      throw ProtocolError(fmt::format(
+      throw ProtocolError(closedBecause(fmt::format(
           "rendezvous server {} closed the connection while waiting for {} (rank 0 or the "
           "launcher died?): {}",
-          where_, what, e.what()));
+          where_, what, e.what())));
     }
     std::string p = f.text();
     if (f.type == kStoreRankLost) throwLost(p);
-    if (f.type == kError) throw ProtocolError(fmt::format("rendezvous {} reported: {}", where_, p));
+    if (f.type == kError)
+      throw ProtocolError(fmt::format("rendezvous {} reported: {}", where_, escapeForLog(p, 1024)));
     if (f.type == want || f.type == kStoreTimeout) return Reply{f.type, std::move(p)};
     throw ProtocolError(fmt::format("rendezvous {} sent message type {} while waiting for {}",
                                     where_, f.type, what));
@@ -162,12 +187,13 @@ void TcpStoreClient::checkPeers() {
   try {
     f = channel_.receive(Deadline(2000), "rendezvous notifications");
   } catch (const ProtocolError& e) {
-    throw ProtocolError(fmt::format(
-        "rendezvous server {} went away (rank 0 or the launcher died): {}", where_, e.what()));
+    throw ProtocolError(closedBecause(fmt::format(
+        "rendezvous server {} went away (rank 0 or the launcher died): {}", where_, e.what())));
   }
   if (f.type == kStoreRankLost) throwLost(f.text());
   if (f.type == kError)
-    throw ProtocolError(fmt::format("rendezvous {} reported: {}", where_, f.text()));
+    throw ProtocolError(
+        fmt::format("rendezvous {} reported: {}", where_, escapeForLog(f.text(), 1024)));
   throw ProtocolError(fmt::format("rendezvous {} sent unexpected message type {}", where_, f.type));
 }
 

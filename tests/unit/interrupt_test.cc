@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "common/interrupt.h"
@@ -104,6 +105,35 @@ TEST(ConnectCheck, RunsEvery100MsWhileInstalledAndPropagates) {
   EXPECT_EQ(runs, 2) << "ran after its scope ended";
   ScopedConnectCheck failing([] { throw std::runtime_error("rank 2 on host n2 failed"); });
   EXPECT_THROW(throwIfConnectAborted("socket connect"), std::runtime_error);
+}
+
+// A forked rank of `--np` knows its launcher's pid: while the launcher is its parent nothing is
+// said; once it is not (the launcher died and the rank was reparented), launcherDeath() and the
+// interruption the kernel's PR_SET_PDEATHSIG SIGTERM causes both name it.
+TEST(LauncherDeath, NamedOnlyWhenTheParentIsNoLongerTheLauncher) {
+  EXPECT_EQ(launcherDeath(), "") << "no launcher set";
+  setLauncherPid(static_cast<long>(getppid()));
+  EXPECT_EQ(launcherDeath(), "");
+  EXPECT_EQ(launcherDeath(20), "") << "waits, then still alive";
+  const long gone = static_cast<long>(getppid()) + 1'000'000;  // never our parent
+  setLauncherPid(gone);
+  EXPECT_EQ(launcherDeath(), "launcher (pid " + std::to_string(gone) + ") died");
+  EXPECT_EXIT(
+      {
+        installInterruptHandlers();
+        raise(SIGTERM);
+        try {
+          throwIfInterrupted("size 8, measuring");
+        } catch (const std::exception& e) {
+          const std::string want = "launcher (pid " + std::to_string(gone) +
+                                   ") died: interrupted (SIGTERM) during size 8, measuring";
+          _exit(e.what() == want ? 0 : 1);
+        }
+        _exit(2);
+      },
+      ::testing::ExitedWithCode(0), "");
+  setLauncherPid(0);
+  EXPECT_EQ(launcherDeath(), "");
 }
 
 }  // namespace
