@@ -268,7 +268,7 @@ TEST(CompareParse, ErrorsNameTheFile) {
   }
   EXPECT_THROW(parseText("# OSU MPI Latency Test v7.5\n# Size  Avg Latency(us)\n", "e.txt"),
                UsageError);
-  EXPECT_THROW(parseFile("/nonexistent/file.txt"), SystemError);
+  EXPECT_THROW(parseFile("/nonexistent/file.txt"), UsageError);  // exit 2 (docs/compare.md)
 }
 
 // rdmabench's own text formats, parsed back: the numbers survive at the printed precision.
@@ -461,12 +461,19 @@ TEST(CompareAlign, FixturesVerbsVsTcp) {
 }
 
 TEST(CompareAlign, ImbAgainstOsuCollectives) {
-  Comparison c =
-      compareSeries({parseFixture("imb_pingpong_allreduce_barrier.txt"),
-                     parseFixture("osu_allreduce.txt"), parseFixture("osu_barrier.txt")});
+  // IMB ran Allreduce at 2 and 4 processes, OSU prints no count: compare refuses to guess.
+  EXPECT_THROW(compareSeries({parseFixture("imb_pingpong_allreduce_barrier.txt"),
+                              parseFixture("osu_allreduce.txt"), parseFixture("osu_barrier.txt")}),
+               UsageError);
+  CompareOptions np4;
+  np4.np = 4;
+  Comparison c = compareSeries({parseFixture("imb_pingpong_allreduce_barrier.txt"),
+                                parseFixture("osu_allreduce.txt"), parseFixture("osu_barrier.txt")},
+                               np4);
   ASSERT_EQ(c.groups.size(), 2u);
   EXPECT_EQ(c.groups[0].test, "allreduce");
-  EXPECT_EQ(c.groups[0].inputs.size(), 3u);  // IMB np2, IMB np4, OSU
+  EXPECT_EQ(c.groups[0].inputs.size(), 2u);  // IMB np4, OSU
+  EXPECT_EQ(c.groups[0].inputs[0].processes, 4);
   EXPECT_EQ(c.groups[1].test, "barrier");
   EXPECT_FALSE(c.groups[1].sized);
   EXPECT_NEAR(*c.groups[1].rows[0].cells[0].absolute, 0.0, 1e-9);  // 4.17 vs 4.17
@@ -474,9 +481,13 @@ TEST(CompareAlign, ImbAgainstOsuCollectives) {
   for (const auto& n : c.notes)
     noted = noted || n.find("latency has no counterpart") != n.npos;
   EXPECT_TRUE(noted);
+  CompareOptions onlyAllreduce;
+  onlyAllreduce.test = "allreduce";
+  onlyAllreduce.section = 2;  // the np 2 table
   Comparison only = compareSeries(
       {parseFixture("imb_pingpong_allreduce_barrier.txt"), parseFixture("osu_allreduce.txt")},
-      {0, "allreduce"});
+      onlyAllreduce);
+  EXPECT_EQ(only.groups[0].inputs[0].processes, 2);
   EXPECT_EQ(only.groups.size(), 1u);
 }
 
