@@ -415,5 +415,83 @@ TEST(CompareInputs, RowCapBoundsMemory) {
   EXPECT_EQ(readText(text, "big.txt", o).series[0].points.size(), 200u);
 }
 
+// The same rules on rdmabench's own outputs made here (tests/fixtures/rdmabench_*): their JSON
+// says ranks 4 (run.extra.ranks), so the 4-process IMB tables are chosen: barrier 10927.73 vs
+// rdmabench 209.18265 us; allreduce 4 B 50066.22 vs 217.31669166666666 us.
+TEST(CompareRealRdmabench, FourRankJsonPicksTheFourProcessImbTables) {
+  ParsedInput imb = read("imb2021_np4_npmin2_coll.txt");
+  ParsedInput bar = read("rdmabench_barrier_np4.json");
+  ParsedInput ar = read("rdmabench_allreduce_np4.json");
+  EXPECT_EQ(bar.series[0].processes, 4);
+  Comparison c = compareSeries({imb.series, ar.series, bar.series});
+  ASSERT_EQ(c.groups.size(), 2u);
+  for (const Group& g : c.groups) {
+    ASSERT_EQ(g.inputs.size(), 2u) << g.test;
+    EXPECT_EQ(g.inputs[0].processes, 4) << g.test;
+    const ComparedRow& r = g.test == "barrier" ? g.rows[0] : g.rows[1];  // rows[0] is 0 B
+    double imbValue = g.test == "barrier" ? 10927.73 : 50066.22;
+    double rbValue = g.test == "barrier" ? 209.18265 : 217.31669166666666;
+    EXPECT_NEAR(*r.values[0], imbValue, 1e-9) << g.test;
+    EXPECT_NEAR(*r.values[1], rbValue, 1e-9) << g.test;
+    EXPECT_NEAR(*r.cells[0].absolute, imbValue - rbValue, 1e-6) << g.test;
+    EXPECT_NEAR(*r.cells[0].percent, (imbValue - rbValue) / rbValue * 100, 1e-6) << g.test;
+  }
+}
+
+TEST(CompareRealRdmabench, ConcatenatedImbLayoutsKeepTheirAttribution) {
+  const std::string rb = fixture("rdmabench_allreduce_np4_imb.txt");
+  const std::string imb = fixture("imb2021_np4_npmin2_coll.txt");
+  for (bool rbFirst : {true, false}) {
+    ParsedInput in = readText(rbFirst ? rb + imb : imb + rb, "both.txt");
+    int rdmabench = 0, mpi = 0;
+    for (const Series& s : in.series) {
+      if (s.source == Source::kRdmabench) {
+        ++rdmabench;
+        EXPECT_EQ(s.toolVersion, "0.1.0");
+        EXPECT_NEAR(*valueAt(s, 4), 182.45, 1e-9);
+      } else {
+        ++mpi;
+        EXPECT_EQ(s.source, Source::kImb);
+        EXPECT_EQ(s.toolVersion, "2021.11");
+      }
+    }
+    EXPECT_EQ(rdmabench, 1) << rbFirst;
+    EXPECT_EQ(mpi, 4) << rbFirst;
+    // Compared against each other: the rdmabench table is "no MPI", the IMB one "MPI".
+    std::vector<Series> rbOnly, imbOnly;
+    for (const Series& s : in.series)
+      (s.source == Source::kRdmabench ? rbOnly : imbOnly).push_back(s);
+    Comparison c = compareSeries({imbOnly, rbOnly}, CompareOptions{0, "allreduce", {}, {}});
+    EXPECT_TRUE(c.groups[0].differences[0].mpiOverhead);
+    std::ostringstream out;
+    writeComparison(c, "table", out);
+    EXPECT_NE(out.str().find("IMB-MPI1 2021.11"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("(no MPI)"), std::string::npos) << out.str();
+  }
+}
+
+TEST(CompareRealRdmabench, ReadRoundTripHalvedStreamRefusedTransportsNamed) {
+  ParsedInput osu = read("osu532_latency_ob1_tcp.txt");
+  ParsedInput rd = read("rdmabench_lat_ofi_read.json");  // lat -t ofi --op read: round trip
+  Comparison c = compareSeries({osu.series, rd.series});
+  for (const ComparedRow& r : c.groups[0].rows)
+    if (r.bytes == 1024) {
+      EXPECT_NEAR(*r.values[1], 35365.66178 / 2, 1e-6);
+      EXPECT_NEAR(*r.cells[0].absolute, 20580.38 - 35365.66178 / 2, 1e-6);
+    }
+  std::string why = errorOf([&] {
+    compareSeries(
+        {read("osu532_bw_ob1_tcp.txt").series, read("rdmabench_bw_socket_stream.json").series});
+  });
+  EXPECT_NE(why.find("stream bandwidth"), std::string::npos) << why;
+  EXPECT_NO_THROW(compareSeries(
+      {read("osu532_bw_ob1_tcp.txt").series, read("rdmabench_bw_socket.json").series}));
+  Comparison t = compareSeries({osu.series, read("rdmabench_lat_socket.json").series, rd.series});
+  bool named = false;
+  for (const std::string& n : t.notes)
+    named = named || n.find("ran transport socket send but [3] ran ofi read") != n.npos;
+  EXPECT_TRUE(named);
+}
+
 }  // namespace
 }  // namespace rdmabench::compare
