@@ -115,12 +115,7 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
   std::string terminal = terminalFor(options.output);
   std::ostringstream s;
   s << "# rdmabench plot (gnuplot script; data inline)\n";
-  if (terminal == "pngcairo")
-    s << fmt::format("set terminal pngcairo size {},{} noenhanced font ',10'\n", options.width,
-                     options.height);
-  else
-    s << fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,10'\n",
-                     options.width, options.height);
+  s << "@TERMINAL@\n";  // the height depends on the panel count (autoHeight)
   s << "set output " << gnuplotQuoted(options.output) << "\n";
 
   // Data blocks, and the panels in order of first appearance.
@@ -184,6 +179,10 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
   s << "set grid\nset key below\nset xlabel 'Message size'\n"
        "set logscale x 2\n"
     << sizeTics(lo, hi) << "\n";
+  // A little room at both ends so the first and last points (and tics) are not on the border.
+  if (hi > 0)
+    s << fmt::format("set xrange [{:g}:{:g}]\n", static_cast<double>(lo) / 1.25,
+                     static_cast<double>(hi) * 1.25);
   if (out.panels > 1) {
     int cols = out.panels > 3 ? 2 : 1;
     int rows = (out.panels + cols - 1) / cols;
@@ -250,6 +249,15 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
   if (out.panels > 1) s << "unset multiplot\n";
   s << "set output\n";
   out.text = s.str();
+  int height = options.height;
+  if (options.autoHeight) height = std::min(10000, std::max(options.height, 380 * out.panels));
+  std::string term =
+      terminal == "pngcairo"
+          ? fmt::format("set terminal pngcairo size {},{} noenhanced font ',10'", options.width,
+                        height)
+          : fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,10'",
+                        options.width, height);
+  out.text.replace(out.text.find("@TERMINAL@"), 10, term);
   return out;
 }
 

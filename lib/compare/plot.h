@@ -27,10 +27,11 @@ struct OverheadCurve {
 };
 
 struct PlotOptions {
-  std::string output;                    // path ending in .png or .svg (case-insensitive)
-  int width = 800;                       // pixels
-  int height = 600;                      // pixels
-  std::string title;                     // optional overall title
+  std::string output;       // path ending in .png or .svg (case-insensitive)
+  int width = 800;          // pixels
+  int height = 600;         // pixels
+  std::string title;        // optional overall title
+  bool autoHeight = false;  // grow the height to 380 px per panel (when no --size was given)
   std::vector<OverheadCurve> overheads;  // compare --plot: one extra panel per curve's test
 };
 

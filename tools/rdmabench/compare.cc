@@ -115,6 +115,7 @@ void plotOptions(po::options_description& desc) {
 }
 
 void readPlotOptions(const po::variables_map& vm, compare::PlotOptions& plot, std::string& script) {
+  plot.autoHeight = !vm.count("size");
   if (vm.count("size")) parsePixels(vm["size"].as<std::string>(), plot);
   if (vm.count("title")) plot.title = vm["title"].as<std::string>();
   if (vm.count("script")) script = vm["script"].as<std::string>();
@@ -210,8 +211,16 @@ int runCompareCommand(const std::vector<std::string>& args) {
         c.unit = d.unit;
         size_t mpi = compare::isMpi(g.inputs[d.of].source) ? d.of : d.to;
         size_t fabric = mpi == d.of ? d.to : d.of;
-        c.key = fmt::format("[{}] {} - [{}] {}", mpi + 1, compare::seriesKey(g.inputs[mpi]),
-                            fabric + 1, compare::seriesKey(g.inputs[fabric]));
+        // Short (the curves above carry the full names): "OSU 5.3.2 vs rdmabench socket send".
+        auto brief = [](const compare::Series& x) {
+          std::string name = compare::sourceName(x.source);
+          if (!x.toolVersion.empty() && x.source != compare::Source::kRdmabench)
+            name += " " + x.toolVersion;
+          if (!x.transport.empty()) name += " " + x.transport.substr(0, x.transport.find(' '));
+          if (!x.variant.empty()) name += " [" + x.variant + "]";
+          return name;
+        };
+        c.key = fmt::format("{} vs {}", brief(g.inputs[mpi]), brief(g.inputs[fabric]));
         for (const compare::ComparedRow& r : g.rows)
           if (r.cells[k].absolute)
             c.points.push_back({r.bytes, *r.cells[k].absolute, r.cells[k].percent});
