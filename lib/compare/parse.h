@@ -51,7 +51,7 @@ struct ReadOptions {
   // How many skipped/ignored lines ReadReport keeps verbatim for --verbose.
   size_t maxListed = 1000;
   // Most result rows (sizes, failed sizes included) kept per input; more is refused with one
-  // line (memory stays bounded: about 200 B per row kept).
+  // line (memory stays bounded: about 0.5 KB per row, the comparison included).
   size_t maxRows = 100000;
   // readFile on a FIFO, socket or character device: longest wait for the first byte and then
   // between reads, ms (a FIFO without a writer is refused instead of blocking forever).
