@@ -59,6 +59,152 @@ std::string sizeRange(const Series& s) {
                                 : fmt::format("{}..{} B", lo->bytes, hi->bytes);
 }
 
+// "table 3 (IMB-MPI1 Allreduce, 4 processes, lines 70-93)".
+std::string describeSection(const Series& s) {
+  std::string what = fmt::format("table {} ({}", s.section, s.title.empty() ? s.test : s.title);
+  if (s.processes) what += fmt::format(", {} processes", *s.processes);
+  if (s.firstLine)
+    what += s.firstLine == s.lastLine ? fmt::format(", line {}", s.firstLine)
+                                      : fmt::format(", lines {}-{}", s.firstLine, s.lastLine);
+  return what + ")";
+}
+
+// The tables of test `kind` in one file, by section (A/B variants share one).
+std::vector<std::vector<const Series*>> sectionsOf(const std::vector<Series>& file,
+                                                   const std::string& kind) {
+  std::vector<std::vector<const Series*>> out;
+  for (const Series& s : file) {
+    if (s.test != kind) continue;
+    if (!out.empty() && out.back().front()->section == s.section)
+      out.back().push_back(&s);
+    else
+      out.push_back({&s});
+  }
+  return out;
+}
+
+// Picks one section of `kind` per file (docs/compare.md, "Sections"). Throws UsageError when a
+// file holds several and none matches unambiguously, or when process counts differ.
+std::vector<std::vector<const Series*>> chooseSections(
+    const std::vector<std::vector<Series>>& files, const std::string& kind,
+    const CompareOptions& options) {
+  std::vector<std::vector<std::vector<const Series*>>> all;
+  for (const auto& f : files)
+    all.push_back(sectionsOf(f, kind));
+  // The process count the inputs agree on: --np, else that of the files with one section.
+  std::optional<int> np = options.np;
+  const Series* npFrom = nullptr;
+  if (!np) {
+    for (const auto& secs : all) {
+      if (secs.size() != 1 || !secs[0].front()->processes) continue;
+      const Series* s = secs[0].front();
+      if (!np) {
+        np = s->processes;
+        npFrom = s;
+      } else if (*np != *s->processes) {
+        throw UsageError(fmt::format(
+            "compare {}: {} ran {} processes but {} ran {}: not the same run size; compare runs "
+            "of the same process count",
+            kind, npFrom->label, *np, s->label, *s->processes));
+      }
+    }
+  }
+  std::vector<std::vector<const Series*>> chosen(files.size());
+  for (size_t f = 0; f < all.size(); ++f) {
+    const auto& secs = all[f];
+    if (secs.empty()) continue;
+    const std::string& path = secs[0].front()->path;
+    auto list = [&] {
+      std::string l;
+      for (size_t i = 0; i < secs.size(); ++i)
+        l += (i ? ", " : "") + describeSection(*secs[i].front());
+      return l;
+    };
+    if (secs.size() == 1) {
+      const Series* s = secs[0].front();
+      if (np && s->processes && *s->processes != *np)
+        throw UsageError(fmt::format(
+            "compare {}: {} ran {} processes, not {} ({}); compare runs of the same process "
+            "count",
+            kind, s->label, *s->processes, *np,
+            options.np ? "--np" : fmt::format("as {}", npFrom ? npFrom->label : "the others")));
+      chosen[f] = secs[0];
+      continue;
+    }
+    if (options.section) {
+      for (const auto& sec : secs)
+        if (sec.front()->section == *options.section) chosen[f] = sec;
+      if (chosen[f].empty())
+        throw UsageError(fmt::format(
+            "--section {}: {} has no {} table {} (its {} tables: {}); add --test to compare one "
+            "test at a time",
+            *options.section, path, kind, *options.section, kind, list()));
+      continue;
+    }
+    if (np) {
+      std::vector<const std::vector<const Series*>*> match;
+      for (const auto& sec : secs)
+        if (sec.front()->processes == np) match.push_back(&sec);
+      if (match.size() == 1) {
+        chosen[f] = *match[0];
+        continue;
+      }
+      if (match.empty())
+        throw UsageError(fmt::format(
+            "compare {}: {} has no {} table at {} processes ({}; {}); choose one with --section K "
+            "or compare a run of the same size",
+            kind, path, kind, *np, options.np ? "--np" : "the other inputs' count", list()));
+    }
+    throw UsageError(fmt::format(
+        "compare {}: {} holds {} {} tables and nothing says which to use: {}; choose with --np N "
+        "or --section K",
+        kind, path, secs.size(), kind, list()));
+  }
+  return chosen;
+}
+
+// Like for like (docs/compare.md): halves round-trip latencies when one-way ones are present,
+// refuses stream against window bandwidth.
+void likeForLike(const std::string& kind, std::vector<Series>& inputs,
+                 std::vector<std::string>& notes) {
+  bool oneWay = false, rtt = false;
+  const Series* stream = nullptr;
+  const Series* window = nullptr;
+  for (const Series& s : inputs) {
+    if (s.metric == Metric::kLatency) (s.definition == "round trip" ? rtt : oneWay) = true;
+    if (s.metric == Metric::kBandwidth && s.source == Source::kRdmabench) {
+      if (s.definition == "stream")
+        stream = &s;
+      else if (!window)
+        window = &s;
+    } else if (s.metric == Metric::kBandwidth && s.source != Source::kPerftest && !window) {
+      window = &s;
+    }
+  }
+  if (stream && window)
+    throw UsageError(fmt::format(
+        "compare {}: {} measured stream bandwidth (--mode stream) but {} window bandwidth (a "
+        "window of messages, then an ack): not the same figure; compare a --mode window run",
+        kind, stream->label, window->label));
+  if (!(rtt && oneWay)) return;
+  for (Series& s : inputs) {
+    if (s.definition != "round trip") continue;
+    for (Point& p : s.points) {
+      p.value /= 2;
+      if (p.min) *p.min /= 2;
+      if (p.max) *p.max /= 2;
+    }
+    s.column += " / 2";
+    s.definition = "one-way";
+    s.note += (s.note.empty() ? "" : "; ") +
+              std::string(
+                  "full round-trip latency halved (RTT/2) to set it against one-way "
+                  "(half round trip) latencies");
+    notes.push_back(
+        fmt::format("{}: round trip halved (RTT/2) to compare with one-way latency", s.label));
+  }
+}
+
 Group buildGroup(std::vector<Series> inputs, size_t baseline, std::vector<std::string>& notes) {
   Group g;
   g.test = inputs[baseline].test;
@@ -183,26 +329,48 @@ Comparison compareSeries(const std::vector<std::vector<Series>>& files,
 
   std::set<std::string> compared;
   for (const std::string& kind : kinds) {
+    bool others = false;
+    for (size_t f = 0; f < files.size(); ++f)
+      if (f != options.baselineFile)
+        for (const Series& s : files[f])
+          others = others || s.test == kind;
+    if (!others) continue;
+    std::vector<std::vector<const Series*>> chosen = chooseSections(files, kind, options);
+    for (size_t f = 0; f < files.size(); ++f)
+      for (const Series& s : files[f])
+        if (s.test == kind && !chosen[f].empty() &&
+            std::find(chosen[f].begin(), chosen[f].end(), &s) == chosen[f].end())
+          out.notes.push_back(fmt::format("{}: {} not compared; {} was", s.path, describeSection(s),
+                                          describeSection(*chosen[f][0])));
     std::vector<Series> inputs;
     size_t baseline = 0;
-    bool others = false;
     for (size_t f = 0; f < files.size(); ++f) {
-      bool first = true;
-      for (const Series& s : files[f]) {
-        if (s.test != kind) continue;
-        if (f == options.baselineFile && first) baseline = inputs.size();
-        if (f != options.baselineFile) others = true;
-        first = false;
-        inputs.push_back(s);
-      }
+      if (f == options.baselineFile) baseline = inputs.size();
+      for (const Series* s : chosen[f])
+        inputs.push_back(*s);
     }
-    if (!others) continue;
     // Same test name but different metrics (e.g. a custom test) cannot be lined up.
     for (const Series& s : inputs)
       if (s.metric != inputs[baseline].metric)
         throw UsageError(fmt::format("compare {}: {} is {} but {} is {}", kind, s.label,
                                      metricName(s.metric), inputs[baseline].label,
                                      metricName(inputs[baseline].metric)));
+    likeForLike(kind, inputs, out.notes);
+    // Two rdmabench (or perftest) inputs on different transports or hosts: the difference is
+    // theirs, not MPI's; say so.
+    for (size_t i = 0; i < inputs.size(); ++i)
+      for (size_t j = i + 1; j < inputs.size(); ++j) {
+        const Series& a = inputs[i];
+        const Series& b = inputs[j];
+        if (isMpi(a.source) || isMpi(b.source)) continue;
+        if (!a.transport.empty() && !b.transport.empty() && a.transport != b.transport)
+          out.notes.push_back(fmt::format(
+              "{} [{}] ran transport {} but [{}] ran {}: their difference is the transport's", kind,
+              i + 1, a.transport, j + 1, b.transport));
+        if (!a.host.empty() && !b.host.empty() && a.host != b.host)
+          out.notes.push_back(fmt::format("{} [{}] ran on {} but [{}] on {}: different hosts", kind,
+                                          i + 1, a.host, j + 1, b.host));
+      }
     out.groups.push_back(buildGroup(std::move(inputs), baseline, out.notes));
     compared.insert(kind);
   }

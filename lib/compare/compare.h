@@ -67,14 +67,22 @@ struct Comparison {
 };
 
 struct CompareOptions {
-  size_t baselineFile = 0;  // index into the files argument
-  std::string test;         // only this test kind ("" = all common kinds)
+  size_t baselineFile = 0;     // index into the files argument
+  std::string test;            // only this test kind ("" = all common kinds)
+  std::optional<int> np;       // --np: use the tables of this process/rank count
+  std::optional<int> section;  // --section: use table K (Series::section) of a file with several
 };
 
 // `files[i]` holds the series parsed from input i (parseFile). Tests present in the baseline
 // file and in at least one other file are compared; others are listed in notes.
+// Sections (docs/compare.md, "How inputs are lined up"): when a file holds several tables of a
+// test (IMB at 2 and 4 processes, concatenated logs), the one whose process count matches the
+// other inputs' (or --np) is used; with no unambiguous match compare refuses, listing them.
+// Like for like: a round-trip latency is halved (RTT/2, named in the column) against one-way
+// latencies; stream against window bandwidth is refused.
 // Throws UsageError (one line, naming the files) for fewer than two files, no test in common
-// (e.g. latency vs bandwidth), a --test that no input has, or a group without a common size.
+// (e.g. latency vs bandwidth), a --test that no input has, an ambiguous or mismatched section,
+// unlike figures, or a group without a common size.
 Comparison compareSeries(const std::vector<std::vector<Series>>& files,
                          const CompareOptions& options = {});
 

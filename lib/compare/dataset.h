@@ -53,8 +53,23 @@ struct Series {
   std::string title;             // the tool's own title/banner, e.g. "OSU MPI Latency Test v7.5"
   std::string column;            // the tool's column the value came from, e.g. "Avg Latency(us)"
   std::string note;              // conversions applied, e.g. "perftest MiB/sec converted to MB/s"
-  std::optional<int> processes;  // IMB "#processes = N"
-  std::vector<Point> points;     // in file order; one per size (repeats are dropped on input)
+  std::optional<int> processes;  // IMB "#processes = N"; rdmabench JSON: its ranks
+  // Tool release that wrote the table ("5.3.2", "2021.11", "4.1 Update 1"; rdmabench's version),
+  // empty when the input does not say.
+  std::string toolVersion;
+  // 1-based ordinal of the table in its file (A/B variants of one JSON share theirs) and the
+  // input lines it spans (0 when unknown): named when compare asks to choose a section.
+  int section = 0;
+  uint64_t firstLine = 0, lastLine = 0;
+  std::string variant;    // rdmabench A/B: the variant's label
+  std::string transport;  // rdmabench JSON: "socket", "verbs read", ... (empty otherwise)
+  std::string host;       // rdmabench JSON: "local_host -> remote_host" (empty when not said)
+  // What the value measures, for like-for-like checks (docs/compare.md, "Like for like"):
+  // latency: "one-way" (half round trip) or "round trip"; bandwidth: "window" (osu_bw, IMB,
+  // rdmabench window mode), "stream" (rdmabench --mode stream) or "perftest"; collective
+  // "t_avg". Empty = the usual definition of its kind.
+  std::string definition;
+  std::vector<Point> points;  // in file order; one per size (repeats are dropped on input)
   // Sizes the tool reports as failed (IMB out-of-mem / time-out, OSU nan, a JSON null): never a
   // value, shown as "failed" in the comparison.
   std::vector<RowIssue> failures;

@@ -5,6 +5,7 @@
 //                                           --tag-output too "...2026[1,0]<stdout>:text"
 //   srun --label (Slurm)                    "0: text", " 3: text" (padded to the widest rank)
 //   mpiexec -prepend-rank (MPICH hydra), mpirun -l (Intel MPI)   "[0] text"
+//   pdsh / clush                            "node01: text" (host name with a letter)
 
 #include <cctype>
 
@@ -132,6 +133,22 @@ LauncherMatch matchLauncher(std::string_view line) {
     m.length = i + 1;
     m.rank = r;
   }
+  if (m.kind != Launcher::kNone) return m;
+  // pdsh: "host: " where host is a DNS-like name (letters, digits, '.', '-', '_') with a letter.
+  size_t h = 0;
+  bool letter = false;
+  while (h < line.size() && h < 64 &&
+         (std::isalnum(static_cast<unsigned char>(line[h])) || line[h] == '.' || line[h] == '-' ||
+          line[h] == '_')) {
+    letter = letter || std::isalpha(static_cast<unsigned char>(line[h]));
+    ++h;
+  }
+  if (h > 0 && letter && std::isalnum(static_cast<unsigned char>(line[0])) && h < line.size() &&
+      line[h] == ':' && (h + 1 == line.size() || line[h + 1] == ' ')) {
+    m.kind = Launcher::kPdsh;
+    m.length = h + 1 == line.size() ? h + 1 : h + 2;
+    m.host = std::string(line.substr(0, h));
+  }
   return m;
 }
 
@@ -145,6 +162,8 @@ const char* launcherName(Launcher kind) {
       return "srun --label";
     case Launcher::kRankBracket:
       return "mpiexec -prepend-rank / mpirun -l";
+    case Launcher::kPdsh:
+      return "pdsh";
     case Launcher::kNone:
       break;
   }

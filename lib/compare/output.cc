@@ -19,8 +19,16 @@ std::string fixed(const std::optional<double>& v) {
 
 // The note column: "only in [1],[3]" when an input lacks the size, then each input's failure
 // and warning.
-std::string rowNote(const ComparedRow& r) {
+std::string rowNote(const Group& g, const ComparedRow& r) {
   std::string s;
+  // A negative MPI overhead: the run without MPI was slower, which MPI alone cannot explain.
+  for (size_t k = 0; k < g.differences.size() && k < r.cells.size(); ++k) {
+    const Difference& d = g.differences[k];
+    if (!d.mpiOverhead || !r.cells[k].absolute || *r.cells[k].absolute >= 0) continue;
+    size_t fabric = isMpi(g.inputs[d.of].source) ? d.to : d.of;
+    s += fmt::format("{}[{}] {} slower than MPI here: different path?", s.empty() ? "" : "; ",
+                     d.of + 1, sourceName(g.inputs[fabric].source));
+  }
   if (r.missing())
     for (size_t i = 0; i < r.values.size(); ++i)
       if (r.values[i]) s += fmt::format("{}[{}]", s.empty() ? "only in " : ",", i + 1);
@@ -53,9 +61,15 @@ void writeTable(const Comparison& c, std::ostream& out) {
                        lowerIsBetter(g.metric) ? "lower" : "higher");
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       const Series& s = g.inputs[i];
-      out << fmt::format("# [{}] {}: {} \"{}\"{} ({}){}\n", i + 1, s.label, sourceName(s.source),
+      std::string extra;
+      if (s.processes) extra += fmt::format(", {} processes", *s.processes);
+      if (!s.transport.empty()) extra += ", transport " + s.transport;
+      if (!s.host.empty()) extra += ", host " + s.host;
+      out << fmt::format("# [{}] {}: {}{} \"{}\"{} ({}){}{}\n", i + 1, s.label,
+                         sourceName(s.source), s.toolVersion.empty() ? "" : " " + s.toolVersion,
                          s.title, s.column.empty() ? "" : ", column " + s.column,
-                         isMpi(s.source) ? "MPI" : "no MPI", i == g.baseline ? ", baseline" : "");
+                         isMpi(s.source) ? "MPI" : "no MPI", extra,
+                         i == g.baseline ? ", baseline" : "");
     }
     for (const Difference& d : g.differences) {
       size_t mpi = isMpi(g.inputs[d.of].source) ? d.of : d.to;
@@ -110,7 +124,7 @@ void writeTable(const Comparison& c, std::ostream& out) {
       std::string l;
       for (size_t i = 0; i < head.size(); ++i)
         l += fmt::format("{:>{}}  ", cells[row][i], width[i]);
-      l += rowNote(g.rows[row]);
+      l += rowNote(g, g.rows[row]);
       while (!l.empty() && l.back() == ' ')
         l.pop_back();
       out << l << '\n';
@@ -147,7 +161,11 @@ void writeJson(const Comparison& c, std::ostream& out) {
       ji["mpi"] = isMpi(s.source);
       ji["title"] = s.title;
       ji["column"] = s.column;
+      if (!s.toolVersion.empty()) ji["version"] = s.toolVersion;
+      if (s.section) ji["section"] = s.section;
       if (s.processes) ji["processes"] = *s.processes;
+      if (!s.transport.empty()) ji["transport"] = s.transport;
+      if (!s.host.empty()) ji["host"] = s.host;
       if (!s.note.empty()) ji["note"] = s.note;
       jg["inputs"].push_back(ji);
     }
@@ -170,6 +188,8 @@ void writeJson(const Comparison& c, std::ostream& out) {
         jr["differences"].push_back({{"absolute", optionalJson(cell.absolute)},
                                      {"percent", optionalJson(cell.percent)},
                                      {"ratio", optionalJson(cell.ratio)}});
+      if (std::string n = rowNote(g, r); n.find("slower than MPI") != std::string::npos)
+        jr["note"] = n;
       if (r.missing()) {
         jr["only_in"] = ordered_json::array();
         for (size_t i = 0; i < r.values.size(); ++i)

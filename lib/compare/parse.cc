@@ -5,12 +5,14 @@
 #include "compare/parse.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -49,7 +51,8 @@ namespace detail {
 Format lineFormat(std::string_view line) {
   if (line.empty()) return Format::kUnknown;
   if (line.starts_with("# Benchmarking ") ||
-      line.find("Intel(R) MPI Benchmarks") != std::string_view::npos)
+      line.find("Intel(R) MPI Benchmarks") != std::string_view::npos ||
+      line.find("Intel (R) MPI Benchmarks") != std::string_view::npos)
     return Format::kImb;
   if (line.starts_with("# OSU") || line.starts_with("# Size") ||
       line.starts_with("# Avg Latency(us)"))
@@ -96,14 +99,48 @@ void ReadContext::repeated(uint64_t line, std::string_view text, uint64_t bytes)
   list(line, fmt::format("size {} repeated in its table; the first row is used", bytes), text);
 }
 
+void ReadContext::truncated(uint64_t line, std::string_view text, std::string_view why) {
+  ++report_.truncated;
+  if (report_.truncatedFirst.empty())
+    report_.truncatedFirst = fmt::format("line {} `{}` ({})", line, escapeForLog(text, 60), why);
+  list(line, fmt::format("row cut short ({}); dropped", why), text);
+}
+
+void ReadContext::rowKept() {
+  if (++rows_ > options_.maxRows)
+    throw UsageError(fmt::format(
+        "{}: more than {} result rows (sizes) in one input; compare keeps at most {} per input "
+        "(split the file)",
+        path_, options_.maxRows, options_.maxRows));
+}
+
+std::string ReadContext::where(uint64_t line) const {
+  if (line == 0) return path_;
+  return json ? fmt::format("{} row {}", path_, line) : fmt::format("{}:{}", path_, line);
+}
+
 bool SeriesBuilder::first(uint64_t bytes, uint64_t line, std::string_view text, ReadContext& ctx) {
   uint64_t key = series.sized ? bytes : 0;
-  if (seen_.insert(key).second) return true;
+  if (seen_.insert(key).second) {
+    ctx.rowKept();
+    if (line) {
+      if (!series.firstLine) series.firstLine = line;
+      series.lastLine = line;
+    }
+    return true;
+  }
   ctx.repeated(line, text, key);
   return false;
 }
 
 bool SeriesBuilder::add(const Point& p, uint64_t line, std::string_view text, ReadContext& ctx) {
+  // A time or a bandwidth below 0 is not a measurement: refuse the input, naming the line.
+  for (const std::optional<double>& v : {std::optional<double>(p.value), p.min, p.max})
+    if (v && *v < 0)
+      throw UsageError(
+          fmt::format("{}: negative {} {} at size {}: not a measurement (a {} cannot be below 0)",
+                      ctx.where(line), metricName(series.metric), fmt::format("{:g}", *v), p.bytes,
+                      series.metric == Metric::kBandwidth ? "bandwidth" : "time"));
   if (!first(p.bytes, line, text, ctx)) return false;
   series.points.push_back(p);
   return true;
@@ -138,10 +175,12 @@ class ByteSource : public std::streambuf {
   uint64_t total() const { return total_; }
 
   // Next line without its end (LF, CRLF or CR); false at the end of the input. A line longer
-  // than `maxLine` is cut there and `overlong` set.
-  bool readLine(std::string& out, size_t maxLine, bool& overlong) {
+  // than `maxLine` is cut there and `overlong` set. `terminated` says whether an end-of-line
+  // followed it (false only for a last line cut short).
+  bool readLine(std::string& out, size_t maxLine, bool& overlong, bool& terminated) {
     out.clear();
     overlong = false;
+    terminated = false;
     bool any = false;
     for (;;) {
       if (gptr() == egptr() && underflow() == traits_type::eof()) return any;
@@ -163,6 +202,7 @@ class ByteSource : public std::streambuf {
       setg(eback(), p, e);
       if (p == e) continue;
       char c = *p;
+      terminated = true;
       gbump(1);
       if (c == '\r') {
         if (gptr() == egptr()) underflow();
@@ -209,7 +249,9 @@ std::string baseName(const std::string& path) {
 void assignLabels(std::vector<Series>& series, const std::string& path) {
   const std::string base = baseName(path);
   for (Series& s : series)
-    s.label = series.size() > 1 ? base + ":" + s.test : base;
+    s.label = !s.variant.empty()  ? base + "[" + s.variant + "]"
+              : series.size() > 1 ? base + ":" + s.test
+                                  : base;
   std::map<std::string, int> seen;
   for (const Series& s : series)
     ++seen[s.label];
@@ -244,15 +286,105 @@ std::string unrecognisedPrefix(std::string_view line, Format& format) {
   return {};
 }
 
-// The text path: detection, launcher prefix, then one TableReader.
+// Which lines of a prefixed input are kept: the launcher kind, rank/host and stream of the line
+// the format was detected on (docs/compare.md, "Launcher prefixes"). One filter for every format.
+struct PrefixFilter {
+  detail::Launcher kind = detail::Launcher::kNone;
+  std::optional<uint64_t> rank;
+  std::string host;
+
+  // The text to read, or nullopt when the line is another rank's, stderr or the launcher's own.
+  std::optional<std::string_view> apply(uint64_t no, std::string_view text,
+                                        detail::ReadContext& ctx) const {
+    if (kind == detail::Launcher::kNone) return text;
+    detail::LauncherMatch m = detail::matchLauncher(text);
+    if (m.kind != kind) {
+      ctx.ignored(no, text, "no launcher prefix (the launcher's own message)");
+      return std::nullopt;
+    }
+    if (!m.stream.empty() && m.stream != "stdout") {
+      ctx.ignored(no, text, m.stream);
+      return std::nullopt;
+    }
+    if (rank && m.rank && *m.rank != *rank) {
+      ctx.ignored(no, text, fmt::format("rank {}", *m.rank));
+      return std::nullopt;
+    }
+    if (!host.empty() && m.host != host) {
+      ctx.ignored(no, text, fmt::format("host {}", escapeForLog(m.host, 64)));
+      return std::nullopt;
+    }
+    return text.substr(m.length);
+  }
+};
+
+// A row-like line: its first token is a number (a size or, for barrier, a count).
+bool looksLikeRow(std::string_view text) {
+  std::vector<std::string> tok = splitWhitespace(text);
+  return !tok.empty() && detail::parseNumber(tok[0]).has_value();
+}
+
+// rdmabench JSON behind a launcher prefix: the kept lines, prefix removed, as a stream.
+class StrippedJson : public std::streambuf {
+ public:
+  StrippedJson(ByteSource& src, const PrefixFilter& filter, detail::ReadContext& ctx,
+               std::vector<std::pair<uint64_t, std::string>> first, uint64_t no)
+      : src_(src), filter_(filter), ctx_(ctx), pending_(std::move(first)), no_(no) {}
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    for (;;) {
+      std::string raw;
+      uint64_t no = 0;
+      if (next_ < pending_.size()) {
+        no = pending_[next_].first;
+        raw = std::move(pending_[next_].second);
+        ++next_;
+      } else {
+        bool overlong = false, terminated = false;
+        if (!src_.readLine(raw, ctx_.options().maxLineBytes, overlong, terminated))
+          return traits_type::eof();
+        no = ++no_;
+        if (overlong) {
+          ctx_.skipped(no, raw, "longer than the line limit");
+          continue;
+        }
+      }
+      std::optional<std::string_view> kept = filter_.apply(no, rtrimView(raw), ctx_);
+      if (!kept) continue;
+      buf_.assign(kept->begin(), kept->end());
+      buf_ += '\n';
+      setg(buf_.data(), buf_.data(), buf_.data() + buf_.size());
+      return traits_type::to_int_type(*gptr());
+    }
+  }
+
+ private:
+  static std::string_view rtrimView(std::string_view v) {
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
+      v.remove_suffix(1);
+    return v;
+  }
+  ByteSource& src_;
+  const PrefixFilter& filter_;
+  detail::ReadContext& ctx_;
+  std::vector<std::pair<uint64_t, std::string>> pending_;
+  size_t next_ = 0;
+  uint64_t no_;
+  std::string buf_;
+};
+
+// The text path: the launcher prefix and the format, decided on the first line that holds a
+// format marker (with or without a prefix), then one TableReader (or the JSON reader for
+// prefixed JSON). Every line goes through the same PrefixFilter.
 std::vector<Series> readTextLines(ByteSource& src, uint64_t firstLine, detail::ReadContext& ctx,
                                   Format& format) {
   using detail::Launcher;
   const ReadOptions& options = ctx.options();
   ReadReport& rep = ctx.report();
   std::unique_ptr<detail::TableReader> reader;
-  Launcher launcher = Launcher::kNone;
-  std::optional<uint64_t> keepRank;
+  PrefixFilter filter;
   std::vector<std::pair<uint64_t, std::string>> pending;  // lines read before detection
   size_t pendingBytes = 0;
   bool gaveUp = false, rdmabenchTable = false;
@@ -261,31 +393,22 @@ std::vector<Series> readTextLines(ByteSource& src, uint64_t firstLine, detail::R
   uint64_t oddLine = 0;
   Format oddFormat = Format::kUnknown;
 
-  auto deliver = [&](uint64_t no, std::string_view text) {
+  auto deliver = [&](uint64_t no, std::string_view text, bool terminated) {
     if (text.empty()) return;
-    if (launcher != Launcher::kNone) {
-      detail::LauncherMatch m = detail::matchLauncher(text);
-      if (m.kind != launcher) {
-        ctx.ignored(no, text, "no launcher prefix (the launcher's own message)");
-        return;
-      }
-      if (!m.stream.empty() && m.stream != "stdout") {
-        ctx.ignored(no, text, m.stream);
-        return;
-      }
-      if (keepRank && m.rank && *m.rank != *keepRank) {
-        ctx.ignored(no, text, fmt::format("rank {}", *m.rank));
-        return;
-      }
-      text = text.substr(m.length);
+    std::optional<std::string_view> kept = filter.apply(no, text, ctx);
+    if (!kept) return;
+    std::string t = trim(*kept);
+    if (!terminated && looksLikeRow(t)) {
+      ctx.truncated(no, t, "the last line has no end-of-line: a run cut short?");
+      return;
     }
-    reader->line(trim(text), no);
+    reader->line(t, no);
   };
 
   std::string line;
-  bool overlong = false;
+  bool overlong = false, terminated = true;
   uint64_t no = firstLine;
-  while (src.readLine(line, options.maxLineBytes, overlong)) {
+  while (src.readLine(line, options.maxLineBytes, overlong, terminated)) {
     ++no;
     if (overlong) {
       ctx.skipped(no, line, fmt::format("longer than {} bytes", options.maxLineBytes));
@@ -293,25 +416,27 @@ std::vector<Series> readTextLines(ByteSource& src, uint64_t firstLine, detail::R
     }
     std::string_view text = rtrim(line);
     if (reader) {
-      deliver(no, text);
+      deliver(no, text, terminated);
       continue;
     }
-    std::string t = trim(text);
-    Format f = detail::lineFormat(t);
-    detail::LauncherMatch m;
-    if (f == Format::kUnknown) {
-      m = detail::matchLauncher(text);
-      if (m.kind != Launcher::kNone) {
-        if (seenPrefix.empty()) {
-          seenPrefix = std::string(text.substr(0, m.length));
-          seenPrefixKind = detail::launcherName(m.kind);
-        }
-        f = detail::lineFormat(trim(text.substr(m.length)));
-        if (f == Format::kUnknown) m = {};
+    // A launcher prefix first (the same code for every format), then the bare line.
+    Format f = Format::kUnknown;
+    bool json = false;
+    detail::LauncherMatch m = detail::matchLauncher(text);
+    if (m.kind != Launcher::kNone) {
+      std::string rest = trim(text.substr(m.length));
+      f = detail::lineFormat(rest);
+      json = f == Format::kUnknown && pending.empty() && rest.starts_with("{");
+      if (seenPrefix.empty() && m.kind != Launcher::kPdsh) {
+        seenPrefix = std::string(text.substr(0, m.length));
+        seenPrefixKind = detail::launcherName(m.kind);
       }
+      if (f == Format::kUnknown && !json) m = {};
     }
+    std::string t = trim(text);
+    if (f == Format::kUnknown && !json) f = detail::lineFormat(t);
     if (t.find("# rdmabench ") != std::string::npos) rdmabenchTable = true;
-    if (f == Format::kUnknown) {
+    if (f == Format::kUnknown && !json) {
       if (oddPrefix.empty()) {
         oddPrefix = unrecognisedPrefix(text, oddFormat);
         if (!oddPrefix.empty()) oddLine = no;
@@ -324,13 +449,24 @@ std::vector<Series> readTextLines(ByteSource& src, uint64_t firstLine, detail::R
       }
       continue;
     }
-    format = f;
     if (m.kind != Launcher::kNone) {
-      launcher = m.kind;
-      keepRank = m.rank;
+      filter.kind = m.kind;
+      filter.rank = m.rank;
+      filter.host = m.host;
       rep.launcher = detail::launcherName(m.kind);
       rep.launcherExample = escapeForLog(text.substr(0, m.length), 60);
     }
+    if (json) {
+      format = Format::kRdmabenchJson;
+      ctx.json = true;
+      pending.emplace_back(no, std::string(text));
+      StrippedJson stripped(src, filter, ctx, std::move(pending), no);
+      std::istream in(&stripped);
+      std::vector<Series> out = detail::readRdmabenchJson(in, ctx);
+      rep.lines = no;
+      return out;
+    }
+    format = f;
     switch (format) {
       case Format::kOsu:
         reader = detail::makeOsuReader(ctx);
@@ -343,9 +479,9 @@ std::vector<Series> readTextLines(ByteSource& src, uint64_t firstLine, detail::R
         break;
     }
     for (const auto& [n, l] : pending)
-      deliver(n, l);
+      deliver(n, l, true);
     pending.clear();
-    deliver(no, text);
+    deliver(no, text, terminated);
   }
   rep.lines = no;
   if (reader) return reader->finish();
@@ -358,7 +494,7 @@ std::vector<Series> readTextLines(ByteSource& src, uint64_t firstLine, detail::R
         path));
   const char* recognised =
       "recognised: mpirun --tag-output / --timestamp-output, srun --label, mpiexec "
-      "-prepend-rank / mpirun -l";
+      "-prepend-rank / mpirun -l, pdsh";
   if (!oddPrefix.empty())
     throw UsageError(fmt::format(
         "{}: unknown format: line {} holds {} output behind the prefix `{}`, which is not a "
@@ -405,6 +541,7 @@ ParsedInput readSource(ByteSource& src, const std::string& path, const ReadOptio
   Format format = Format::kUnknown;
   if (src.sgetc() == '{') {
     format = Format::kRdmabenchJson;
+    ctx.json = true;
     std::istream in(&src);
     out.series = detail::readRdmabenchJson(in, ctx);
   } else {
@@ -423,8 +560,10 @@ ParsedInput readSource(ByteSource& src, const std::string& path, const ReadOptio
     throw UsageError(
         fmt::format("{}: no result rows found in {} output{}", path, formatName(format), why));
   }
+  int section = 0;
   for (Series& s : out.series) {
     s.path = path;
+    s.section = format == Format::kRdmabenchJson ? 1 : ++section;
     rep.failed += s.failures.size();
     rep.warned += s.warnings.size();
   }
@@ -494,24 +633,49 @@ ParsedInput readText(std::string_view text, const std::string& path, const ReadO
 
 ParsedInput readFile(const std::string& path, const ReadOptions& options) {
   if (path == "-") return readInput(std::cin, path, options);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw SystemError(fmt::format("open {}", path), errno);
+  // O_NONBLOCK: opening a FIFO without a writer must not block; cleared below for files.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    int err = errno;
+    throw UsageError(fmt::format("{}: cannot open: {}", path, std::strerror(err)));
+  }
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<uint64_t>(st.st_size) > options.maxBytes)
+  if (::fstat(fd, &st) != 0) throw SystemError(fmt::format("fstat {}", path), errno);
+  if (S_ISDIR(st.st_mode)) throw UsageError(fmt::format("{}: cannot read: a directory", path));
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > options.maxBytes)
     throw UsageError(fmt::format(
         "{}: {} bytes, larger than the input limit of {} bytes ({}); raise it with --max-input",
         path, st.st_size, options.maxBytes, formatSize(options.maxBytes)));
+  // Regular files never block; a FIFO, socket or device is read with poll() and a deadline
+  // between reads, so a FIFO nobody writes to is refused instead of hanging.
+  const bool waits = !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+  if (!waits) {
+    int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  }
+  const int timeoutMs = options.idleTimeoutMs;
   ByteSource src(
-      [fd, &path](char* p, size_t n) {
+      [fd, &path, waits, timeoutMs](char* p, size_t n) {
         for (;;) {
+          if (waits) {
+            pollfd pfd{fd, POLLIN, 0};
+            int r = ::poll(&pfd, 1, timeoutMs);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) throw SystemError(fmt::format("poll {}", path), errno);
+            if (r == 0)
+              throw UsageError(
+                  fmt::format("{}: nothing to read for {} s (a FIFO or device without a writer?); "
+                              "compare reads files, FIFOs with a writer, or - for stdin",
+                              path, timeoutMs / 1000.0));
+          }
           ssize_t got = ::read(fd, p, n);
           if (got >= 0) return static_cast<size_t>(got);
-          if (errno != EINTR) throw SystemError(fmt::format("read {}", path), errno);
+          if (errno == EINTR || errno == EAGAIN) continue;
+          throw SystemError(fmt::format("read {}", path), errno);
         }
       },
       options.maxBytes, path);
@@ -539,6 +703,9 @@ std::vector<std::string> readNotes(const ParsedInput& input, const std::string& 
         "{}: {} row(s) repeat a size already read in the same table; the first row of each "
         "size is used{}",
         path, r.repeated, verbose ? "" : " (--verbose lists them)"));
+  if (r.truncated)
+    notes.push_back(fmt::format("{}: {} row(s) cut short and dropped: {}{}", path, r.truncated,
+                                r.truncatedFirst, r.truncated > 1 ? ", ..." : ""));
   if (r.failed)
     notes.push_back(fmt::format("{}: {} size(s) reported as failed by the tool, shown as failed",
                                 path, r.failed));

@@ -50,6 +50,12 @@ struct ReadOptions {
   std::optional<double> cpuMhz;
   // How many skipped/ignored lines ReadReport keeps verbatim for --verbose.
   size_t maxListed = 1000;
+  // Most result rows (sizes, failed sizes included) kept per input; more is refused with one
+  // line (memory stays bounded: about 0.5 KB per row, the comparison included).
+  size_t maxRows = 100000;
+  // readFile on a FIFO, socket or character device: longest wait for the first byte and then
+  // between reads, ms (a FIFO without a writer is refused instead of blocking forever).
+  int idleTimeoutMs = 10000;
 };
 
 // One line (or JSON row) that was not used, for --verbose.
@@ -69,6 +75,8 @@ struct ReadReport {
   uint64_t repeated = 0;        // rows repeating a size of their table (the first row is kept)
   uint64_t failed = 0;          // sizes reported as failed (Series::failures)
   uint64_t warned = 0;          // values the tool flagged (Series::warnings)
+  uint64_t truncated = 0;       // rows cut short (no end-of-line, fewer columns): dropped
+  std::string truncatedFirst;   // the first of them: "line N `text` (why)"
   std::string launcher;         // the launcher prefix recognised, e.g. "mpirun --tag-output"
   std::string launcherExample;  // its first occurrence, e.g. "[1,0]<stdout>:"
   // Line numbers of the skipped lines as inclusive ranges (at most 1000 ranges kept).
@@ -89,8 +97,10 @@ struct ParsedInput {
 // as a row).
 ParsedInput readInput(std::istream& in, const std::string& path, const ReadOptions& options = {});
 
-// Opens `path` ("-" = stdin) and reads it. Throws SystemError when it cannot be opened or read,
-// UsageError (before reading) when a regular file is larger than options.maxBytes.
+// Opens `path` ("-" = stdin) and reads it. Throws UsageError when it does not exist or cannot be
+// opened (`FILE: cannot open: No such file or directory`), before reading when a regular file is
+// larger than options.maxBytes, and when a FIFO/socket/device sends nothing for
+// options.idleTimeoutMs; SystemError when a read fails.
 ParsedInput readFile(const std::string& path, const ReadOptions& options = {});
 
 // readInput on a string (tests, fuzzing).

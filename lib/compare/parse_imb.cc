@@ -11,7 +11,16 @@
 // X, IMB-MPI1 layout (no MPI)") marks
 // `rdmabench --format imb` output, which did not run under MPI.
 //
-// A row must have one number per header column. IMB prints a failed sample as the size followed
+// Attribution is per table: the banner before it ("Intel(R) MPI Benchmarks 2021.11, MPI-1 part",
+// 4.x: "Intel (R) MPI Benchmarks 4.1 Update 1, MPI-1 part") or rdmabench's preamble decides
+// the tool and version of every table that follows, until the next banner (concatenated files).
+// Units by version: IMB 4.1 and older print Mbytes/sec in 2^20 B/s (MEGA = 1.0/1048576.0 in their
+// IMB_output.c; e.g. 4.1 Update 1: 4194304 B in 1077.75 us printed 3711.45), IMB 2017 and later in
+// 10^6 B/s (MEGA = 1.0/1e6); older figures are converted to MB/s (x 1.048576), and a table
+// without a readable version is taken as 10^6 B/s with a note naming the assumption.
+//
+// A row must have one number per header column; a row with fewer is a row cut short (dropped with
+// a note). IMB prints a failed sample as the size followed
 // by a sentence ("4194304 out-of-mem.; needed X=   2.148 GB; use flag ...", "... time-out.; ...",
 // "... int-overflow.; ..."): that size becomes a failure ("failed in IMB: out-of-mem"), never a
 // value. With data checking (-check) IMB adds a `defects` column: a row with defects > 0 is
@@ -59,9 +68,13 @@ class ImbReader : public TableReader {
       return;
     }
     if (line[0] == '#' && tok[0] != "#bytes" && tok[0] != "#repetitions") {
-      // rdmabench's preamble: "#    rdmabench 0.1.0, IMB-MPI1 layout (no MPI)".
-      if (!open_ && containsNoCase(line, "rdmabench") && containsNoCase(line, "layout (no MPI)"))
-        rdmabench_ = true;
+      // rdmabench's preamble: "#    rdmabench 0.1.0, IMB-MPI1 layout (no MPI)"; IMB's banner.
+      if (containsNoCase(line, "rdmabench") && containsNoCase(line, "layout (no MPI)")) {
+        banner(Source::kRdmabench, line, "rdmabench");
+      } else if (size_t at = line.find("MPI Benchmarks");
+                 at != std::string_view::npos && containsNoCase(line.substr(0, at), "Intel")) {
+        banner(Source::kImb, line.substr(at), "MPI Benchmarks");
+      }
       if (open_ && line.starts_with("# #processes = ")) {
         if (auto n = parseCount(trim(line.substr(15))); n && *n <= 1u << 30)
           cur_.series.processes = static_cast<int>(*n);
@@ -101,6 +114,11 @@ class ImbReader : public TableReader {
       cur_.fail(bytes, reason, no, line, ctx_);
       return;
     }
+    if (tok.size() < columns_.size()) {
+      ctx_.truncated(
+          no, line, fmt::format("{} of the {} columns of its header", tok.size(), columns_.size()));
+      return;
+    }
     if (tok.size() != columns_.size()) {
       ctx_.skipped(
           no, line,
@@ -113,7 +131,7 @@ class ImbReader : public TableReader {
     };
     Point p;
     p.bytes = bytes;
-    p.value = *at(valueCol_);
+    p.value = *at(valueCol_) * scale_;
     p.min = at(minCol_);
     p.max = at(maxCol_);
     if (repCol_ >= 0) p.iterations = parseCount(tok[static_cast<size_t>(repCol_)]);
@@ -135,14 +153,48 @@ class ImbReader : public TableReader {
     open_ = false;
     columns_.clear();
     valueCol_ = minCol_ = maxCol_ = repCol_ = defectsCol_ = -1;
+    scale_ = 1.0;
+  }
+
+  // A banner or preamble: the tool and version of the tables that follow.
+  void banner(Source source, std::string_view text, std::string_view word) {
+    finish1();
+    source_ = source;
+    version_.clear();
+    // "...Benchmarks 2021.11, MPI-1 part" / "rdmabench 0.1.0, IMB-MPI1 layout (no MPI)".
+    size_t at = lower(text).find(lower(word));
+    if (at != std::string::npos) {
+      std::string rest = trim(text.substr(at + word.size()));
+      size_t comma = rest.find(',');
+      version_ = escapeForLog(trim(rest.substr(0, comma)), 40);
+    }
+  }
+
+  // Mbytes/sec multiplier to MB/s for the current banner's version, and the note that says so
+  // (empty for 10^6 B/s versions).
+  std::pair<double, std::string> unitFor() const {
+    if (source_ != Source::kImb) return {1.0, ""};
+    auto major = parseCount(version_.substr(0, version_.find_first_of(". ")));
+    if (!major)
+      return {1.0, fmt::format("IMB version {}: Mbytes/sec taken as 10^6 B/s (IMB 2017 and "
+                               "later); IMB 4.1 and older print 2^20 B/s",
+                               version_.empty() ? "not printed (no banner)"
+                                                : "`" + version_ + "` not understood")};
+    if (*major <= 4)
+      return {1.048576, fmt::format("IMB {} prints Mbytes/sec in 2^20 B/s (IMB 4.1 and older); "
+                                    "converted to MB/s = 10^6 B/s (x 1.048576)",
+                                    version_)};
+    return {1.0, ""};
   }
 
   void start(const std::string& name) {
     finish1();
     open_ = true;
     name_ = name;
-    cur_.series.source = rdmabench_ ? Source::kRdmabench : Source::kImb;
+    cur_.series.source = source_;
+    cur_.series.toolVersion = version_;
     cur_.series.title = name.empty() ? "IMB-MPI1" : "IMB-MPI1 " + name;
+    if (source_ == Source::kRdmabench) cur_.series.title += " (rdmabench --format imb)";
   }
 
   void header(const std::vector<std::string>& tok) {
@@ -173,6 +225,9 @@ class ImbReader : public TableReader {
       valueCol_ = bw;
       s.column = "Mbytes/sec";
       s.metric = Metric::kBandwidth;
+      auto [scale, note] = unitFor();
+      scale_ = scale;
+      s.note = note;
       s.test = lname == "biband"                       ? "bibw"
                : (lname.empty() || lname == "uniband") ? "bandwidth"
                                                        : lname;
@@ -186,7 +241,9 @@ class ImbReader : public TableReader {
   std::string name_;  // IMB benchmark name
   std::vector<std::string> columns_;
   bool open_ = false;
-  bool rdmabench_ = false;  // preamble written by rdmabench --format imb
+  Source source_ = Source::kImb;  // from the last banner/preamble (IMB when none)
+  std::string version_;           // its version ("" when none)
+  double scale_ = 1.0;            // Mbytes/sec -> MB/s for the current table
   int valueCol_ = -1, minCol_ = -1, maxCol_ = -1, repCol_ = -1, defectsCol_ = -1;
 };
 

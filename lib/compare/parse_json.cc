@@ -87,10 +87,25 @@ class SeriesState {
     bidir_ = bidir;
     std::string how = jsonString(run, "transport", what, "", 256);
     if (std::string op = jsonString(run, "op", what, "", 256); !op.empty()) how += " " + op;
+    s.transport = escapeForLog(how, 80);
+    s.toolVersion = escapeForLog(jsonString(run, "tool_version", what, "", 64), 40);
+    std::string local = jsonString(run, "local_host", what, "", 256);
+    std::string remote = jsonString(run, "remote_host", what, "", 256);
+    if (!local.empty() || !remote.empty())
+      s.host =
+          escapeForLog(remote.empty() || remote == local ? local : local + " -> " + remote, 120);
+    if (const json* extra = jsonObject(run, "extra", what)) {
+      if (extra->contains("ranks") && (*extra)["ranks"].is_number_unsigned())
+        s.processes =
+            static_cast<int>(std::min<uint64_t>((*extra)["ranks"].get<uint64_t>(), 1u << 30));
+      if (extra->contains("mode") && (*extra)["mode"].is_string() &&
+          (*extra)["mode"].get<std::string>() == "stream")
+        s.definition = "stream";
+    }
     s.title = escapeForLog(fmt::format("rdmabench {} {}", test.empty() ? "run" : test, how), 120);
     while (!s.title.empty() && s.title.back() == ' ')
       s.title.pop_back();
-    if (jsonBool(run, "round_trip", what, false)) note("latency is the full round trip");
+    if (jsonBool(run, "round_trip", what, false)) s.definition = "round trip";
   }
 
   void row(const json& row, uint64_t index, const std::string& what) {
@@ -198,7 +213,11 @@ class SeriesState {
     }
     if (!v) throw ProtocolError(fmt::format("{}: no {} value", what, metricName(b_.series.metric)));
     p.value = *v;
-    if (!b_.add(p, 0, "", ctx_)) return;
+    if (!b_.add(p, index, "", ctx_)) return;
+    if (coll && !b_.series.processes && coll->contains("ranks") &&
+        (*coll)["ranks"].is_number_unsigned())
+      b_.series.processes =
+          static_cast<int>(std::min<uint64_t>((*coll)["ranks"].get<uint64_t>(), 1u << 30));
     if (coll) {
       if (uint64_t wrong = jsonUint(*coll, "wrong", what, 0))
         b_.warn(p.bytes, fmt::format("{} wrong element(s) in the results (--check)", wrong), 0,
@@ -295,7 +314,10 @@ std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
       // One A/B variant complete (its rows were read as they came).
       if (!variant) variant = std::make_unique<SeriesState>(ctx);
       Series s = variant->finish();
-      if (!variantLabel.empty()) s.title += " [" + variantLabel + "]";
+      if (!variantLabel.empty()) {
+        s.title += " [" + variantLabel + "]";
+        s.variant = variantLabel;
+      }
       out.push_back(std::move(s));
       variant.reset();
       variantLabel.clear();

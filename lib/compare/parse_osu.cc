@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <set>
 
 #include "common/json_read.h"
@@ -87,6 +88,11 @@ class OsuReader : public TableReader {
                                ? Source::kRdmabench
                                : Source::kOsu;
       classifyTitle(cur_.series.title, cur_.series);
+      // "# OSU MPI Latency Test v5.3.2" -> "5.3.2".
+      if (size_t v = cur_.series.title.rfind(" v");
+          v != std::string::npos && v + 2 < cur_.series.title.size() &&
+          std::isdigit(static_cast<unsigned char>(cur_.series.title[v + 2])))
+        cur_.series.toolVersion = escapeForLog(cur_.series.title.substr(v + 2), 20);
       return;
     }
     if (line[0] == '#') {
@@ -100,6 +106,11 @@ class OsuReader : public TableReader {
       return;
     }
     std::vector<std::string> tok = splitWhitespace(line);
+    if (tok.size() < headerFields_ && parseNumber(tok[0])) {
+      ctx_.truncated(no, line,
+                     fmt::format("{} of the {} columns of its header", tok.size(), headerFields_));
+      return;
+    }
     Point p;
     if (cur_.series.sized) {
       auto bytes = parseCount(tok[0]);
@@ -147,6 +158,7 @@ class OsuReader : public TableReader {
     if (open_) out_.push_back(std::move(cur_.series));
     cur_ = SeriesBuilder{};
     open_ = headerSeen_ = false;
+    headerFields_ = 0;
     valueCol_ = minCol_ = maxCol_ = iterCol_ = validCol_ = -1;
   }
 
@@ -168,6 +180,7 @@ class OsuReader : public TableReader {
     }
     cur_.series.sized = sized;
     headerSeen_ = true;
+    headerFields_ = fields.size();
     for (size_t i = 0; i < fields.size(); ++i) {
       const std::string f = lower(fields[i]);
       int col = static_cast<int>(i);
@@ -195,6 +208,7 @@ class OsuReader : public TableReader {
   std::vector<Series> out_;
   SeriesBuilder cur_;
   bool open_ = false, headerSeen_ = false;
+  size_t headerFields_ = 0;
   int valueCol_ = -1, minCol_ = -1, maxCol_ = -1, iterCol_ = -1, validCol_ = -1;
 };
 

@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -16,6 +18,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/json_read.h"
 #include "compare/text_util.h"
 
 namespace rdmabench::compare {
@@ -25,7 +28,7 @@ namespace {
 constexpr int64_t kGnuplotTimeoutMs = 60'000;
 
 // A gnuplot single-quoted string: '' stands for one quote; no escapes are interpreted.
-std::string quoted(const std::string& s) {
+std::string gnuplotQuoted(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
     if (c == '\n' || c == '\r') continue;
@@ -48,11 +51,63 @@ std::string axisLabel(Metric m) {
 
 }  // namespace
 
-std::string terminalFor(const std::string& output) {
+std::string terminalFor(const std::string& output, const std::string& option) {
   std::string l = detail::lower(output);
   if (l.ends_with(".png")) return "pngcairo";
   if (l.ends_with(".svg")) return "svg";
-  throw UsageError(fmt::format("-o {}: the plot file must end in .png or .svg", output));
+  throw UsageError(fmt::format("{} {}: the plot file must end in .png or .svg", option,
+                               escapeForLog(output, 200)));
+}
+
+void checkPlotOutput(const std::string& output, const std::string& option) {
+  size_t slash = output.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : output.substr(0, slash));
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("{} {}: cannot write the plot: directory {} does not exist",
+                                 option, escapeForLog(output, 200), escapeForLog(dir, 200)));
+  if (access(dir.c_str(), W_OK) != 0)
+    throw UsageError(fmt::format("{} {}: cannot write the plot: directory {} is not writable",
+                                 option, escapeForLog(output, 200), escapeForLog(dir, 200)));
+  if (stat(output.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw UsageError(fmt::format("{} {}: cannot write the plot: it is a directory", option,
+                                 escapeForLog(output, 200)));
+}
+
+std::string seriesKey(const Series& s) {
+  std::string k = sourceName(s.source);
+  if (!s.toolVersion.empty()) k += " " + s.toolVersion;
+  if (s.source == Source::kRdmabench && !s.transport.empty()) k += " " + s.transport;
+  if (s.source == Source::kImb && s.title.starts_with("IMB-MPI1 ")) k += " " + s.title.substr(9);
+  if (!s.variant.empty()) k += " [" + s.variant + "]";
+  if (s.processes) k += fmt::format(", {} procs", *s.processes);
+  k += isMpi(s.source) ? " (MPI)" : " (no MPI)";
+  return k;
+}
+
+std::string sizeTics(uint64_t lo, uint64_t hi) {
+  if (lo == 0) lo = 1;
+  if (hi < lo) hi = lo;
+  int a = 0, b = 0;
+  while ((uint64_t{1} << a) < lo && a < 62)
+    ++a;
+  while (a > 0 && (uint64_t{1} << a) > lo)
+    --a;
+  while ((uint64_t{1} << b) < hi && b < 62)
+    ++b;
+  int step = 1;
+  while ((b - a) / step > 10)
+    step *= 2;
+  std::string tics;
+  for (int e = a; e <= b; e += step) {
+    uint64_t v = uint64_t{1} << e;
+    std::string label = e < 10   ? fmt::format("{} B", v)
+                        : e < 20 ? fmt::format("{} KiB", v >> 10)
+                        : e < 30 ? fmt::format("{} MiB", v >> 20)
+                                 : fmt::format("{} GiB", v >> 30);
+    tics += fmt::format("{}\"{}\" {}", tics.empty() ? "" : ", ", label, v);
+  }
+  return "set xtics (" + tics + ")";
 }
 
 PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& options) {
@@ -60,13 +115,8 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
   std::string terminal = terminalFor(options.output);
   std::ostringstream s;
   s << "# rdmabench plot (gnuplot script; data inline)\n";
-  if (terminal == "pngcairo")
-    s << fmt::format("set terminal pngcairo size {},{} noenhanced font ',10'\n", options.width,
-                     options.height);
-  else
-    s << fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,10'\n",
-                     options.width, options.height);
-  s << "set output " << quoted(options.output) << "\n";
+  s << "@TERMINAL@\n";  // the height depends on the panel count (autoHeight)
+  s << "set output " << gnuplotQuoted(options.output) << "\n";
 
   // Data blocks, and the panels in order of first appearance.
   std::vector<std::string> tests;
@@ -94,7 +144,7 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
     if (data.empty()) continue;
     size_t block = keys.size();
     s << fmt::format("$d{} << EOD\n{}EOD\n", block, data);
-    keys.push_back(x.label);
+    keys.push_back(seriesKey(x));
     size_t panel = 0;
     while (panel < tests.size() && tests[panel] != x.test)
       ++panel;
@@ -105,16 +155,39 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
     }
     members[panel].push_back(block);
   }
-  if (tests.empty()) throw UsageError("plot: nothing to plot (no input has sized, non-zero rows)");
-  out.panels = static_cast<int>(tests.size());
+  if (tests.empty()) {
+    std::string why;
+    for (const std::string& k : out.skipped)
+      why += (why.empty() ? "" : "; ") + k;
+    throw UsageError(fmt::format("plot: nothing to plot: {}", why.empty() ? "no rows" : why));
+  }
+  // Identical legend texts (two runs of one tool) get their input label.
+  for (size_t i = 0; i < keys.size(); ++i)
+    for (size_t j = i + 1; j < keys.size(); ++j)
+      if (keys[i] == keys[j]) keys[j] += " #" + std::to_string(j + 1);
+  // Overhead panels: one per test that has overhead curves.
+  std::vector<std::string> ohTests;
+  for (const OverheadCurve& c : options.overheads)
+    if (!c.points.empty() && std::find(ohTests.begin(), ohTests.end(), c.test) == ohTests.end())
+      ohTests.push_back(c.test);
+  out.panels = static_cast<int>(tests.size() + ohTests.size());
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (const Series& x : series)
+    for (const Point& p : x.points)
+      if (x.sized && p.bytes > 0) lo = std::min(lo, p.bytes), hi = std::max(hi, p.bytes);
 
-  s << "set grid\nset key top left\nset xlabel 'Message size (bytes)'\n"
-       "set logscale x 2\nset format x '%.0b%BB'\n";
+  s << "set grid\nset key below\nset xlabel 'Message size'\n"
+       "set logscale x 2\n"
+    << sizeTics(lo, hi) << "\n";
+  // A little room at both ends so the first and last points (and tics) are not on the border.
+  if (hi > 0)
+    s << fmt::format("set xrange [{:g}:{:g}]\n", static_cast<double>(lo) / 1.25,
+                     static_cast<double>(hi) * 1.25);
   if (out.panels > 1) {
-    int cols = out.panels > 2 ? 2 : 1;
+    int cols = out.panels > 3 ? 2 : 1;
     int rows = (out.panels + cols - 1) / cols;
     s << fmt::format("set multiplot layout {},{}{}\n", rows, cols,
-                     options.title.empty() ? "" : " title " + quoted(options.title));
+                     options.title.empty() ? "" : " title " + gnuplotQuoted(options.title));
   }
   for (size_t p = 0; p < tests.size(); ++p) {
     Metric m = metrics[p];
@@ -122,10 +195,10 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
                         : m == Metric::kLatency ? "Latency vs message size"
                                                 : tests[p] + " time vs message size";
     if (out.panels > 1 || options.title.empty())
-      s << "set title " << quoted(out.panels > 1 ? tests[p] + ": " + title : title) << "\n";
+      s << "set title " << gnuplotQuoted(out.panels > 1 ? tests[p] + ": " + title : title) << "\n";
     else
-      s << "set title " << quoted(options.title) << "\n";
-    s << "set ylabel " << quoted(axisLabel(m)) << "\n";
+      s << "set title " << gnuplotQuoted(options.title) << "\n";
+    s << "set ylabel " << gnuplotQuoted(axisLabel(m)) << "\n";
     if (m == Metric::kBandwidth)
       s << "unset logscale y\nset yrange [0:*]\nset format y '%g'\n";
     else
@@ -135,13 +208,56 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
       size_t b = members[p][k];
       s << (k ? ", \\\n     " : "")
         << fmt::format("$d{} using 1:2 with linespoints lw 2 pt 7 ps 0.6 title {}", b,
-                       quoted(keys[b]));
+                       gnuplotQuoted(keys[b]));
     }
     s << "\n";
+  }
+  // MPI overhead per size: absolute on the left axis, percent on the right.
+  size_t block = keys.size();
+  for (const std::string& t : ohTests) {
+    std::string unit;
+    std::vector<std::pair<size_t, std::string>> curves;  // data block, key
+    for (const OverheadCurve& c : options.overheads) {
+      if (c.test != t || c.points.empty()) continue;
+      unit = c.unit;
+      std::string data;
+      for (const OverheadCurve::Point& p : c.points)
+        if (p.bytes > 0)
+          data += fmt::format("{} {:.9g} {}\n", p.bytes, p.absolute,
+                              p.percent ? fmt::format("{:.9g}", *p.percent) : std::string("NaN"));
+      if (data.empty()) continue;
+      s << fmt::format("$d{} << EOD\n{}EOD\n", block, data);
+      curves.emplace_back(block++, c.key);
+    }
+    if (curves.empty()) continue;
+    s << "set title "
+      << gnuplotQuoted(t + ": MPI overhead per size (positive = MPI costs that much)") << "\n";
+    s << "unset logscale y\nset yrange [*:*]\nset format y '%g'\n";
+    s << "set ylabel " << gnuplotQuoted("MPI overhead (" + unit + ")") << "\n";
+    s << "set y2label 'MPI overhead (%)'\nset y2tics\nset ytics nomirror\n";
+    s << "plot ";
+    for (size_t k = 0; k < curves.size(); ++k) {
+      s << (k ? ", \\\n     " : "")
+        << fmt::format(
+               "$d{0} using 1:2 axes x1y1 with linespoints lw 2 pt 7 ps 0.6 title {1}, "
+               "$d{0} using 1:3 axes x1y2 with linespoints lw 1 dt 2 pt 6 ps 0.6 title {2}",
+               curves[k].first, gnuplotQuoted(curves[k].second + " (" + unit + ")"),
+               gnuplotQuoted(curves[k].second + " (%)"));
+    }
+    s << "\nunset y2tics\nunset y2label\nset ytics mirror\n";
   }
   if (out.panels > 1) s << "unset multiplot\n";
   s << "set output\n";
   out.text = s.str();
+  int height = options.height;
+  if (options.autoHeight) height = std::min(10000, std::max(options.height, 380 * out.panels));
+  std::string term =
+      terminal == "pngcairo"
+          ? fmt::format("set terminal pngcairo size {},{} noenhanced font ',10'", options.width,
+                        height)
+          : fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,10'",
+                        options.width, height);
+  out.text.replace(out.text.find("@TERMINAL@"), 10, term);
   return out;
 }
 

@@ -32,6 +32,14 @@ class ReadContext {
   void ignored(uint64_t line, std::string_view text, std::string_view reason);
   // A row repeating a size of its table.
   void repeated(uint64_t line, std::string_view text, uint64_t bytes);
+  // A row cut short (the last line without an end-of-line, or fewer fields than its header):
+  // dropped, counted and listed.
+  void truncated(uint64_t line, std::string_view text, std::string_view why);
+  // Counts one more row kept; throws UsageError beyond ReadOptions::maxRows.
+  void rowKept();
+  // "FILE:LINE" (JSON: "FILE row N") for one-line errors about a line.
+  std::string where(uint64_t line) const;
+  bool json = false;  // the input is JSON: `line` numbers are row indices
 
  private:
   void list(uint64_t line, std::string_view reason, std::string_view text);
@@ -39,6 +47,7 @@ class ReadContext {
   ReadReport& report_;
   const ReadOptions& options_;
   std::string path_;
+  uint64_t rows_ = 0;
 };
 
 // One table under construction. Keeps the first row of each size; failures count as rows.
@@ -87,6 +96,7 @@ enum class Launcher {
   kOpenMpiTimestamp,  // mpirun --timestamp-output: "<date><stdout>:" or "<date>[1,0]<stdout>:"
   kSrunLabel,         // srun --label: "0: "
   kRankBracket,       // mpiexec -prepend-rank (MPICH), mpirun -l (Intel MPI): "[0] "
+  kPdsh,              // pdsh / clush: "node01: " (a host name with a letter, then ": ")
 };
 
 struct LauncherMatch {
@@ -94,11 +104,13 @@ struct LauncherMatch {
   size_t length = 0;             // prefix bytes to remove
   std::optional<uint64_t> rank;  // the rank the line came from, when the prefix says
   std::string stream;            // "stdout", "stderr", "stddiag"; empty when not said
+  std::string host;              // pdsh: the host name
 };
 
 // The launcher prefix at the start of `line`, if any.
 LauncherMatch matchLauncher(std::string_view line);
-// "mpirun --tag-output", "mpirun --timestamp-output", "srun --label", "mpiexec -prepend-rank".
+// "mpirun --tag-output", "mpirun --timestamp-output", "srun --label", "mpiexec -prepend-rank",
+// "pdsh".
 const char* launcherName(Launcher kind);
 
 }  // namespace rdmabench::compare::detail

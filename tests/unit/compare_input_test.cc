@@ -232,14 +232,14 @@ TEST(CompareLauncher, RankBracketAndPrrteFormats) {
 
 TEST(CompareLauncher, UnknownPrefixIsNamedInTheError) {
   const std::string text =
-      "node01: # OSU MPI Latency Test v7.5\nnode01: # Size  Avg Latency(us)\nnode01: 1 2.0\n";
+      "<n01> # OSU MPI Latency Test v7.5\n<n01> # Size  Avg Latency(us)\n<n01> 1 2.0\n";
   try {
-    readText(text, "pdsh.txt");
+    readText(text, "odd.txt");
     FAIL() << "accepted";
   } catch (const UsageError& e) {
     std::string what = e.what();
-    EXPECT_NE(what.find("pdsh.txt: unknown format"), std::string::npos) << what;
-    EXPECT_NE(what.find("`node01: `"), std::string::npos) << what;
+    EXPECT_NE(what.find("odd.txt: unknown format"), std::string::npos) << what;
+    EXPECT_NE(what.find("`<n01> `"), std::string::npos) << what;
     EXPECT_NE(what.find("OSU"), std::string::npos) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos);
   }

@@ -1,5 +1,6 @@
 // Unit tests of lib/compare (parsers, format detection, alignment, difference arithmetic,
-// outputs, gnuplot script) and lib/report/progress. Fixtures: tests/fixtures (hand-written).
+// outputs, gnuplot script). Fixtures: tests/fixtures (hand-written). The progress line of
+// docs/compare.md is tested in compare_progress_test.cc.
 
 #include <gtest/gtest.h>
 
@@ -16,7 +17,6 @@
 #include "compare/parse.h"
 #include "compare/plot.h"
 #include "compare/text_util.h"
-#include "report/progress.h"
 #include "report/report.h"
 
 namespace rdmabench::compare {
@@ -268,7 +268,7 @@ TEST(CompareParse, ErrorsNameTheFile) {
   }
   EXPECT_THROW(parseText("# OSU MPI Latency Test v7.5\n# Size  Avg Latency(us)\n", "e.txt"),
                UsageError);
-  EXPECT_THROW(parseFile("/nonexistent/file.txt"), SystemError);
+  EXPECT_THROW(parseFile("/nonexistent/file.txt"), UsageError);  // exit 2 (docs/compare.md)
 }
 
 // rdmabench's own text formats, parsed back: the numbers survive at the printed precision.
@@ -461,12 +461,19 @@ TEST(CompareAlign, FixturesVerbsVsTcp) {
 }
 
 TEST(CompareAlign, ImbAgainstOsuCollectives) {
-  Comparison c =
-      compareSeries({parseFixture("imb_pingpong_allreduce_barrier.txt"),
-                     parseFixture("osu_allreduce.txt"), parseFixture("osu_barrier.txt")});
+  // IMB ran Allreduce at 2 and 4 processes, OSU prints no count: compare refuses to guess.
+  EXPECT_THROW(compareSeries({parseFixture("imb_pingpong_allreduce_barrier.txt"),
+                              parseFixture("osu_allreduce.txt"), parseFixture("osu_barrier.txt")}),
+               UsageError);
+  CompareOptions np4;
+  np4.np = 4;
+  Comparison c = compareSeries({parseFixture("imb_pingpong_allreduce_barrier.txt"),
+                                parseFixture("osu_allreduce.txt"), parseFixture("osu_barrier.txt")},
+                               np4);
   ASSERT_EQ(c.groups.size(), 2u);
   EXPECT_EQ(c.groups[0].test, "allreduce");
-  EXPECT_EQ(c.groups[0].inputs.size(), 3u);  // IMB np2, IMB np4, OSU
+  EXPECT_EQ(c.groups[0].inputs.size(), 2u);  // IMB np4, OSU
+  EXPECT_EQ(c.groups[0].inputs[0].processes, 4);
   EXPECT_EQ(c.groups[1].test, "barrier");
   EXPECT_FALSE(c.groups[1].sized);
   EXPECT_NEAR(*c.groups[1].rows[0].cells[0].absolute, 0.0, 1e-9);  // 4.17 vs 4.17
@@ -474,9 +481,13 @@ TEST(CompareAlign, ImbAgainstOsuCollectives) {
   for (const auto& n : c.notes)
     noted = noted || n.find("latency has no counterpart") != n.npos;
   EXPECT_TRUE(noted);
+  CompareOptions onlyAllreduce;
+  onlyAllreduce.test = "allreduce";
+  onlyAllreduce.section = 2;  // the np 2 table
   Comparison only = compareSeries(
       {parseFixture("imb_pingpong_allreduce_barrier.txt"), parseFixture("osu_allreduce.txt")},
-      {0, "allreduce"});
+      onlyAllreduce);
+  EXPECT_EQ(only.groups[0].inputs[0].processes, 2);
   EXPECT_EQ(only.groups.size(), 1u);
 }
 
@@ -565,50 +576,3 @@ TEST(ComparePlot, MissingGnuplotIsOneLineError) {
 
 }  // namespace
 }  // namespace rdmabench::compare
-
-namespace rdmabench::report {
-namespace {
-
-TEST(ProgressLine, TextAndEstimate) {
-  std::ostringstream out;
-  double t = 0;
-  ProgressLine p(out, true, {1, 2, 4, 8}, [&] { return t; });
-  EXPECT_EQ(p.text(0, 4, 1, 0), "rdmabench: size 1 (1/4), 3 left, ETA ?");
-  // Two sizes took 2 s; weights 16385 + 16386 done, 16388 + 16392 left -> about 2 s.
-  std::string s = p.text(2, 4, 4, 2.0);
-  EXPECT_NE(s.find("size 4 (3/4), 1 left, ETA 0:02"), std::string::npos) << s;
-  p.sizeStart(0, 4, 1);
-  t = 1;
-  p.sizeStart(1, 4, 2);
-  EXPECT_NE(out.str().find("\rrdmabench: size 2 (2/4), 2 left"), std::string::npos);
-  EXPECT_NE(out.str().find("\x1b[K"), std::string::npos);
-  size_t before = out.str().size();
-  p.clear();
-  EXPECT_EQ(out.str().substr(before), "\r\x1b[K");
-  p.clear();  // idempotent
-  EXPECT_EQ(out.str().size(), before + 4);
-}
-
-TEST(ProgressLine, DisabledWritesNothingAndWrapperClears) {
-  std::ostringstream err, rep;
-  {
-    ProgressLine off(err, false, {});
-    off.sizeStart(0, 3, 64);
-    off.clear();
-  }
-  EXPECT_TRUE(err.str().empty());
-  ProgressLine on(err, true, {});
-  auto inner = makeReporter("osu", rep);
-  auto wrapped = withProgress(*inner, on);
-  wrapped->begin(RunInfo{});
-  on.sizeStart(0, 1, 8);
-  Row row;
-  row.bytes = 8;
-  wrapped->row(row);
-  wrapped->end();
-  EXPECT_TRUE(err.str().ends_with("\r\x1b[K"));
-  EXPECT_NE(rep.str().find("8 "), std::string::npos);
-}
-
-}  // namespace
-}  // namespace rdmabench::report

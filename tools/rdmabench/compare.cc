@@ -51,9 +51,8 @@ void printNotes(const std::vector<std::string>& notes) {
     std::cerr << "rdmabench: note: " << n << "\n";
 }
 
-void render(const std::vector<compare::Series>& series, const compare::PlotOptions& plot,
+void render(const compare::PlotScript& script, const compare::PlotOptions& plot,
             const std::string& scriptPath) {
-  compare::PlotScript script = compare::gnuplotScript(series, plot);
   if (!scriptPath.empty()) {
     std::ofstream f(scriptPath);
     f << script.text;
@@ -117,6 +116,7 @@ void plotOptions(po::options_description& desc) {
 }
 
 void readPlotOptions(const po::variables_map& vm, compare::PlotOptions& plot, std::string& script) {
+  plot.autoHeight = !vm.count("size");
   if (vm.count("size")) parsePixels(vm["size"].as<std::string>(), plot);
   if (vm.count("title")) plot.title = vm["title"].as<std::string>();
   if (vm.count("script")) script = vm["script"].as<std::string>();
@@ -138,7 +138,11 @@ cli::OptionGroups compareOptions() {
       "test", po::value<std::string>(),
       "compare only this test (latency, bandwidth, bibw, "
       "allreduce, barrier, ...)")("plot", po::value<std::string>(),
-                                  "also plot the compared inputs to FILE.png|FILE.svg");
+                                  "also plot the compared inputs to FILE.png|FILE.svg")(
+      "np", po::value<std::string>(),
+      "use the tables of N processes/ranks when a file holds several (IMB -npmin)")(
+      "section", po::value<std::string>(),
+      "use table K of a file that holds several tables of a test (compare lists them)");
   inputOptions(desc);
   plotOptions(desc);
   return {desc};
@@ -189,12 +193,20 @@ int runCompareCommand(const std::vector<std::string>& args) {
     throw UsageError(
         fmt::format("--format {}: unknown for compare (valid: table, json, csv)", format));
   if (vm.count("test")) options.test = vm["test"].as<std::string>();
+  if (vm.count("np"))
+    options.np =
+        static_cast<int>(cli::parseUnsigned(vm["np"].as<std::string>(), "--np", 1, 1u << 24));
+  if (vm.count("section"))
+    options.section = static_cast<int>(
+        cli::parseUnsigned(vm["section"].as<std::string>(), "--section", 1, 1u << 20));
   compare::PlotOptions plot;
   std::string script;
   readPlotOptions(vm, plot, script);
   if (vm.count("plot")) {
     plot.output = vm["plot"].as<std::string>();
-    compare::terminalFor(plot.output);  // check the ending before any work
+    // The ending and the directory are checked before any work (and before the table).
+    compare::terminalFor(plot.output, "--plot");
+    compare::checkPlotOutput(plot.output, "--plot");
   }
 
   std::vector<std::string> readNotes;
@@ -202,15 +214,49 @@ int runCompareCommand(const std::vector<std::string>& args) {
   compare::Comparison comparison = compare::compareSeries(files, options);
   comparison.notes.insert(comparison.notes.begin(), readNotes.begin(), readNotes.end());
 
+  // The plot script is built before the table is printed: a comparison with nothing to plot
+  // (barrier only) is refused up front, saying why.
+  compare::PlotScript plotScript;
+  if (!plot.output.empty()) {
+    std::vector<compare::Series> series;
+    for (const compare::Group& g : comparison.groups) {
+      series.insert(series.end(), g.inputs.begin(), g.inputs.end());
+      if (!g.sized) continue;
+      for (size_t k = 0; k < g.differences.size(); ++k) {
+        const compare::Difference& d = g.differences[k];
+        if (!d.mpiOverhead) continue;
+        compare::OverheadCurve c;
+        c.test = g.test;
+        c.unit = d.unit;
+        size_t mpi = compare::isMpi(g.inputs[d.of].source) ? d.of : d.to;
+        size_t fabric = mpi == d.of ? d.to : d.of;
+        // Short (the curves above carry the full names): "OSU 5.3.2 vs rdmabench socket send".
+        auto brief = [](const compare::Series& x) {
+          std::string name = compare::sourceName(x.source);
+          if (!x.toolVersion.empty() && x.source != compare::Source::kRdmabench)
+            name += " " + x.toolVersion;
+          if (!x.transport.empty()) name += " " + x.transport.substr(0, x.transport.find(' '));
+          if (!x.variant.empty()) name += " [" + x.variant + "]";
+          return name;
+        };
+        c.key = fmt::format("{} vs {}", brief(g.inputs[mpi]), brief(g.inputs[fabric]));
+        for (const compare::ComparedRow& r : g.rows)
+          if (r.cells[k].absolute)
+            c.points.push_back({r.bytes, *r.cells[k].absolute, r.cells[k].percent});
+        plot.overheads.push_back(std::move(c));
+      }
+    }
+    try {
+      plotScript = compare::gnuplotScript(series, plot);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--plot {}: {}", escapeForLog(plot.output, 200), e.what()));
+    }
+  }
+
   ResultOutput output(vm.count("output") ? vm["output"].as<std::string>() : "");
   compare::writeComparison(comparison, format, output.stream());
   output.finish();
-  if (!plot.output.empty()) {
-    std::vector<compare::Series> series;
-    for (const compare::Group& g : comparison.groups)
-      series.insert(series.end(), g.inputs.begin(), g.inputs.end());
-    render(series, plot, script);
-  }
+  if (!plot.output.empty()) render(plotScript, plot, script);
   return 0;
 }
 
@@ -231,7 +277,8 @@ int runPlotCommand(const std::vector<std::string>& args) {
   if (!vm.count("output")) throw UsageError("rdmabench plot: -o FILE.png|FILE.svg is required");
   compare::PlotOptions plot;
   plot.output = vm["output"].as<std::string>();
-  compare::terminalFor(plot.output);
+  compare::terminalFor(plot.output, "-o");
+  compare::checkPlotOutput(plot.output, "-o");
   std::string script;
   readPlotOptions(vm, plot, script);
   std::string test = vm.count("test") ? vm["test"].as<std::string>() : "";
@@ -241,7 +288,7 @@ int runPlotCommand(const std::vector<std::string>& args) {
     for (compare::Series& s : file)
       if (test.empty() || s.test == test) series.push_back(std::move(s));
   if (series.empty()) throw UsageError(fmt::format("--test {}: no input has it", test));
-  render(series, plot, script);
+  render(compare::gnuplotScript(series, plot), plot, script);
   return 0;
 }
 
