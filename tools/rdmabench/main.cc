@@ -170,10 +170,7 @@ int main(int argc, char** argv) {
         command == "congestion")
       return runCollectiveCommand(command, args, commandLine);
     if (command == "rendezvous") return runRendezvousCommand(args);
-    if (command == "version" || command == "--version") {
-      std::cout << "rdmabench " << RDMABENCH_VERSION << "\n";
-      return 0;
-    }
+    if (command == "version" || command == "--version") return runVersionCommand(args);
     throw UsageError(fmt::format(
         "unknown command '{}' (valid: lat, bw, server, barrier, allreduce, ring, pairs, "
         "congestion, rendezvous, compare, plot, info, version)",
