@@ -25,6 +25,10 @@ PKGS=(
   # PMIx rendezvous (cmake/Pmix.cmake; RDMABENCH_WITH_PMIX=ON in ci/test.sh). Also what Slurm's
   # mpi/pmix plugin loads: without it `srun --mpi=pmix` fails ("can not load PMIx library").
   libpmix-dev
+  # packaging (tests/system/test_install.sh): .deb dependencies (dpkg-shlibdeps needs `file`),
+  # .rpm (rpmbuild from Debian's rpm), the clean Debian 12 root (debootstrap), Lmod for the
+  # modulefiles (Debian's environment-modules conflicts with lmod; Lmod reads the Tcl file too)
+  dpkg-dev file rpm debootstrap lmod
 )
 # Another apt-get/dpkg (unattended-upgrades, a second CI job) may hold the dpkg lock: wait for it
 # up to 5 minutes instead of failing at once with exit 100.
