@@ -166,7 +166,8 @@ for lib in "${NEEDED[@]}"; do
   grep -qxF "$owner" <<<"$DEPNAMES" || fail "the .deb does not depend on $owner (ships $lib): Depends: $DEPENDS"
 done
 ! grep -q 'man-db' <<<"$DEPENDS" || fail "man-db must not be a dependency: $DEPENDS"
-dpkg-deb -c "$DEB" | grep -q '\./usr/bin/rdmabench$' || fail "the .deb lacks /usr/bin/rdmabench"
+dpkg-deb -c "$DEB" >"$TMP/deb.files" || fail "dpkg-deb -c $DEB"
+grep -q '\./usr/bin/rdmabench$' "$TMP/deb.files" || fail "the .deb lacks /usr/bin/rdmabench: $(cat "$TMP/deb.files")"
 pass "deb: Depends computed: $DEPENDS"
 
 step "Debian 12 root"
