@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/version.h"
 #include "report/format_util.h"
 #include "transport/transport.h"
 
@@ -144,7 +145,8 @@ void printAb(std::ostream& out, const std::string& format, const std::vector<Run
   if (runs.empty()) return;
   const RunInfo& info = runs.front().info;
   out << fmt::format("# rdmabench {} A/B: {} {}, {} per size; ratio = variant / {}\n",
-                     detail::toolVersion(info), info.test, info.op,
+                     version::describe(detail::toolVersion(info), detail::gitDescribe(info)),
+                     info.test, info.op,
                      bw ? "bandwidth MB/s (10^6 B/s)" : "median one-way latency t_typical (us)",
                      runs.front().label);
   for (const auto& run : runs) {

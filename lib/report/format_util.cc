@@ -5,9 +5,7 @@
 
 #include <fmt/format.h>
 
-#ifndef RDMABENCH_VERSION
-#define RDMABENCH_VERSION "unknown"
-#endif
+#include "common/version.h"
 
 namespace rdmabench::report::detail {
 
@@ -24,7 +22,11 @@ TestKind testKind(const RunInfo& info) {
 }
 
 std::string toolVersion(const RunInfo& info) {
-  return info.toolVersion.empty() ? std::string(RDMABENCH_VERSION) : info.toolVersion;
+  return info.toolVersion.empty() ? version::release() : info.toolVersion;
+}
+
+std::string gitDescribe(const RunInfo& info) {
+  return info.gitDescribe ? *info.gitDescribe : version::gitDescribe();
 }
 
 std::string latencyMeaning(const RunInfo& info) {
@@ -139,6 +141,8 @@ nlohmann::ordered_json runJson(const RunInfo& info) {
   run["command_line"] = info.commandLine;
   run["date"] = info.date;
   run["tool_version"] = toolVersion(info);
+  const std::string git = gitDescribe(info);
+  run["git_describe"] = git.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(git);
   run["extra"] = ordered(info.extra);
   run["clock"] = ordered(info.clock);
   run["placement"] = ordered(info.placement);

@@ -40,6 +40,8 @@ TestKind testKind(const RunInfo& info);
 
 // RunInfo::toolVersion, or the version this library was built as when it is empty.
 std::string toolVersion(const RunInfo& info);
+// RunInfo::gitDescribe, or this build's `git describe` when unset ("" = not from a git checkout).
+std::string gitDescribe(const RunInfo& info);
 
 // MB/s (10^6 B/s) -> Gb/s (10^9 bit/s).
 inline double gigabitsFromMegabytes(double megabytesPerSec) {

@@ -1,7 +1,7 @@
 // "json": one JSON document per run, streamed so that a long sweep shows its rows as they come
 // and the document is closed (valid) by end(), abort() or, failing both, the destructor:
 //
-//   {"tool":"rdmabench","version":"0.1.0","run":{...},"rows":[
+//   {"tool":"rdmabench","version":"0.2.0","run":{...},"rows":[
 //   {"bytes":2,...},
 //   {"bytes":4,...}
 //   ],"error":"only after abort()"}

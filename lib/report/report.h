@@ -40,8 +40,10 @@ struct RunInfo {
   nlohmann::json local = nlohmann::json::object();   // local device properties
   nlohmann::json remote = nlohmann::json::object();  // the peer's device properties
   std::string commandLine;
-  std::string date;  // ISO 8601, UTC
-  std::string toolVersion;
+  std::string date;         // ISO 8601, UTC
+  std::string toolVersion;  // empty = this build's release version (common/version.h)
+  // `git describe` of the build (common/version.h): unset = this build's, "" = none.
+  std::optional<std::string> gitDescribe;
   nlohmann::json extra = nlohmann::json::object();  // anything else (iteration policy, ...)
   // Measurement clock of the measuring side (ClockFacts::toJson in common/measure_clock.h):
   // used, kernel_clocksource, read_cost_ns, tsc_ghz, warning. Empty = not recorded.

@@ -1,7 +1,7 @@
 // "table" (default): for people. A header block of `#` lines (so gnuplot and `grep -v '^#'`
 // skip it), then one right-aligned line per size under labelled columns with their units:
 //
-//   # rdmabench 0.1.0: lat, latency = half round trip (RTT/2)
+//   # rdmabench 0.2.0 (git v0.2.0-3-gdda7cb0): lat, latency = half round trip (RTT/2)
 //   # transport: socket   op: send
 //   ...
 //       #bytes  #iterations  t_min[us]  t_max[us] t_typical[us] ...
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/desched.h"
+#include "common/version.h"
 #include "report/format_util.h"
 
 namespace rdmabench::report::detail {
@@ -63,7 +64,8 @@ class TableReporter : public TextReporter {
         what = "every rank ping-pongs with its right, then its left neighbour; latency = RTT/2";
         break;
     }
-    line("rdmabench {}: {}, {}", toolVersion(i), i.test.empty() ? "?" : i.test, what);
+    line("rdmabench {}: {}, {}", version::describe(toolVersion(i), gitDescribe(i)),
+         i.test.empty() ? "?" : i.test, what);
     if (i.op.empty())  // barrier, ring: no operation to name
       line("transport: {}", i.transport);
     else

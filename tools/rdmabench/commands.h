@@ -32,5 +32,7 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
                          const std::string& commandLine);
 // `rdmabench rendezvous`: the standalone rendezvous store server.
 int runRendezvousCommand(const std::vector<std::string>& args);
+// `rdmabench version [--format json]` (version.cc): release, git describe, protocol, backends.
+int runVersionCommand(const std::vector<std::string>& args);
 
 }  // namespace rdmabench

@@ -290,10 +290,7 @@ int main(int argc, char** argv) {
       return runCollectiveCommand(command, args, commandLine);
     if (command == "rendezvous") return runRendezvousCommand(args);
     if (command == "help") return runHelpCommand(args);
-    if (command == "version" || command == "--version") {
-      std::cout << "rdmabench " << RDMABENCH_VERSION << "\n";
-      return 0;
-    }
+    if (command == "version" || command == "--version") return runVersionCommand(args);
     std::string hint = cli::didYouMean(command, commandNames());
     if (hint.empty()) hint = fmt::format(" (valid: {})", fmt::join(commandNames(), ", "));
     throw UsageError(fmt::format("unknown command '{}'{}", command, hint));
