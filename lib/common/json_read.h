@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/text_escape.h"  // escapeForLog, for the readers' callers
+
 namespace rdmabench {
 
 // Deepest nesting accepted by default. rdmabench's own documents nest at most 5 levels.
@@ -91,10 +93,5 @@ const nlohmann::json* jsonArray(const nlohmann::json& obj, std::string_view key,
 // Object member (by reference), or nullptr when absent.
 const nlohmann::json* jsonObject(const nlohmann::json& obj, std::string_view key,
                                  std::string_view what);
-
-// `text` made safe for a one-line log or error message: control characters, DEL and bytes of
-// invalid UTF-8 become \xNN escapes (\n, \r, \t as themselves escaped), backslash doubled; cut to
-// `maxBytes` with "..." appended when longer.
-std::string escapeForLog(std::string_view text, size_t maxBytes = 200);
 
 }  // namespace rdmabench

@@ -1,0 +1,70 @@
+// The one escaper for peer-supplied text (text_escape.h).
+#include "common/text_escape.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace rdmabench {
+
+std::string escapeForLog(std::string_view text, size_t maxBytes) {
+  std::string out;
+  out.reserve(std::min(text.size(), maxBytes) + 8);
+  size_t i = 0;
+  while (i < text.size()) {
+    if (out.size() >= maxBytes) {
+      out += "...";
+      break;
+    }
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\\') {
+      out += "\\\\";
+      ++i;
+    } else if (c == '\n') {
+      out += "\\n";
+      ++i;
+    } else if (c == '\r') {
+      out += "\\r";
+      ++i;
+    } else if (c == '\t') {
+      out += "\\t";
+      ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else {
+      // Keep well-formed UTF-8 sequences (2-4 bytes, no overlongs/surrogates); escape the rest.
+      size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+      bool ok = len > 0 && i + len <= text.size();
+      for (size_t k = 1; ok && k < len; ++k)
+        ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+      if (ok && len == 3) {
+        auto c1 = static_cast<unsigned char>(text[i + 1]);
+        ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
+      }
+      if (ok && len == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
+        // A C1 control (U+0080..U+009F): some terminals act on it (U+009B = CSI).
+        out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));
+        i += 2;
+        continue;
+      }
+      if (ok && len == 4) {
+        auto c1 = static_cast<unsigned char>(text[i + 1]);
+        ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+      }
+      if (ok) {
+        out.append(text.substr(i, len));
+        i += len;
+      } else {
+        out += fmt::format("\\x{:02x}", c);
+        ++i;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace rdmabench
