@@ -31,9 +31,11 @@ void frame(const rendezvous::Frame& f, std::optional<engine::TestSpec>& spec) {
     case rv::kTestRequest: {
       json j = rv::parseFrameJson(f, "test description");
       engine::TestSpec s = engine::TestSpec::fromJson(j);
-      engine::pairing::checkWireEnv(jsonObject(j, "provider_env", "test description"),
-                                    "provider_env from fuzz-peer:1");
+      const json* env = jsonObject(j, "provider_env", "test description");
+      engine::pairing::checkWireEnv(env, "provider_env from fuzz-peer:1");
       uint64_t need = s.bytesPerConnection() * s.queuePairs;
+      // The server's allowlist and --max-bytes bound (default 1 GiB).
+      engine::pairing::boundWireEnv(env, {1ull << 30, need}, "provider_env from fuzz-peer:1");
       for (uint64_t b : s.sizes)
         need += s.iterationsFor(b) + s.warmupFor(b);
       (void)need;

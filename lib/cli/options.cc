@@ -439,8 +439,8 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
       "max-timeout", po::value<std::string>(),
       "cap on the --timeout a client may ask for, seconds (default 60)")(
       "max-connections", po::value<std::string>(),
-      "connections served at once (handshakes + one test); more are refused at once "
-      "(default 64)");
+      "sessions admitted at once (hello passed); more are told \"server busy\"; "
+      "connections before their hello have their own budget (default 64)");
   po::positional_options_description pos;
   po::variables_map vm = parseOptions("server", desc, pos, args);
   if (vm.count("help")) {

@@ -35,6 +35,27 @@ bool isWireEnvName(std::string_view name);
 // kMaxWireEnvValue bytes and no control character.
 void checkWireEnv(const nlohmann::json* requested, std::string_view what);
 
+// What a server session lets a client's libfabric variables cost (boundWireEnv).
+struct WireEnvBudget {
+  uint64_t maxBytes = 0;     // the server's --max-bytes
+  uint64_t bufferBytes = 0;  // the test's own buffers on the server (queue pairs x per connection)
+};
+
+// The server's allowlist of adoptable variables (after checkWireEnv): each name must be one the
+// server knows (the FI_OFI_RXM_*, FI_OFI_RXD_* and FI_SHM_* variables of libfabric 1.17, as
+// `fi_info -e` lists them), each value a plain decimal within that variable's bounds (sizes,
+// depths), a boolean (0/1, on/off, true/false, yes/no) or one of the listed words. The ofi_rxm
+// pools the client sizes, max(FI_OFI_RXM_BUFFER_SIZE, FI_OFI_RXM_EAGER_LIMIT) x (FI_OFI_RXM_TX_SIZE
+// + FI_OFI_RXM_RX_SIZE + FI_OFI_RXM_MSG_TX_SIZE + FI_OFI_RXM_MSG_RX_SIZE) bytes (libfabric's
+// defaults for unset ones: 16384 x 4352 = 71 MB), plus budget.bufferBytes must stay within
+// budget.maxBytes whenever they exceed the defaults' cost. Throws UsageError naming the variable,
+// its value and the limit (the client exits 2).
+void boundWireEnv(const nlohmann::json* requested, const WireEnvBudget& budget,
+                  std::string_view what);
+// The bytes of ofi_rxm bounce buffers `env` asks for (name -> string value, already checked by
+// boundWireEnv's per-variable rules; unset or unparsable: libfabric's default).
+uint64_t rxmPoolBytes(const nlohmann::json& env);
+
 // The peer's side of one connection, from its Addresses frame.
 struct PeerConnection {
   std::vector<uint8_t> address;  // opaque connector address (<= transport::kMaxAddressBytes)

@@ -281,7 +281,16 @@ class Client {
     uint64_t wrong = 0;       // --check: both sides
     double peerSeconds = 0, peerMegabytes = 0;
     uint64_t iterations = 0;
+    DeschedDelta desched;  // what this side's loops lost, all chunks (common/desched.h)
   };
+
+  static void addDesched(DeschedDelta& sum, const DeschedDelta& d) {
+    sum.involuntarySwitches += d.involuntarySwitches;
+    sum.stealUs += d.stealUs;
+    sum.runDelayUs = sum.runDelayUs < 0 || d.runDelayUs < 0 ? std::max(sum.runDelayUs, d.runDelayUs)
+                                                            : sum.runDelayUs + d.runDelayUs;
+    sum.wallUs += d.wallUs;
+  }
 
   void runChunk(Channel& ch, Side& side, Progress& progress, const SizeRun& run, Measured& m) {
     BandwidthResult bw;
@@ -291,6 +300,7 @@ class Client {
     m.pp.samples = std::move(pp.samples);
     const uint64_t peerWrong = jsonUint(server, "wrong", "the server's size result", 0);
     m.iterations += run.iterations;
+    addDesched(m.desched, o_.spec.test == "lat" ? pp.desched : bw.desched);
     if (o_.spec.test == "lat") {
       m.seconds += pp.seconds;
       m.wrong += pp.checkErrors + peerWrong;
@@ -388,8 +398,7 @@ class Client {
       if (m.seconds < report::kShortIntervalSec) row.flags.push_back("short");
       if (capped) row.flags.push_back("capped");
       if (row.wrong) wrongTotal_ += *row.wrong;
-      if (const DeschedDelta& d = spec.test == "lat" ? pp.desched : bw.desched; d.lostCpu())
-        row.descheduled = d.toJson();
+      if (m.desched.lostCpu()) row.descheduled = m.desched.toJson();
       reporter_.row(row);
       largestPassed = std::max(largestPassed, bytes);
       if (m.iterations > 0 && m.seconds > 0) {

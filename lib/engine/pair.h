@@ -60,8 +60,9 @@ struct ServerOptions {
   std::string token;
   // Cap on the client's timeout_ms: the longest a session waits for a silent client.
   int64_t maxTimeoutMs = 60'000;
-  // Connections served at once (handshakes in progress + the running test); a connection
-  // beyond it is answered "server busy" and closed at once.
+  // Sessions admitted at once (hello passed: waiting for the test slot or running); one beyond
+  // it is answered "server busy". Connections before their hello have budgets of their own
+  // (server.cc: the oldest is dropped for a new one).
   uint32_t maxConnections = 64;
 };
 

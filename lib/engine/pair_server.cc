@@ -4,13 +4,19 @@
 #include "engine/pair.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <iostream>
+#include <new>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -46,9 +52,13 @@ void connectServerSide(Channel& ch, const TestSpec& spec, const transport::Devic
                        Side& side, const json& ownEnv);
 void serveSizes(Channel& ch, const TestSpec& spec, Side& side, Progress& progress);
 
+// This session's RLIMIT_DATA (limitSessionMemory); 0 = none.
+uint64_t sessionMemoryLimit = 0;
+
 void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
-                      const detail::AdmitFn& admit) {
+                      const detail::AdmitFn& admit, const detail::HelloFn& helloDone) {
   rendezvous::serverHandshake(ch, Deadline(so.helloTimeoutMs), so.token);
+  if (helloDone) helloDone();
   json req =
       expectJson(ch, rendezvous::kTestRequest, Deadline(so.helloTimeoutMs), "test description");
   TestSpec spec = TestSpec::fromJson(req);
@@ -61,6 +71,7 @@ void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
         "server's --max-bytes {}",
         need, spec.queuePairs, spec.bytesPerConnection(), so.maxBytes));
   if (admit) admit(spec);
+  detail::testAllocHook();
   if (so.verbose)
     std::cerr << fmt::format("rdmabench server: session {}: {} {} {} from {}\n", session, spec.test,
                              escapeForLog(spec.transport, 64), spec.op, ch.peerName());
@@ -76,8 +87,15 @@ void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
     opts.useEvent = true;
   opts.localHost = ch.localAddress();
   opts.peerHost = ch.peerAddress();
-  // This process is the session's own child (server.cc), so the environment is ours to change.
-  json ownEnv = adoptWireEnv(jsonObject(req, "provider_env", "test description"), ch.peerName());
+  // Never connect to an address the client names (socket, ofi FI_EP_MSG): the client connects.
+  opts.acceptOnly = true;
+  // This process is the session's own child (server.cc), so the environment is ours to change;
+  // first the server's allowlist and --max-bytes bound what the client's variables may size.
+  const json* requestedEnv = jsonObject(req, "provider_env", "test description");
+  checkWireEnv(requestedEnv, fmt::format("provider_env from {}", ch.peerName()));
+  boundWireEnv(requestedEnv, WireEnvBudget{so.maxBytes, need},
+               fmt::format("provider_env from {}", ch.peerName()));
+  json ownEnv = adoptWireEnv(requestedEnv, ch.peerName());
   Side side;  // outlives the handler below: the client hears why before the data path closes
   try {
     serveWithSide(ch, spec, opts, side, ownEnv);
@@ -85,7 +103,7 @@ void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
     tellPeer(ch, fmt::format("server interrupted ({})", interruptName()));
     throw;
   } catch (const std::exception& e) {
-    tellPeer(ch, rendezvous::errorFrameText(e));
+    tellPeer(ch, detail::sessionErrorText(e));
     throw;
   }
 }
@@ -163,12 +181,68 @@ void serveSizes(Channel& ch, const TestSpec& spec, Side& side, Progress& progres
 
 namespace detail {
 
-void serveSession(Channel& ch, const ServerOptions& so, uint64_t session, const AdmitFn& admit) {
-  serveSessionImpl(ch, so, session, admit);
+void serveSession(Channel& ch, const ServerOptions& so, uint64_t session, const AdmitFn& admit,
+                  const HelloFn& helloDone) {
+  serveSessionImpl(ch, so, session, admit, helloDone);
+}
+
+namespace {
+
+// This process's data size (VmData: private writable mappings, what RLIMIT_DATA counts), bytes;
+// 0 when /proc is unreadable.
+uint64_t dataBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmData:", 0) == 0) return std::strtoull(line.c_str() + 7, nullptr, 10) * 1024;
+  return 0;
+}
+
+}  // namespace
+
+uint64_t limitSessionMemory(uint64_t maxBytes) {
+  // RLIMIT_DATA rather than RLIMIT_AS: it counts private writable mappings (heap, anonymous
+  // mmaps, thread stacks, registered buffers) but not libraries, device doorbell pages, shm
+  // regions or the reserved-but-inaccessible address space of glibc's per-thread malloc arenas
+  // (64 MiB each), which RLIMIT_AS would charge a session several times over.
+  const uint64_t now = dataBytes();
+  if (now == 0) return 0;
+  uint64_t limit = now + kSessionBaselineBytes;
+  limit = maxBytes > UINT64_MAX - limit ? UINT64_MAX : limit + maxBytes;
+  rlimit rl{static_cast<rlim_t>(limit), static_cast<rlim_t>(limit)};
+  if (setrlimit(RLIMIT_DATA, &rl) != 0) return 0;
+  sessionMemoryLimit = limit;
+  return limit;
+}
+
+std::string sessionErrorText(const std::exception& e) {
+  if (sessionMemoryLimit) {
+    const bool badAlloc = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+    const std::string what = e.what();
+    if (badAlloc || what.find(std::strerror(ENOMEM)) != std::string::npos) {
+      std::string text =
+          fmt::format("server: session memory limit ({} MiB from --max-bytes) reached",
+                      sessionMemoryLimit >> 20);
+      if (!badAlloc) text += fmt::format(" ({})", escapeForLog(what, 300));
+      return text;
+    }
+  }
+  return rendezvous::errorFrameText(e);
 }
 
 void tellPeer(Channel& ch, const std::string& message) {
   pairing::tellPeer(ch, message);
+}
+
+void testAllocHook() {
+  const char* mib = std::getenv("RDMABENCH_TEST_SESSION_ALLOC_MIB");
+  if (!mib || !*mib) return;
+  // Touched page by page: an allocation the server's checks did not foresee.
+  const size_t bytes = std::strtoull(mib, nullptr, 10) << 20;
+  std::vector<char> block(bytes);
+  for (size_t i = 0; i < bytes; i += 4096)
+    block[i] = 1;
+  std::cerr << fmt::format("rdmabench server: test hook: allocated {} MiB\n", bytes >> 20);
 }
 
 void testCrashHook(uint64_t bytes) {

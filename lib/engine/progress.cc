@@ -34,6 +34,14 @@ void Progress::idle() {
     slowChecks();
     return;
   }
+  // Busy polling, but nothing completed for kBackoffAfterNs (a stopped or slow peer, a lost
+  // link): 100 us sleeps between polls, so a stalled session does not burn a core until its
+  // timeout. A data path that still moves completes something well within that stretch.
+  if (!passive_ && progressMarked_ && now_() - lastProgressNs_ > kBackoffAfterNs) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    slowChecks();
+    return;
+  }
   if (++idleSpins_ % 64 == 0) slowChecks();
 }
 
@@ -76,6 +84,10 @@ void Progress::fail(const transport::Completion& c) {
       try {
         runWatchdog();
       } catch (const PeerError&) {
+        throw;
+      } catch (const TimeoutError&) {
+        throw;  // the peer's report of its timeout (e.g. while this process was stopped)
+      } catch (const UsageError&) {
         throw;
       } catch (const Error&) {
         break;

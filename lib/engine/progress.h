@@ -26,6 +26,9 @@ class Progress {
   static constexpr int64_t kWatchdogEveryNs = 20'000'000;
   // Event mode: a stall longer than this sleeps 100 ms per idle() instead of 10 ms.
   static constexpr int64_t kLongStallNs = 200'000'000;
+  // Busy-poll mode (not passive): a stall longer than this sleeps 100 us per idle(), so a
+  // session whose peer stopped reading does not spin a core until its timeout.
+  static constexpr int64_t kBackoffAfterNs = 1'000'000'000;
   // Monotonic nanoseconds; tests inject a fake clock.
   using NowFn = int64_t (*)();
 

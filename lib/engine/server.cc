@@ -12,17 +12,21 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -61,10 +65,10 @@ class SharedSlot {
   SharedSlot& operator=(const SharedSlot&) = delete;
 
   // In a child: takes the slot or throws "server busy" naming the running test. Waits up to
-  // 1.5 s first, so back-to-back runs (A/B variants, scripts) do not collide with the previous
-  // session's teardown.
-  void take(const std::string& description) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  // `graceMs` first, so back-to-back runs (A/B variants, scripts) do not collide with the
+  // previous session's teardown.
+  void take(const std::string& description, int64_t graceMs) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(graceMs);
     for (;;) {
       int32_t expected = 0;
       if (slot_->owner.compare_exchange_strong(expected, static_cast<int32_t>(getpid()))) break;
@@ -92,10 +96,42 @@ class SharedSlot {
 
 struct Child {
   uint64_t session = 0;
-  Channel channel;  // the parent's copy: tells the client when the child died
+  Channel channel;     // the parent's copy: tells the client when the child died
+  int admission = -1;  // the parent's end of the child's admission socketpair (-1: closed)
+  std::chrono::steady_clock::time_point acceptedAt;
+  bool admitted = false;  // passed its hello and counts against --max-connections
   std::optional<std::chrono::steady_clock::time_point> clientGoneAt;  // first seen hung up
-  bool killed = false;  // killed by the parent as an orphan (endOrphans)
+  bool killed = false;   // killed by the parent as an orphan (endOrphans)
+  bool dropped = false;  // killed by the parent before its hello (budget or deadline): quiet
 };
+
+// An accepted connection that has sent nothing yet: the parent holds it (no child, no byte
+// read) until its first bytes arrive, then forks its session.
+struct Silent {
+  Channel channel;
+  std::chrono::steady_clock::time_point acceptedAt;
+};
+
+// Connections that have not yet passed their hello (no token checked, nothing known about the
+// peer) have budgets of their own, apart from --max-connections (admitted sessions): when one
+// is full, its oldest connection is dropped for the new one, so strangers holding connections
+// cannot keep a client with the token (or any real client) out. Silent connections cost the
+// parent one descriptor each; those that sent bytes but no complete hello yet cost a child.
+constexpr size_t kSilentBudget = 64;
+constexpr size_t kPreHelloBudget = 32;
+// A pre-hello child still running this long after its hello deadline is killed (it ends itself
+// at the deadline; this bounds a stopped or stuck one).
+constexpr std::chrono::milliseconds kHelloSlack{1000};
+// Admission messages on the socketpair: the child asks after its hello, the parent answers.
+constexpr char kAskAdmission = 'H', kAdmitted = 'Y', kRefused = 'N';
+
+// The wait for the test slot before "server busy": 1.5 s for the previous session's teardown,
+// but at most half the client's timeout, so a client with a short --timeout hears "server busy"
+// rather than timing out itself while waiting for the server to open its device.
+constexpr int64_t kBusyGraceMs = 1500;
+int64_t busyGraceMs(int64_t clientTimeoutMs) {
+  return std::max<int64_t>(0, std::min(kBusyGraceMs, clientTimeoutMs / 2));
+}
 
 // How long a session may outlive its client's hang-up. A healthy session notices a closed
 // control connection within ~70 ms (its watchdog) or at its next control read.
@@ -129,19 +165,23 @@ class Daemon {
       for (;;) {
         reap(false);
         endOrphans();
-        if (so_.once && accepted_ > 0) {
-          if (children_.empty()) break;
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-          throwIfInterrupted("the session to end");
-          continue;
-        }
-        if (so_.once &&
+        endLateHellos();
+        const bool accepting = !(so_.once && accepted_ > 0);
+        if (!accepting && children_.empty() && silent_.empty()) break;
+        if (so_.once && accepting &&
             std::chrono::steady_clock::now() - start > std::chrono::milliseconds(60'000))
           throw TimeoutError(
               fmt::format("no client connected to port {} within 60 s", listener_.port()));
+        // One wait for a new connection, the first bytes of a silent one and children asking to
+        // be admitted.
+        const bool incoming = waitEvents(accepting, accepting ? 100 : 20);
+        answerAdmissions();
+        startSpoken();
+        throwIfInterrupted(accepting ? "a client" : "the session to end");
+        if (!incoming) continue;
         std::optional<Channel> ch;
         try {
-          ch.emplace(listener_.accept(Deadline(100)));
+          ch.emplace(listener_.accept(Deadline(0)));
         } catch (const TimeoutError&) {
           continue;
         } catch (const SystemError& e) {
@@ -166,15 +206,144 @@ class Daemon {
   }
 
  private:
+  // Polls the listener (when `listen`), the silent connections and every child's admission
+  // socket for up to `timeoutMs`; true when a connection waits to be accepted. Marks the silent
+  // connections that spoke (or hung up) in spoken_.
+  bool waitEvents(bool listen, int timeoutMs) {
+    std::vector<pollfd> fds;
+    fds.push_back(pollfd{listen ? listener_.fd() : -1, POLLIN, 0});
+    for (const Silent& s : silent_)
+      fds.push_back(pollfd{s.channel.fd(), POLLIN, 0});
+    for (auto& [pid, c] : children_)
+      if (c.admission >= 0) fds.push_back(pollfd{c.admission, POLLIN, 0});
+    spoken_.assign(silent_.size(), false);
+    if (::poll(fds.data(), fds.size(), timeoutMs) <= 0) return false;
+    for (size_t i = 0; i < silent_.size(); ++i)
+      spoken_[i] = fds[1 + i].revents != 0;
+    return listen && (fds[0].revents & POLLIN);
+  }
+
+  // Forks the session of each silent connection whose first bytes arrived; closes those whose
+  // peer hung up without a byte.
+  void startSpoken() {
+    std::deque<Silent> still;
+    for (size_t i = 0; i < silent_.size(); ++i) {
+      if (i < spoken_.size() && spoken_[i])
+        starting_.push_back(std::move(silent_[i]));
+      else
+        still.push_back(std::move(silent_[i]));
+    }
+    silent_ = std::move(still);
+    spoken_.clear();
+    // Each child closes the parent's copies of the others (childMain), starting_ included.
+    for (Silent& s : starting_) {
+      Channel ch = std::move(s.channel);
+      char first = 0;  // peeked, not read: the session reads the hello
+      const ssize_t r = ::recv(ch.fd(), &first, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        continue;  // hung up (or reset) before sending anything: closed quietly
+      startSession(std::move(ch), s.acceptedAt);
+    }
+    starting_.clear();
+  }
+
+  size_t admittedCount() const {
+    size_t n = 0;
+    for (const auto& [pid, c] : children_)
+      n += c.admitted ? 1 : 0;
+    return n;
+  }
+
+  // Answers the children that passed their hello: admitted while fewer than --max-connections
+  // sessions are, refused ("server busy") otherwise. Never blocks.
+  void answerAdmissions() {
+    for (auto& [pid, c] : children_) {
+      if (c.admission < 0) continue;
+      char q = 0;
+      ssize_t r = ::recv(c.admission, &q, 1, MSG_DONTWAIT);
+      if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+      if (r == 1 && q == kAskAdmission) {
+        const bool ok = admittedCount() < so_.maxConnections;
+        const char a = ok ? kAdmitted : kRefused;
+        if (::send(c.admission, &a, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 && ok) c.admitted = true;
+        if (!ok && so_.verbose)
+          std::cerr << fmt::format(
+              "rdmabench server: refused {}: {} sessions in progress (--max-connections {})\n",
+              c.channel.peerName(), so_.maxConnections, so_.maxConnections);
+      }
+      ::close(c.admission);  // one question per child; EOF or an error: it is gone
+      c.admission = -1;
+    }
+  }
+
+  bool preHello(const Child& c) const { return !c.admitted && !c.killed && !c.dropped; }
+
+  // Kills a child that has not passed its hello, quietly (its peer is told in one line).
+  void drop(pid_t pid, Child& c, const std::string& why) {
+    kill(pid, SIGKILL);
+    c.dropped = true;
+    if (so_.verbose)
+      std::cerr << fmt::format("rdmabench server: dropped {} before its hello: {}\n",
+                               c.channel.peerName(), why);
+    tellPeer(c.channel, "server dropped this connection before its hello: " + why);
+  }
+
+  void dropSilent(Silent& s, const std::string& why) {
+    if (so_.verbose)
+      std::cerr << fmt::format("rdmabench server: dropped {} before its hello: {}\n",
+                               s.channel.peerName(), why);
+    tellPeer(s.channel, "server dropped this connection before its hello: " + why);
+  }
+
+  // Drops each silent connection past the hello deadline, and each pre-hello child past it
+  // plus kHelloSlack (the child ends itself at its own deadline).
+  void endLateHellos() {
+    const auto now = std::chrono::steady_clock::now();
+    const auto hello = std::chrono::milliseconds(so_.helloTimeoutMs);
+    while (!silent_.empty() && now - silent_.front().acceptedAt > hello) {
+      dropSilent(silent_.front(), fmt::format("nothing sent within {} ms", so_.helloTimeoutMs));
+      silent_.pop_front();
+    }
+    for (auto& [pid, c] : children_)
+      if (preHello(c) && now - c.acceptedAt > hello + kHelloSlack)
+        drop(pid, c, fmt::format("no hello within {} ms", so_.helloTimeoutMs));
+  }
+
+  // A new connection waits silent (no child) until its first bytes arrive; when the silent
+  // budget is full the oldest silent connection makes room (never the new one, which may be the
+  // client with the token, and never one that has already sent its hello bytes).
   void admitConnection(Channel ch) {
     ++accepted_;
-    if (children_.size() >= so_.maxConnections) {
-      std::string msg =
-          fmt::format("server busy: {} connections in progress (--max-connections {}), retry later",
-                      children_.size(), so_.maxConnections);
-      if (so_.verbose)
-        std::cerr << fmt::format("rdmabench server: refused {}: {}\n", ch.peerName(), msg);
-      tellPeer(ch, msg);
+    if (silent_.size() >= kSilentBudget) {
+      dropSilent(silent_.front(),
+                 fmt::format("{} connections have sent nothing yet (the limit before a hello); "
+                             "the oldest goes first",
+                             silent_.size()));
+      silent_.pop_front();
+    }
+    silent_.push_back(Silent{std::move(ch), std::chrono::steady_clock::now()});
+  }
+
+  // Forks the session of a connection whose first bytes arrived. When kPreHelloBudget children
+  // are still in their hello, the oldest of them makes room.
+  void startSession(Channel ch, std::chrono::steady_clock::time_point acceptedAt) {
+    size_t inHello = 0;
+    std::map<pid_t, Child>::iterator oldest = children_.end();
+    for (auto it = children_.begin(); it != children_.end(); ++it) {
+      if (!preHello(it->second)) continue;
+      ++inHello;
+      if (oldest == children_.end() || it->second.acceptedAt < oldest->second.acceptedAt)
+        oldest = it;
+    }
+    if (inHello >= kPreHelloBudget && oldest != children_.end())
+      drop(oldest->first, oldest->second,
+           fmt::format("{} connections are in their hello (the limit before a hello); the "
+                       "oldest goes first",
+                       inHello));
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      tellPeer(ch,
+               fmt::format("server cannot start a session: socketpair: {}", std::strerror(errno)));
       return;
     }
     const uint64_t session = ++sessions_;
@@ -189,24 +358,73 @@ class Daemon {
       if (getppid() != parent) _exit(1);
     }
     if (pid < 0) {
-      tellPeer(ch, fmt::format("server cannot start a session: fork: {}", std::strerror(errno)));
+      const int err = errno;
+      ::close(pair[0]);
+      ::close(pair[1]);
+      tellPeer(ch, fmt::format("server cannot start a session: fork: {}", std::strerror(err)));
       return;
     }
-    if (pid == 0) childMain(ch, session);  // never returns
-    children_.emplace(pid, Child{session, std::move(ch)});
+    if (pid == 0) {
+      ::close(pair[0]);
+      childMain(ch, session, pair[1]);  // never returns
+    }
+    ::close(pair[1]);
+    Child c{session, std::move(ch)};
+    c.admission = pair[0];
+    c.acceptedAt = acceptedAt;
+    children_.emplace(pid, std::move(c));
   }
 
-  [[noreturn]] void childMain(Channel& ch, uint64_t session) {
+  // In the child, after the hello: asks the parent for a place among --max-connections.
+  void askAdmission(int admission) {
+    if (::send(admission, &kAskAdmission, 1, MSG_NOSIGNAL) != 1)
+      throw SystemError("server session: asking the daemon for admission", errno);
+    const Deadline deadline(2000);
+    char a = 0;
+    for (;;) {
+      pollfd p{admission, POLLIN, 0};
+      const int left = deadline.remainingMs();
+      if (::poll(&p, 1, std::min(left, 50)) > 0) {
+        if (::recv(admission, &a, 1, 0) != 1) a = 0;
+        break;
+      }
+      throwIfInterrupted("the daemon's admission");
+      if (deadline.expired()) break;
+    }
+    ::close(admission);
+    if (a == kAdmitted) return;
+    if (a == kRefused)
+      throw Error(
+          fmt::format("server busy: {} sessions in progress (--max-connections {}), "
+                      "retry later",
+                      so_.maxConnections, so_.maxConnections));
+    throw Error("server session: the daemon did not answer its admission request within 2 s");
+  }
+
+  [[noreturn]] void childMain(Channel& ch, uint64_t session, int admission) {
     // Only this session's connection stays open in the child.
     ::close(listener_.fd());
-    for (auto& [pid, c] : children_)
+    for (auto& [pid, c] : children_) {
       ::close(c.channel.fd());
+      if (c.admission >= 0) ::close(c.admission);
+    }
+    for (const Silent& s : silent_)
+      ::close(s.channel.fd());
+    for (const Silent& s : starting_)
+      if (s.channel.fd() >= 0) ::close(s.channel.fd());
+    // Whatever the client makes this session allocate stays within --max-bytes plus a
+    // baseline: an allocation past it fails here, in one line to the client.
+    limitSessionMemory(so_.maxBytes);
     int rc = 0;
     try {
-      serveSession(ch, so_, session, [&](const TestSpec& spec) {
-        slot_.take(fmt::format("{} over {} for {} (session {})", spec.test,
-                               escapeForLog(spec.transport, 64), ch.peerName(), session));
-      });
+      serveSession(
+          ch, so_, session,
+          [&](const TestSpec& spec) {
+            slot_.take(fmt::format("{} over {} for {} (session {})", spec.test,
+                                   escapeForLog(spec.transport, 64), ch.peerName(), session),
+                       busyGraceMs(spec.timeoutMs));
+          },
+          [&] { askAdmission(admission); });
       if (so_.verbose)
         std::cerr << fmt::format("rdmabench server: session {} from {} done\n", session,
                                  ch.peerName());
@@ -214,10 +432,11 @@ class Daemon {
       tellPeer(ch, fmt::format("server interrupted ({})", interruptName()));
       rc = 4;
     } catch (const std::exception& e) {
-      tellPeer(ch, rendezvous::errorFrameText(e));
+      const std::string text = sessionErrorText(e);
+      tellPeer(ch, text);
       if (so_.verbose)
         std::cerr << fmt::format("rdmabench server: session {} from {} failed: {}\n", session,
-                                 ch.peerName(), escapeForLog(e.what(), 400));
+                                 ch.peerName(), escapeForLog(text, 400));
       rc = 1;
     }
     slot_.release(getpid());
@@ -256,7 +475,10 @@ class Daemon {
       if (it == children_.end()) continue;
       bool heldSlot = slot_.release(pid);
       Child& c = it->second;
-      if (WIFSIGNALED(status) && c.killed) {
+      if (c.admission >= 0) ::close(c.admission);
+      if (WIFSIGNALED(status) && c.dropped) {
+        failed_ = true;  // dropped before its hello: logged and told by drop()
+      } else if (WIFSIGNALED(status) && c.killed) {
         failed_ = true;  // logged by endOrphans; its client is gone
       } else if (WIFSIGNALED(status)) {
         failed_ = true;
@@ -288,6 +510,7 @@ class Daemon {
     for (auto& [pid, c] : children_) {
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
+      if (c.admission >= 0) ::close(c.admission);
     }
     children_.clear();
   }
@@ -296,6 +519,9 @@ class Daemon {
   const ServerOptions& so_;
   SharedSlot slot_;
   std::map<pid_t, Child> children_;
+  std::deque<Silent> silent_;     // oldest first
+  std::vector<Silent> starting_;  // spoke in the last wait: sessions being forked
+  std::vector<bool> spoken_;      // per silent_ entry, from the last waitEvents
   uint64_t sessions_ = 0, accepted_ = 0;
   bool failed_ = false;
 };

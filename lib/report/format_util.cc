@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/version.h"
+#include "common/text_escape.h"
 
 namespace rdmabench::report::detail {
 
@@ -44,11 +45,12 @@ std::string describeProperties(const nlohmann::json& properties) {
       if (!value.is_object() || !value.contains("summary") || !value["summary"].is_string())
         continue;
     }
+    // The remote side's properties come from the server (untrusted): keys and text escaped.
     if (!text.empty()) text += ' ';
-    text += key;
+    text += escapeForLog(key, 64);
     text += '=';
     const auto& v = value.is_structured() ? value["summary"] : value;
-    text += v.is_string() ? v.get<std::string>() : dumpJson(v);
+    text += v.is_string() ? escapeForLog(v.get<std::string>(), 1024) : dumpJson(v);
   }
   return text;
 }
@@ -57,7 +59,7 @@ std::string deviceName(const nlohmann::json& properties) {
   if (!properties.is_object()) return "";
   for (const char* key : {"device", "domain", "interface", "provider"})
     if (properties.contains(key) && properties[key].is_string())
-      return properties[key].get<std::string>();
+      return escapeForLog(properties[key].get<std::string>(), 256);
   return "";
 }
 

@@ -52,10 +52,12 @@ inline double gigabitsFromMegabytes(double megabytesPerSec) {
 std::string latencyMeaning(const RunInfo& info);
 
 // Device properties for one header line: {"dev":"mlx5_0","port":1} -> "dev=mlx5_0 port=1"
-// (strings unquoted, nested values as compact JSON); "" for an empty object or null.
+// (strings unquoted, nested values as compact JSON); "" for an empty object or null. Keys and
+// text are escaped (common/text_escape.h): the remote side's come from the server.
 std::string describeProperties(const nlohmann::json& properties);
 
-// The device's name for one-word fields: "device", else "domain", "interface" or "provider".
+// The device's name for one-word fields: "device", else "domain", "interface" or "provider"
+// (escaped).
 std::string deviceName(const nlohmann::json& properties);
 
 // Header facts of the measuring side, one line each ("" when not recorded):

@@ -178,6 +178,11 @@ struct DeviceOptions {
   bool rdmaCm = false;       // verbs: connect QPs with librdmacm
   std::string localHost;     // our address as the peer reaches it (listen/bind address)
   std::string peerHost;      // the peer's address (GID/interface selection)
+  // A server session: never initiate a data-path connection to an address the (untrusted) peer
+  // names. socket and ofi FI_EP_MSG take the accepting role (device id 0) and refuse a peer
+  // address that would make this side connect (TransportError); ofi FI_EP_RDM refuses an IP
+  // peer address other than peerHost (the control connection's peer).
+  bool acceptOnly = false;
 };
 
 // An opened device / domain / socket context. Owns the protection domain and one completion

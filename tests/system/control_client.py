@@ -71,6 +71,55 @@ def answer(s, timeout=15):
             return
 
 
+def expect_ack(s):
+    mtype, body = recv(s)
+    if mtype != 2:
+        print("error: " + body.decode(errors="replace") if mtype == 3 else "type %s" % mtype)
+        sys.exit(1)
+
+
+if CASE == "idle-flood":
+    # ARG = "N SECONDS": holds N idle connections (no byte sent) for SECONDS, opening a new one
+    # whenever the server closes one; prints how many the server closed. Runs before any
+    # connection of its own below.
+    n, secs = ARG.split()
+    n, secs = int(n), float(secs)
+    import selectors
+    sel = selectors.DefaultSelector()
+    closed = opened = 0
+
+    def open_one():
+        global opened
+        c = socket.socket()
+        c.settimeout(5)
+        try:
+            c.connect(("127.0.0.1", PORT))
+        except OSError:
+            c.close()
+            return
+        opened += 1
+        c.setblocking(False)
+        sel.register(c, selectors.EVENT_READ)
+
+    for _ in range(n):
+        open_one()
+    print("flood: %d connections open" % opened, flush=True)
+    end = time.time() + secs
+    while time.time() < end:
+        for key, _ in sel.select(timeout=0.2):
+            c = key.fileobj
+            try:
+                data = c.recv(4096)
+            except OSError:
+                data = b""
+            if not data:  # closed by the server: replace it
+                sel.unregister(c)
+                c.close()
+                closed += 1
+                open_one()
+    print("flood: opened %d, the server closed %d" % (opened, closed))
+    sys.exit(0)
+
 s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
 if CASE == "deep-addresses":
     # Valid hello + request, then an Addresses frame nested ~80,000 deep (~160 KB).
@@ -102,6 +151,43 @@ elif CASE == "silent-after-request":
     assert recv(s)[0] == 2
     send(s, 10, spec(timeout_ms=3600000))
     answer(s, timeout=120)
+elif CASE == "provider-env":
+    # An 8 B bw over ofi tcp;ofi_rxm whose provider_env (JSON in ARG) sizes libfabric's pools.
+    send(s, 1, hello())
+    expect_ack(s)
+    req = json.loads(spec(test="bw", transport="ofi", sizes=[8], iterations=10))
+    req["server_device"] = {"provider": "tcp;ofi_rxm", "device": "lo"}
+    req["provider_env"] = json.loads(ARG)
+    send(s, 10, json.dumps(req))
+    mtype, body = recv(s)
+    if mtype == 3:
+        print("error: " + body.decode(errors="replace"))
+    else:
+        # Accepted (the old server): hold the session a while so its memory can be sampled.
+        print("type %s" % mtype, flush=True)
+        answer(s, timeout=8)
+elif CASE == "hostile-address":
+    # A socket lat test whose Addresses name ARG = "HOST PORT" with device id 0, the smallest:
+    # a server that decides the connect role by the ids would connect there.
+    host, port = ARG.split()
+    send(s, 1, hello())
+    expect_ack(s)
+    send(s, 10, spec())
+    mtype, body = recv(s)
+    if mtype != 11:
+        print("error: " + body.decode(errors="replace") if mtype == 3 else "type %s" % mtype)
+        sys.exit(1)
+    mtype, body = recv(s)
+    if mtype != 12:
+        print("error: " + body.decode(errors="replace") if mtype == 3 else "type %s" % mtype)
+        sys.exit(1)
+    theirs = json.loads(body)
+    addr = bytes([1, 4]) + bytes(8) + struct.pack(">H", int(port)) + socket.inet_aton(host)
+    addr += bytes(12) + struct.pack("<Q", 0x1234567890ABCDEF)
+    assert len(addr) == 36
+    # The server's own region descriptor has the size the server checks for.
+    send(s, 12, json.dumps({"connectors": [addr.hex()], "regions": theirs["regions"]}))
+    answer(s, timeout=20)
 elif CASE == "idle":
     # Connects and says nothing; holds the connection for ARG seconds.
     time.sleep(float(ARG))

@@ -84,5 +84,46 @@ TEST(ControlDecode, WireEnv) {
   EXPECT_THROW(checkWireEnv(&bad, "env"), ProtocolError);
 }
 
+// The server's allowlist and bounds for adopted libfabric variables (issue 24, item 1).
+TEST(ControlDecode, BoundWireEnv) {
+  const WireEnvBudget budget{1ull << 30, 2ull << 20};
+  EXPECT_NO_THROW(boundWireEnv(nullptr, budget, "env"));
+  json ok = {{"FI_OFI_RXM_EAGER_LIMIT", "131072"},
+             {"FI_OFI_RXM_USE_RNDV_WRITE", "1"},
+             {"FI_OFI_RXM_DEF_WAIT_OBJ", "pollfd"},
+             {"FI_SHM_DISABLE_CMA", "yes"}};
+  EXPECT_NO_THROW(boundWireEnv(&ok, budget, "env"));
+  // libfabric's defaults are always allowed, even when they alone exceed a small --max-bytes.
+  json defaults = {{"FI_OFI_RXM_BUFFER_SIZE", "16384"}, {"FI_OFI_RXM_RX_SIZE", "2048"}};
+  EXPECT_EQ(rxmPoolBytes(defaults), 16384u * 4352u);
+  EXPECT_NO_THROW(boundWireEnv(&defaults, WireEnvBudget{1 << 20, 0}, "env"));
+  // The issue's attack: 1 MiB x 2048 receive buffers (4.1 GB), refused under 1 GiB.
+  json attack = {{"FI_OFI_RXM_BUFFER_SIZE", "1048576"}, {"FI_OFI_RXM_RX_SIZE", "2048"}};
+  EXPECT_EQ(rxmPoolBytes(attack), 1048576ull * 4352u);
+  try {
+    boundWireEnv(&attack, budget, "provider_env from 10.0.0.2:4000");
+    ADD_FAILURE() << "not refused";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("provider_env from 10.0.0.2:4000"), std::string::npos) << m;
+    EXPECT_NE(m.find("FI_OFI_RXM_BUFFER_SIZE=1048576"), std::string::npos) << m;
+    EXPECT_NE(m.find("4563402752 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("--max-bytes 1073741824"), std::string::npos) << m;
+  }
+  // The test's own buffers count too.
+  json mid = {{"FI_OFI_RXM_BUFFER_SIZE", "131072"}};  // 570 MB of pools
+  EXPECT_NO_THROW(boundWireEnv(&mid, budget, "env"));
+  EXPECT_THROW(boundWireEnv(&mid, WireEnvBudget{1ull << 30, 600ull << 20}, "env"), UsageError);
+  // Unknown names, non-decimal numbers, out-of-range values, bad words: refused.
+  for (json bad :
+       {json{{"FI_OFI_RXM_NOT_A_KNOB", "1"}}, json{{"FI_OFI_RXM_RX_SIZE", "0x800"}},
+        json{{"FI_OFI_RXM_RX_SIZE", "-1"}}, json{{"FI_OFI_RXM_RX_SIZE", "1e9"}},
+        json{{"FI_OFI_RXM_RX_SIZE", "65537"}}, json{{"FI_OFI_RXM_RX_SIZE", ""}},
+        json{{"FI_OFI_RXM_BUFFER_SIZE", "99999999999999999999999"}},
+        json{{"FI_OFI_RXM_USE_SRX", "maybe"}}, json{{"FI_OFI_RXM_DEF_WAIT_OBJ", "yield"}},
+        json{{"FI_OFI_RXD_MAX_PEERS", "100000"}}})
+    EXPECT_THROW(boundWireEnv(&bad, budget, "env"), UsageError) << bad.dump();
+}
+
 }  // namespace
 }  // namespace rdmabench::engine::pairing

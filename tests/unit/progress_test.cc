@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "common/error.h"
 #include "engine/pingpong.h"
 #include "fake_device.h"
@@ -106,6 +108,36 @@ TEST_F(ProgressTest, NoProgressTimeoutStillFires) {
   // The stall is noticed at the first check (64 polls = 6.4 ms here), then 300 ms, checked
   // every 6.4 ms.
   EXPECT_LE(fakeClockNs() - start, 320 * kMs);
+}
+
+// A busy-polling loop whose peer stalls for more than kBackoffAfterNs sleeps between polls (a
+// stopped or slow client no longer costs the server a core until --max-timeout); a passive
+// target keeps polling.
+TEST_F(ProgressTest, BusyPollBacksOffAfterALongStall) {
+  for (bool passive : {false, true}) {
+    FakeDevice dev(1'000'000);  // 1 ms of fake time per poll
+    Progress p(dev, 60'000, nullptr, "peer", false);
+    p.setClock(&fakeNowNs);
+    p.setPassive(passive);
+    dev.schedule(1, transport::Completion{}, true);
+    while (p.pollOnce([](const transport::Completion&) {}) == 0) {
+    }
+    const int64_t last = fakeClockNs();
+    while (fakeClockNs() - last < Progress::kBackoffAfterNs + 100 * kMs)
+      p.pollOnce([](const transport::Completion&) {});
+    // Sleeping 100 us per poll: 5000 polls take >= 500 ms; polling on, microseconds each.
+    const int polls = passive ? 5000 : 200;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < polls; ++i)
+      p.pollOnce([](const transport::Completion&) {});
+    const auto us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    if (passive)
+      EXPECT_LT(us, 250'000) << "a passive target must keep busy polling";
+    else
+      EXPECT_GE(us, 200 * 100) << "200 idle polls after a 1.1 s stall slept " << us << " us";
+  }
 }
 
 // The whole ping-pong engine on the fake device: seconds of fake time with completions flowing

@@ -93,6 +93,25 @@ bool hasLine(const std::string& text, const std::string& line) {
   return false;
 }
 
+// A server's device properties reach the client's header: no terminal escape, no forged line
+// (issue 24, item 6), in every text format.
+TEST(Report, ServerDevicePropertiesAreEscapedInEveryTextHeader) {
+  RunInfo info = latencyRun();
+  info.remote = {{"device", "lo\x1b]0;owned\x07"},
+                 {"x\x1b[2Jkey", "v\nrdmabench: run OK"},
+                 {"protocol", {{"summary", "eager\x1b[31m <= 16 KiB\r"}}}};
+  for (const char* format : {"table", "perftest", "osu", "imb"}) {
+    const std::string text = run(format, info, {latencyRow(64, 1000)});
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << format << ":\n" << text;
+    EXPECT_EQ(text.find('\r'), std::string::npos) << format;
+    EXPECT_FALSE(hasLine(text, "rdmabench: run OK")) << format;
+  }
+  const std::string table = run("table", info, {latencyRow(64, 1000)});
+  EXPECT_NE(table.find("device=lo\\x1b]0;owned\\x07"), std::string::npos) << table;
+  EXPECT_NE(table.find("x\\x1b[2Jkey=v\\nrdmabench: run OK"), std::string::npos) << table;
+  EXPECT_NE(table.find("protocol=eager\\x1b[31m <= 16 KiB\\r"), std::string::npos) << table;
+}
+
 // ---------------------------------------------------------------- registry
 
 TEST(Report, FormatNamesListsEveryFormat) {

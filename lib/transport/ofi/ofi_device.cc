@@ -176,6 +176,9 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
     av_.reset(av);
   }
   deviceId_ = rng_();
+  // A server session takes the accepting role of every FI_EP_MSG connection (ofi_msg.cc).
+  acceptOnly_ = options.acceptOnly;
+  if (acceptOnly_) deviceId_ = 0;
 
   const uint32_t poolSize = txDepth_ + rxDepth_ + 64;
   fi_cq_attr cqAttr{};

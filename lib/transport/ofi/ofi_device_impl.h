@@ -150,9 +150,10 @@ class OfiDevice final : public Device {
   uint32_t rxDepth_ = 0;
   Caps caps_;
   uint64_t nextKey_ = 1;
-  uint64_t deviceId_ = 0;  // FI_EP_MSG: random; the smaller id of a pair accepts
-  bool posted_ = false;    // anything was posted (teardown then drains the CQ first)  //
-                           // requested_key when the provider does not choose keys
+  uint64_t deviceId_ = 0;    // FI_EP_MSG: random; the smaller id of a pair accepts
+  bool acceptOnly_ = false;  // DeviceOptions::acceptOnly: id 0, FI_EP_MSG never fi_connect()s
+  bool posted_ = false;      // anything was posted (teardown then drains the CQ first)  //
+                             // requested_key when the provider does not choose keys
 
   // Declared in creation order; destroyed in reverse: ep, CQ, AV, domain, fabric (MRs are
   // owned by the caller and must be gone before the device).

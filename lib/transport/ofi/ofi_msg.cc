@@ -126,6 +126,11 @@ void OfiDevice::connectMsg(uint32_t conn, const std::vector<uint8_t>& remote,
   // Deterministic roles (as the socket backend): the smaller (device id, token) accepts, the
   // larger connects, so two sides never both wait for a request.
   const bool accepting = deviceId_ != peerId ? deviceId_ < peerId : c.token < peerToken;
+  if (!accepting && acceptOnly_)
+    throw TransportError(fmt::format(
+        "ofi connect (FI_EP_MSG) on {}: peer {} (device id {}) would make this side connect to "
+        "it; this server only accepts data-path connections (the client connects)",
+        label_, c.peerName, peerId));
   c.role = accepting ? "accept" : "connect";
   fi_eq_cm_entry entry{};
   uint8_t data[kCmDataBytes];

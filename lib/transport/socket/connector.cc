@@ -73,6 +73,13 @@ std::unique_ptr<Endpoint> SocketConnector::connect(const std::vector<uint8_t>& r
         fmt::format("socket connect: peer address {} is this connector's own address", peer));
   bool accepting = std::lexicographical_compare(localBytes_.begin(), localBytes_.end(),
                                                 remoteAddress.begin(), remoteAddress.end());
+  // A server session never connects to an address its client names (it could name any host
+  // and port): only a peer that advertises device id 0 itself gets here.
+  if (!accepting && device_.acceptOnly())
+    throw TransportError(fmt::format(
+        "socket connect: peer address {} (device id {:016x}) would make this side connect to it; "
+        "this server only accepts data-path connections (the client connects)",
+        peer, remote.deviceId));
   Fd fd = accepting ? acceptPeer(peer, deadline) : connectPeer(remote, peer, deadline);
   unregister();
   return std::make_unique<SocketEndpoint>(device_, std::move(fd), peer,

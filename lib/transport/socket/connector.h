@@ -8,6 +8,8 @@
 // backlog completes its handshake), and an acceptor only waits for a device with a larger id;
 // so with one thread per Device, any number of connectors may connect to their peers in any
 // order without deadlock (every chain of waits ends at the largest id, which never waits).
+// A device opened with DeviceOptions::acceptOnly (a server session) has id 0 and refuses to
+// connect (TransportError) instead of connecting to an address its peer chose.
 // Connecting two connectors of the SAME device from one thread blocks (the acceptor waits for
 // a connect() that the same thread has not yet made): use two threads. Not thread-safe.
 

@@ -95,6 +95,9 @@ SocketDevice::SocketDevice(const DeviceOptions& options)
   std::random_device rd;
   nextKey_ = ((static_cast<uint64_t>(rd()) << 32) ^ rd()) | 1;
   deviceId_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  // The smallest id: every peer with a random (non-zero) id connects to us (connector.h).
+  acceptOnly_ = options.acceptOnly;
+  if (acceptOnly_) deviceId_ = 0;
   std::optional<SockAddr> peer;
   if (!peerHost_.empty()) peer = resolveHost(peerHost_, "peer host");
   if (!localHost_.empty()) {

@@ -53,6 +53,8 @@ class SocketDevice : public Device {
   const SockAddr& advertisedAddress() const { return advertised_; }
   // Random 64-bit id carried in every connector address; orders devices for connect roles.
   uint64_t deviceId() const { return deviceId_; }
+  // DeviceOptions::acceptOnly: this device's connectors only accept (its device id is 0).
+  bool acceptOnly() const { return acceptOnly_; }
   // The one listening socket of this device, shared by its connectors (listener.h); they hold
   // it by shared_ptr, so a connector that outlives the device stays safe.
   const std::shared_ptr<ListenerHub>& listeners() const { return listeners_; }
@@ -81,6 +83,7 @@ class SocketDevice : public Device {
   bool useEvent_;
   uint64_t nextKey_;
   uint64_t deviceId_;
+  bool acceptOnly_ = false;
   std::unordered_map<uint64_t, RegionSlot> regions_;
   std::vector<SocketEndpoint*> endpoints_;
   Fd epoll_;
