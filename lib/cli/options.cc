@@ -206,9 +206,9 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
   if (bw)
     general.add_options()(
         "mode", po::value<std::string>(),
-        "window (osu_bw: windows of --window messages, acked) | stream (perftest: --tx-depth "
-        "posts kept in flight); default window")("window,w", po::value<std::string>(),
-                                                 "window mode: messages per window (default 64)")(
+        "window | stream: osu_bw's windows of --window messages, acked, or perftest's --tx-depth "
+        "posts kept in flight; -f perftest does not change it (default window)")(
+        "window,w", po::value<std::string>(), "window mode: messages per window (default 64)")(
         "bidir,b", po::bool_switch(), "bidirectional (osu_bibw)")(
         "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
         "cq-mod", po::value<std::string>(),

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "common/version.h"
 #include "common/text_escape.h"
+#include "common/version.h"
 
 namespace rdmabench::report::detail {
 
