@@ -3,6 +3,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <rdma/fabric.h>
@@ -15,6 +17,83 @@
 #include "transport/ofi/ofi_device_impl.h"
 
 namespace rdmabench::transport::ofi {
+
+namespace {
+
+// A numeric IP (IPv4, IPv6, IPv4-mapped IPv6 read as IPv4, an IPv6 scope suffix ignored) in one
+// canonical text form; "" when `host` is not numeric.
+std::string canonicalIp(const std::string& host) {
+  std::string h = host.substr(0, host.find('%'));
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  char out[INET6_ADDRSTRLEN] = "";
+  in_addr a4{};
+  if (inet_pton(AF_INET, h.c_str(), &a4) == 1) return inet_ntop(AF_INET, &a4, out, sizeof out);
+  in6_addr a6{};
+  if (inet_pton(AF_INET6, h.c_str(), &a6) != 1) return "";
+  if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+    std::memcpy(&a4, a6.s6_addr + 12, 4);
+    return inet_ntop(AF_INET, &a4, out, sizeof out);
+  }
+  return inet_ntop(AF_INET6, &a6, out, sizeof out);
+}
+
+// The IP of a sockaddr-format endpoint name (FI_SOCKADDR, _IN, _IN6), canonical; "" for formats
+// that carry none (shm's strings, IB addresses).
+std::string endpointIp(uint32_t format, const void* name) {
+  sockaddr_storage ss{};
+  std::memcpy(&ss, name, sizeof(sockaddr_in6));  // the name is zero-padded (ofi_wire.h)
+  // The family must be the one the format implies: the provider reads the format's layout.
+  const bool in4 = format == FI_SOCKADDR_IN || format == FI_SOCKADDR;
+  const bool in6 = format == FI_SOCKADDR_IN6 || format == FI_SOCKADDR;
+  if (!in4 && !in6) return "";
+  char ip[INET6_ADDRSTRLEN] = "";
+  if (in4 && ss.ss_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, ip, sizeof ip);
+  else if (in6 && ss.ss_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr, ip, sizeof ip);
+  else
+    return "?";  // a family the format does not carry: never one of ours
+  return canonicalIp(ip);
+}
+
+bool isLoopback(const std::string& ip) {
+  return ip.rfind("127.", 0) == 0 || ip == "::1";
+}
+
+// True when `ip` is one of this host's addresses (bind() to it succeeds; nothing is sent).
+bool isLocalAddress(const std::string& ip) {
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  if (inet_pton(AF_INET, ip.c_str(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr) == 1) {
+    ss.ss_family = AF_INET;
+    len = sizeof(sockaddr_in);
+  } else if (inet_pton(AF_INET6, ip.c_str(), &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr) ==
+             1) {
+    ss.ss_family = AF_INET6;
+    len = sizeof(sockaddr_in6);
+  } else {
+    return false;
+  }
+  const int fd = ::socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&ss), len) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+std::string rdmPeerRefusal(const std::string& controlPeer, uint32_t format, const void* name) {
+  const std::string ip = endpointIp(format, name);
+  const std::string control = canonicalIp(controlPeer);
+  if (ip.empty() || control.empty() || ip == control) return "";
+  if (isLoopback(control) && ip != "?" && isLocalAddress(ip)) return "";
+  return fmt::format(
+      "peer address {} is not the host of the control connection ({}); a server session only "
+      "sends to the host that connected (docs/wire-protocol.md): connect to the server over the "
+      "network the data path uses",
+      ip, control);
+}
 
 std::string OfiDevice::addressString(const void* name) const {
   if (!av_) {
@@ -75,6 +154,13 @@ void OfiDevice::connect(uint32_t conn, const std::vector<uint8_t>& remote) {
         "the same provider",
         label_, format, sel_.info->addr_format));
   const void* name = peer.name.data();
+  // A server session never sends to an address the client names but does not own: rxm would
+  // open a connection there (a port probe for the client). Checked before fi_av_insert.
+  if (acceptOnly_) {
+    const std::string refusal = rdmPeerRefusal(peerHost_, format, name);
+    if (!refusal.empty())
+      throw TransportError(fmt::format("ofi connect on {}: {}", label_, refusal));
+  }
   const std::string key(peer.name.begin(),
                         peer.name.begin() + static_cast<std::ptrdiff_t>(peer.nameBytes));
   ConnState& c = *conns_[conn];

@@ -179,6 +179,7 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
   // A server session takes the accepting role of every FI_EP_MSG connection (ofi_msg.cc).
   acceptOnly_ = options.acceptOnly;
   if (acceptOnly_) deviceId_ = 0;
+  peerHost_ = options.peerHost;
 
   const uint32_t poolSize = txDepth_ + rxDepth_ + 64;
   fi_cq_attr cqAttr{};

@@ -31,6 +31,12 @@
 
 namespace rdmabench::transport::ofi {
 
+// Why a server session (DeviceOptions::acceptOnly) refuses an RDM peer's endpoint name, or "":
+// a sockaddr-format name must carry the IP of the control connection's peer `controlPeer`, or,
+// when that peer is a loopback address, one of this host's own addresses. Names without an IP
+// (shm, IB) and an empty `controlPeer` pass. Thread-safe; binds a probe socket, sends nothing.
+std::string rdmPeerRefusal(const std::string& controlPeer, uint32_t format, const void* name);
+
 constexpr int kEqWaitSliceMs = 10;        // fi_eq_sread slice (interrupt checks in between)
 constexpr size_t kCmDataBytes = 8;        // connection request / accept payload: the token
 constexpr size_t kCqBatch = 32;           // entries per fi_cq_read
@@ -152,8 +158,11 @@ class OfiDevice final : public Device {
   uint64_t nextKey_ = 1;
   uint64_t deviceId_ = 0;    // FI_EP_MSG: random; the smaller id of a pair accepts
   bool acceptOnly_ = false;  // DeviceOptions::acceptOnly: id 0, FI_EP_MSG never fi_connect()s
-  bool posted_ = false;      // anything was posted (teardown then drains the CQ first)  //
-                             // requested_key when the provider does not choose keys
+  // DeviceOptions::peerHost of an acceptOnly device: an RDM peer's IP must be this host (or, when
+  // it is a loopback address, one of this host's own addresses) before fi_av_insert.
+  std::string peerHost_;
+  bool posted_ = false;  // anything was posted (teardown then drains the CQ first)  //
+                         // requested_key when the provider does not choose keys
 
   // Declared in creation order; destroyed in reverse: ep, CQ, AV, domain, fabric (MRs are
   // owned by the caller and must be gone before the device).
