@@ -3,8 +3,6 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <rdma/fabric.h>
@@ -15,27 +13,11 @@
 
 #include "common/error.h"
 #include "transport/ofi/ofi_device_impl.h"
+#include "transport/peer_check.h"
 
 namespace rdmabench::transport::ofi {
 
 namespace {
-
-// A numeric IP (IPv4, IPv6, IPv4-mapped IPv6 read as IPv4, an IPv6 scope suffix ignored) in one
-// canonical text form; "" when `host` is not numeric.
-std::string canonicalIp(const std::string& host) {
-  std::string h = host.substr(0, host.find('%'));
-  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  char out[INET6_ADDRSTRLEN] = "";
-  in_addr a4{};
-  if (inet_pton(AF_INET, h.c_str(), &a4) == 1) return inet_ntop(AF_INET, &a4, out, sizeof out);
-  in6_addr a6{};
-  if (inet_pton(AF_INET6, h.c_str(), &a6) != 1) return "";
-  if (IN6_IS_ADDR_V4MAPPED(&a6)) {
-    std::memcpy(&a4, a6.s6_addr + 12, 4);
-    return inet_ntop(AF_INET, &a4, out, sizeof out);
-  }
-  return inet_ntop(AF_INET6, &a6, out, sizeof out);
-}
 
 // The IP of a sockaddr-format endpoint name (FI_SOCKADDR, _IN, _IN6), canonical; "" for formats
 // that carry none (shm's strings, IB addresses).
@@ -56,43 +38,12 @@ std::string endpointIp(uint32_t format, const void* name) {
   return canonicalIp(ip);
 }
 
-bool isLoopback(const std::string& ip) {
-  return ip.rfind("127.", 0) == 0 || ip == "::1";
-}
-
-// True when `ip` is one of this host's addresses (bind() to it succeeds; nothing is sent).
-bool isLocalAddress(const std::string& ip) {
-  sockaddr_storage ss{};
-  socklen_t len = 0;
-  if (inet_pton(AF_INET, ip.c_str(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr) == 1) {
-    ss.ss_family = AF_INET;
-    len = sizeof(sockaddr_in);
-  } else if (inet_pton(AF_INET6, ip.c_str(), &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr) ==
-             1) {
-    ss.ss_family = AF_INET6;
-    len = sizeof(sockaddr_in6);
-  } else {
-    return false;
-  }
-  const int fd = ::socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&ss), len) == 0;
-  ::close(fd);
-  return ok;
-}
-
 }  // namespace
 
 std::string rdmPeerRefusal(const std::string& controlPeer, uint32_t format, const void* name) {
   const std::string ip = endpointIp(format, name);
-  const std::string control = canonicalIp(controlPeer);
-  if (ip.empty() || control.empty() || ip == control) return "";
-  if (isLoopback(control) && ip != "?" && isLocalAddress(ip)) return "";
-  return fmt::format(
-      "peer address {} is not the host of the control connection ({}); a server session only "
-      "sends to the host that connected (docs/wire-protocol.md): connect to the server over the "
-      "network the data path uses",
-      ip, control);
+  if (ip.empty()) return "";  // no IP in this format (shm, IB): nothing to probe with
+  return serverPeerRefusal(controlPeer, ip == "?" ? "(unreadable address)" : ip);
 }
 
 std::string OfiDevice::addressString(const void* name) const {

@@ -24,6 +24,7 @@
 #include "common/bytes.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "transport/peer_check.h"
 #include "transport/verbs/verbs_cm_address.h"
 #include "transport/verbs/verbs_core.h"
 
@@ -178,9 +179,14 @@ class CmConnector : public Connector {
     param.private_data = &local_.token;
     param.private_data_len = sizeof local_.token;
 
-    if (local_.lessThan(remote))
+    if (local_.lessThan(remote)) {
+      // A server session connects only to the host that connected to it: a client naming a low
+      // address elsewhere would make it rdma_connect() there (transport/peer_check.h).
+      if (core_->acceptOnly)
+        if (std::string why = serverPeerRefusal(core_->peerHost, remote.text()); !why.empty())
+          throw TransportError(fmt::format("verbs rdma_cm connect on {}: {}", core_->name, why));
       connectActive(remote, param, deadline);
-    else
+    } else
       acceptPassive(remote, param, deadline);
 
     ibv_qp* qp = cm_->conn_->qp;

@@ -66,6 +66,10 @@ struct Core {
   bool rdmaCm = false;                // connect QPs with librdmacm (verbs_cm.cc)
   ibv_context** cmDevices = nullptr;  // rdma_get_devices() list owning `ctx` in rdma_cm mode
   std::string localHost;              // DeviceOptions::localHost (rdma_cm bind fallback)
+  // DeviceOptions::acceptOnly / peerHost: a server session is rdma_cm's active side only towards
+  // the host of its control connection (transport/peer_check.h).
+  bool acceptOnly = false;
+  std::string peerHost;
 
   int liveQps = 0;  // QPs created on the CQ (connectors + endpoints)
   std::unordered_map<uint32_t, VerbsEndpoint*> endpoints;  // by local QPN

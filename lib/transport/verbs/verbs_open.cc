@@ -113,6 +113,8 @@ std::unique_ptr<Device> openDevice(const DeviceOptions& options) {
   c.port = port;
   c.rdmaCm = options.rdmaCm;
   c.localHost = options.localHost;
+  c.acceptOnly = options.acceptOnly;
+  c.peerHost = options.peerHost;
   if (c.rdmaCm) {
     // rdma_cm ids resolve to librdmacm's own contexts: the PD and CQ must live on the same
     // one, so the device is opened through rdma_get_devices().
