@@ -455,16 +455,7 @@ CongestionResult runIn(const CollectiveParams& p, const launch::RankInfo& info,
           descheduled.push_back(std::move(e));
         }
       }
-    if (!descheduled.empty()) {
-      res.info.extra["descheduled"] = descheduled;
-      std::string w = res.info.placement.value("warning", std::string());
-      res.info.placement["warning"] =
-          w + (w.empty() ? "" : "; ") +
-          fmt::format(
-              "{} victim phase(s) lost the CPU (extra.descheduled): use -e / "
-              "--use-event on, pin to idle cores (--cpu), or run fewer ranks per host",
-              descheduled.size());
-    }
+    noteDescheduled(res.info, descheduled, fmt::format("{} victim phase(s)", descheduled.size()));
     for (int m = 0; m < 2; ++m) {
       CongestionMetric x;
       x.bandwidth = m == 1;

@@ -242,16 +242,8 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
           descheduled.push_back(std::move(e));
         }
       }
-    if (!descheduled.empty()) {
-      res.info.extra["descheduled"] = descheduled;
-      std::string w = res.info.placement.value("warning", std::string());
-      res.info.placement["warning"] =
-          w + (w.empty() ? "" : "; ") +
-          fmt::format(
-              "{} of {} pair measurements lost the CPU (extra.descheduled): use -e / "
-              "--use-event on, pin to idle cores (--cpu), or run fewer ranks per host",
-              descheduled.size(), n * (n - 1));
-    }
+    noteDescheduled(res.info, descheduled,
+                    fmt::format("{} of {} pair measurements", descheduled.size(), n * (n - 1)));
     res.latOutliers = classifyMatrix(res.latMedianUs, p.outlierK);
     res.bwOutliers = classifyMatrix(cost, p.outlierK);
   }

@@ -53,4 +53,16 @@ report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
   return ri;
 }
 
+void noteDescheduled(report::RunInfo& info, const nlohmann::json& descheduled,
+                     const std::string& countText) {
+  if (descheduled.empty()) return;
+  info.extra["descheduled"] = descheduled;
+  std::string w = info.placement.value("warning", std::string());
+  info.placement["warning"] = w + (w.empty() ? "" : "; ") +
+                              fmt::format(
+                                  "{} lost the CPU (extra.descheduled): use -e / --use-event on, "
+                                  "pin to idle cores (--cpu), or run fewer ranks per host",
+                                  countText);
+}
+
 }  // namespace rdmabench::collective

@@ -4,6 +4,8 @@
 // Rank 0 only: it reads every rank's placement and host from the store (published by
 // placeRank and the Communicator). Errors: TimeoutError naming a rank that never published.
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "collective/bench.h"
@@ -18,5 +20,12 @@ namespace rdmabench::collective {
 report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
                                   const launch::RankInfo& info, const nlohmann::json& extra,
                                   const nlohmann::json& placement);
+
+// Records the measurements whose timed loop lost the CPU (docs/metrics.md "Descheduling") in
+// `info.extra["descheduled"]` and appends to the placement warning "COUNT_TEXT lost the CPU
+// (extra.descheduled): use -e ...". Nothing when `descheduled` is empty. Used by pairs and
+// congestion, whose reports come after the run.
+void noteDescheduled(report::RunInfo& info, const nlohmann::json& descheduled,
+                     const std::string& countText);
 
 }  // namespace rdmabench::collective
