@@ -194,6 +194,7 @@ json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun
     if (ppOut) {
       ppOut->seconds = r.seconds;
       ppOut->checkErrors = r.checkErrors;
+      ppOut->desched = r.desched;  // this chunk's; the client sums the chunks of a size
     }
     return j;
   }
