@@ -10,6 +10,7 @@ PORT=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); pr
 env -u RDMABENCH_TOKEN "$RB" rendezvous --port "$PORT" 2>"$TMP/store.err" &
 store=$!
 CLEANUP+=("kill -9 $store")
+wait_port "" "$PORT"  # the stranger connects once; it got "Connection refused" in a CI run
 args=(barrier --world-size 3 --rendezvous 127.0.0.1:$PORT --standalone-rendezvous --run-id legit
   -n 10 --timeout 20)
 pids=()
