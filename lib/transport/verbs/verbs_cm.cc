@@ -182,9 +182,12 @@ class CmConnector : public Connector {
     if (local_.lessThan(remote)) {
       // A server session connects only to the host that connected to it: a client naming a low
       // address elsewhere would make it rdma_connect() there (transport/peer_check.h).
-      if (core_->acceptOnly)
-        if (std::string why = serverPeerRefusal(core_->peerHost, remote.text()); !why.empty())
+      if (core_->acceptOnly) {
+        char ip[INET6_ADDRSTRLEN] = "";  // the IP alone: CmAddress::text() is "IP:PORT"
+        inet_ntop(remote.family == 4 ? AF_INET : AF_INET6, remote.ip.data(), ip, sizeof ip);
+        if (std::string why = serverPeerRefusal(core_->peerHost, ip); !why.empty())
           throw TransportError(fmt::format("verbs rdma_cm connect on {}: {}", core_->name, why));
+      }
       connectActive(remote, param, deadline);
     } else
       acceptPassive(remote, param, deadline);
