@@ -17,19 +17,14 @@
 #include "compare/text_util.h"
 #include "report/report.h"
 
+#include "fixtures.h"
+
 namespace rdmabench::compare {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string fixture(const std::string& name) {
-  std::ifstream in(fs::path(__FILE__).parent_path().parent_path() / "fixtures" / name,
-                   std::ios::binary);
-  EXPECT_TRUE(in.good()) << "missing fixture " << name;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using rdmabench::testing::fixture;  // tests/unit/fixtures.h
 
 ParsedInput readFixture(const std::string& name, const ReadOptions& o = {}) {
   return readText(fixture(name), name, o);

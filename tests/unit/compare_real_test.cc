@@ -19,19 +19,14 @@
 #include "compare/parse.h"
 #include "compare/plot.h"
 
+#include "fixtures.h"
+
 namespace rdmabench::compare {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string fixture(const std::string& name) {
-  std::ifstream in(fs::path(__FILE__).parent_path().parent_path() / "fixtures" / name,
-                   std::ios::binary);
-  EXPECT_TRUE(in.good()) << "missing fixture " << name;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using rdmabench::testing::fixture;  // tests/unit/fixtures.h
 
 ParsedInput read(const std::string& name) {
   return readText(fixture(name), name);
