@@ -104,6 +104,13 @@ std::string launcherDeath(int64_t waitMs) {
   return "launcher (pid " + std::to_string(launcher) + ") died";
 }
 
+std::string withLauncherDeath(const std::string& msg) {
+  if (gLauncherPid.load(std::memory_order_relaxed) == 0) return msg;
+  const std::string died = launcherDeath(interrupted() ? 500 : 0);
+  if (died.empty() || msg.find(died) != std::string::npos) return msg;
+  return died + ": " + msg;
+}
+
 void throwIfInterrupted(const char* phase) {
   if (!interrupted()) return;
   std::string died = launcherDeath();

@@ -43,6 +43,13 @@ void setLauncherStderr(int fd);
 // moment before getppid() changes). Cheap with waitMs 0 (one getppid()).
 std::string launcherDeath(int64_t waitMs = 0);
 
+// A forked rank's last error line: `msg` prefixed with "launcher (pid N) died: " when the launcher
+// died and `msg` does not name it yet (an error from a peer rank's closed connection can come
+// before this rank's own SIGTERM is handled), else `msg`. Waits up to 500 ms for the reparenting
+// once a signal arrived, 0 otherwise. Also points fd 2 back at the rank's own stderr then, so the
+// line is not lost in the dead launcher's folding pipe. Not thread-safe against launcherDeath().
+std::string withLauncherDeath(const std::string& msg);
+
 // Resets the flag (tests, and the server after it has torn down the interrupted session).
 void clearInterrupted();
 

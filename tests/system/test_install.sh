@@ -57,7 +57,8 @@ for p in "$(readlink -f "$BUILD")" "$SRC" "$P1"; do
   [ -z "$hits" ] || fail "installed files name $p: $hits"
 done
 # The binary: no RUNPATH into the build tree.
-if readelf -d "$P1/bin/rdmabench" | grep -E 'R(UN)?PATH' | grep -qF "$(readlink -f "$BUILD")"; then
+RPATHS=$(readelf -d "$P1/bin/rdmabench" | grep -E 'R(UN)?PATH' || true)
+if grep -qF "$(readlink -f "$BUILD")" <<<"$RPATHS"; then
   fail "bin/rdmabench keeps a build-tree RUNPATH: $(readelf -d "$P1/bin/rdmabench" | grep -E 'R(UN)?PATH')"
 fi
 pass "cmake --install: $(cd "$P1" && find . -type f | wc -l) files, no build-tree or prefix paths"
@@ -157,7 +158,9 @@ DEPENDS=$(dpkg-deb -f "$DEB" Depends)
 [ -n "$DEPENDS" ] || fail "the .deb has no Depends (dpkg-shlibdeps did not run?)"
 DEPNAMES=$(tr ',|' '\n\n' <<<"$DEPENDS" | sed 's/([^)]*)//g; s/ //g')
 for lib in "${NEEDED[@]}"; do
-  path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
+  # No early exit in awk: under pipefail, ldconfig killed by SIGPIPE would end the script
+  # silently (it did, in one CI run).
+  path=$(ldconfig -p | awk -v l="$lib" '!found && $1 == l && /x86-64/ {print $NF; found = 1}')
   [ -n "$path" ] || fail "ldconfig does not know $lib (NEEDED by the binary)"
   # The package that ships the soname link (merged /usr: dpkg may know it under /lib or /usr/lib).
   owner=$(dpkg -S "$path" 2>/dev/null || dpkg -S "/usr${path#/usr}" 2>/dev/null || dpkg -S "${path#/usr}" 2>/dev/null) ||
@@ -195,7 +198,7 @@ ROOT=$TMP/root
 mkdir "$ROOT" && tar -C "$ROOT" -xf "$TARBALL"
 # Mounts into the root, undone before anything is deleted (cleanup runs CLEANUP in reverse;
 # lib.sh's rm -rf of $TMP comes after it). rm --one-file-system never follows a mount.
-mounted() { findmnt -rn -o TARGET | grep -q "^$ROOT"; }
+mounted() { grep -q "^$ROOT" <<<"$(findmnt -rn -o TARGET)"; }
 unmount_root() {
   local m
   for m in $(findmnt -rn -o TARGET | grep "^$ROOT" | sort -r); do umount -l "$m" || true; done

@@ -146,6 +146,7 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
       }
     }
     std::cout.flush();
+    msg = withLauncherDeath(msg);  // after the teardown: a dead launcher is named, not lost
     std::cerr << fmt::format("rdmabench: error: rank {} on {}: {}\n", info.rank, info.host, msg);
     return exitCodeFor(e);
   }
