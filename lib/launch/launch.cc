@@ -429,6 +429,7 @@ std::unique_ptr<rendezvous::Store> connectStore(
                                                              rendezvous::StoreLimits{}, info.token);
     serverOut->setVerbose(false);
     serverOut->setRunDescription(info.runDescription);
+    serverOut->setTellLateRanksOfFailures(true);  // it goes away soon after rank 0 fails
     serverOut->startThread();
     if (host.empty()) host = "127.0.0.1";
   }

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -157,11 +158,22 @@ class TcpStoreServer {
   bool allLeft() const;
   // Ranks that joined so far (all runs, collected ones included). Same thread rule as allLeft().
   size_t joinedCount() const;
+  // Server with a run id (rank 0's embedded store): true once every rank of the run's world has
+  // joined at least once (or was refused) and none is connected any more. Without a run id:
+  // allLeft(). Same thread rule as allLeft(). A failing rank 0 serves until this holds, so ranks
+  // that start late still learn why the run failed instead of finding no store (Connection
+  // refused).
+  bool runComplete() const;
   // What the server holds, as of the end of the last serve() call (peakConnBufferedBytes: as it
   // happens). Thread-safe (any thread).
   StoreUsage usage() const;
   // Log lines (one per lost rank / refused client / closed connection) go to stderr when verbose.
   void setVerbose(bool verbose) { verbose_ = verbose; }
+  // Rank 0's embedded store (it goes away soon after rank 0 fails): failures of the run's ranks
+  // are also told to ranks that join later, as refusals always are. The `--np` launcher's store
+  // outlives its ranks and leaves it off: a late rank fails on its own check, and identical
+  // lines fold (launch/fold.h). Call before serving.
+  void setTellLateRanksOfFailures(bool on) { tellLateRanksOfFailures_ = on; }
   // The served run's JoinInfo::description, named when a rank of another run is refused before
   // any rank of this one joined. Call before serving.
   void setRunDescription(std::string description) { runDescription_ = std::move(description); }
@@ -214,9 +226,16 @@ class TcpStoreServer {
   bool verbose_ = false;
   std::map<int, std::unique_ptr<Conn>> conns_;
   std::map<std::string, std::unique_ptr<Run>> runs_;
-  // Server with a run id: rank-lost notes of ranks refused for another run id or world size,
-  // sent to every member of the run, also to those joining later (at most 16 kept).
+  // Server with a run id: rank-lost notes of ranks refused for another run id or world size
+  // (and, with setTellLateRanksOfFailures, of members of the run that failed or were lost), sent
+  // to every member of the run, also to those joining later (at most 16 kept): a rank that
+  // starts after the run failed learns why at once instead of waiting for its --timeout.
   std::vector<std::string> refusalNotes_;
+  bool tellLateRanksOfFailures_ = false;
+  // Server with a run id: its world size (0 until a rank of it joined) and the ranks of it that
+  // joined at least once or were refused (runComplete()).
+  int servedWorld_ = 0;
+  std::set<int> servedJoined_;
   std::string runDescription_;
   void noteRefusal(int rank, const std::string& host, const std::string& reason);
   size_t dataBytes_ = 0;      // StoreUsage::dataBytes
@@ -242,6 +261,16 @@ inline bool serveUntilAllLeft(TcpStoreServer& server, int64_t timeoutMs) {
   while (!server.allLeft() && !deadline.expired())
     server.serve(20);
   return server.allLeft();
+}
+
+// A failing rank 0's end of a run: as serveUntilAllLeft, but until runComplete() (every rank of
+// the world joined once, learnt of the failure and left) or `timeoutMs`. Returns runComplete().
+inline bool serveUntilRunComplete(TcpStoreServer& server, int64_t timeoutMs) {
+  server.stop();
+  Deadline deadline(timeoutMs);
+  while (!server.runComplete() && !deadline.expired())
+    server.serve(20);
+  return server.runComplete();
 }
 
 // A directory on a shared file system: one file per key, written to a temporary name and

@@ -189,6 +189,14 @@ size_t TcpStoreServer::joinedCount() const {
   return joinedEver_;
 }
 
+bool TcpStoreServer::runComplete() const {
+  if (runId_.empty()) return allLeft();
+  if (servedWorld_ == 0 || liveRanks_ != 0) return false;
+  // Refused ranks count as come (noteRefusal); ranks outside the world do not.
+  auto inWorld = servedJoined_.lower_bound(servedWorld_);
+  return static_cast<int>(std::distance(servedJoined_.begin(), inWorld)) >= servedWorld_;
+}
+
 StoreUsage TcpStoreServer::usage() const {
   StoreUsage u;
   u.dataBytes = published_.dataBytes.load(std::memory_order_relaxed);

@@ -163,6 +163,10 @@ void TcpStoreServer::join(Conn& c, const std::string& payload) {
   c.run = run.get();
   c.rank = rank;
   c.stage = 2;
+  if (!runId_.empty()) {
+    servedWorld_ = world;
+    servedJoined_.insert(rank);
+  }
   sendFrame(c, kStoreJoinAck, json{{"world_size", world}}.dump());
   if (!runId_.empty())  // refusals before this rank joined: it fails now, naming them
     for (const std::string& note : refusalNotes_)
@@ -176,6 +180,7 @@ void TcpStoreServer::noteRefusal(int rank, const std::string& host, const std::s
       {"reason", "was refused by the store: " + reason},
       {"clean", false}}.dump();
   if (refusalNotes_.size() < 16) refusalNotes_.push_back(note);
+  if (servedJoined_.size() < 4096) servedJoined_.insert(rank);  // it came, and was told why
   auto run = runs_.find(runId_);
   if (run == runs_.end()) return;
   for (auto& [r, m] : run->second->members) {
@@ -337,6 +342,10 @@ void TcpStoreServer::closeConn(int fd, const std::string& reason, bool clean) {
                                escapeForLog(m.host), escapeForLog(reason));
     std::string note =
         json{{"rank", c->rank}, {"host", m.host}, {"reason", reason}, {"clean", clean}}.dump();
+    // Ranks of this run that join later are told too (join() sends these notes).
+    if (tellLateRanksOfFailures_ && !runId_.empty() && run.id == runId_ &&
+        refusalNotes_.size() < 16)
+      refusalNotes_.push_back(note);
     for (auto& [rank, other] : run.members) {
       if (other.fd < 0) continue;
       auto o = conns_.find(other.fd);

@@ -204,6 +204,43 @@ TEST(TcpStoreRefusal, RefusedRankFailsTheRun) {
   server.stop();
 }
 
+// Rank 0's embedded store: rank 0 fails before rank 1 has started. The store stays up until
+// every rank of the world came (runComplete), and rank 1, joining late, learns the failure at
+// once instead of waiting for rank 0's keys until its timeout. Without the option (the --np
+// launcher's store) a late rank is not told.
+TEST(TcpStoreLateRank, LearnsTheRunFailedAndCompletesTheRun) {
+  for (bool tell : {true, false}) {
+    SCOPED_TRACE(tell);
+    TcpStoreServer server("127.0.0.1", 0, "run-a");
+    server.setVerbose(false);
+    server.setTellLateRanksOfFailures(tell);
+    server.startThread();
+    auto join = [&](int rank) {
+      JoinInfo j{"run-a", rank, 2, "h" + std::to_string(rank)};
+      return std::make_unique<TcpStoreClient>("127.0.0.1", server.port(), j, 3000);
+    };
+    auto a = join(0);
+    a->leave(false, "--cpu 99: not within the CPUs allowed here");
+    a.reset();
+    std::thread late([&] {
+      usleep(100000);  // after the failing rank left
+      auto b = join(1);
+      try {
+        b->get("k", tell ? 5000 : 300);
+        ADD_FAILURE() << "no failure";
+      } catch (const std::exception& e) {  // PeerError when told, else TimeoutError
+        const std::string m = e.what();
+        EXPECT_EQ(m.find("rank 0 on host h0 failed: --cpu 99") != std::string::npos, tell) << m;
+      }
+      b->leave(false, "gave up");
+    });
+    // Not complete while rank 1 has not come: the server keeps serving for it.
+    EXPECT_TRUE(serveUntilRunComplete(server, 20000));
+    EXPECT_EQ(server.joinedCount(), 2u);
+    late.join();
+  }
+}
+
 // #12: a store with a token admits only hellos that carry it; the refusal names neither token.
 TEST(TcpStoreToken, OnlyTheJobsRanksGetIn) {
   TcpStoreServer server("127.0.0.1", 0, "run-t", {}, "job-secret");

@@ -21,6 +21,7 @@
 #include "collective/pairs.h"
 #include "collective/pairs_report.h"
 #include "collective/sharp/sharp.h"
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/output.h"
@@ -88,6 +89,7 @@ int runCongestionRank(const cli::CollCommand& cmd, const collective::CollectiveP
 
 // One rank, start to end. Returns its exit status; prints its own one-line error.
 int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
+  const int64_t startNs = nowNs();
   std::unique_ptr<rendezvous::TcpStoreServer> server;
   std::unique_ptr<rendezvous::Store> store;
   std::unique_ptr<ResultOutput> output;
@@ -136,18 +138,24 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     if (reporter) reporter->abort(msg);
     if (output) output->finishAfterFailure();  // the rows so far and the error, atomically
     if (store) store->leave(false, msg);
-    // Rank 0 hosts the store: serve a little longer, so ranks still waiting on it learn which
-    // rank failed and why (and leave) instead of only seeing the store's connection close.
+    std::cout.flush();
+    msg = withLauncherDeath(msg);  // after the teardown: a dead launcher is named, not lost
+    std::cerr << fmt::format("rdmabench: error: rank {} on {}: {}\n", info.rank, info.host, msg);
+    // Rank 0 hosts the store: its error is out; now it serves a little longer, so ranks still
+    // waiting on it learn which rank failed and why (and leave) instead of only seeing the store's
+    // connection close, and ranks not started yet find the store and the reason instead of
+    // "Connection refused" until their --timeout: until every rank came, up to --timeout after this
+    // rank's start (at least 3 s: a rank that failed by timing out itself does not wait that long
+    // again).
     if (server) {
       try {
-        rendezvous::serveUntilAllLeft(*server, std::min<int64_t>(cmd.params.timeoutMs, 3000));
+        const int64_t ranForMs = (nowNs() - startNs) / 1'000'000;
+        rendezvous::serveUntilRunComplete(*server,
+                                          std::max<int64_t>(3000, cmd.params.timeoutMs - ranForMs));
       } catch (const std::exception&) {
         server->stop();  // the original error is the one to report
       }
     }
-    std::cout.flush();
-    msg = withLauncherDeath(msg);  // after the teardown: a dead launcher is named, not lost
-    std::cerr << fmt::format("rdmabench: error: rank {} on {}: {}\n", info.rank, info.host, msg);
     return exitCodeFor(e);
   }
 }
