@@ -117,26 +117,31 @@ LogHistogram LogHistogram::fromJson(const nlohmann::json& j, std::string_view wh
 }
 
 void addDelays(const DetourTrace& trace, int64_t workNs, size_t starts, LogHistogram& into) {
-  if (workNs <= 0 || trace.loopNs <= workNs || starts == 0) return;
   const auto& d = trace.detours;
-  const int64_t span = trace.loopNs - workNs;
+  // Calls start at evenly spaced points of the rank's own (undisturbed) time: a rank starts its
+  // next call when it is running, never inside a detour.
+  int64_t stolen = 0;
+  for (const Detour& x : d)
+    stolen += x.lengthNs;
+  const int64_t undisturbed = trace.loopNs - stolen;
+  if (workNs <= 0 || undisturbed <= workNs || starts == 0) return;
+  const int64_t span = undisturbed - workNs;
   const size_t n = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(starts), span));
-  size_t lo = 0;  // first detour that ends after the current start
+  size_t next = 0;     // first detour after the current start
+  int64_t before = 0;  // lengths of the detours before it
   for (size_t i = 0; i < n; ++i) {
-    const int64_t s = static_cast<int64_t>(static_cast<__int128>(span) * static_cast<__int128>(i) /
+    const int64_t u = static_cast<int64_t>(static_cast<__int128>(span) * static_cast<__int128>(i) /
                                            static_cast<__int128>(n));
-    while (lo < d.size() && d[lo].startNs + d[lo].lengthNs <= s)
-      ++lo;
-    int64_t pos = s, remaining = workNs;
-    size_t j = lo;
-    if (j < d.size() && d[j].startNs <= pos) {  // in progress at the start
-      pos = d[j].startNs + d[j].lengthNs;
-      ++j;
+    // Detour k sits at undisturbed time start_k - (lengths before k).
+    while (next < d.size() && d[next].startNs - before <= u) {
+      before += d[next].lengthNs;
+      ++next;
     }
-    while (j < d.size() && d[j].startNs < pos + remaining) {
+    const int64_t s = u + before;  // wall time of the start
+    int64_t pos = s, remaining = workNs;
+    for (size_t j = next; j < d.size() && d[j].startNs < pos + remaining; ++j) {
       remaining -= std::max<int64_t>(0, d[j].startNs - pos);
       pos = std::max(pos, d[j].startNs + d[j].lengthNs);
-      ++j;
     }
     into.add(pos + remaining - s - workNs);
   }

@@ -8,9 +8,13 @@
 // Hoefler, Schneider, Lumsdaine, "Characterizing the Influence of System Noise on Large-Scale
 // Applications by Simulation" (SC'10), who inject measured detour traces into the compute phases
 // of a simulation; here the measured traces are replayed directly:
-//  1. D for one start time s: walk the rank's detour trace from s, accumulating T of undisturbed
-//     time; every detour met (and one already in progress at s) adds its whole length. Start
-//     times are evenly spaced over the loop (up to kModelStarts per rank).
+//  1. D for one call: the call starts at a time s when the rank runs (never inside a detour: a
+//     rank starts its next call when it is running), walks the rank's detour trace from s
+//     accumulating T of undisturbed time, and every detour that begins before the work is done
+//     adds its whole length. Start times are evenly spaced over the rank's undisturbed time (up
+//     to kModelStarts per rank), so a call meets a detour with probability ~ rate x T, as
+//     back-to-back calls do (sampling wall-clock times instead would land inside long detours in
+//     proportion to their length: the inspection paradox).
 //  2. The D values of all ranks are pooled into one histogram (8 log2 bins per octave of ns, each
 //     bin keeping its sum, so its representative value is the mean of its members).
 //  3. With F the pooled CDF and the D_i taken as independent draws from it,

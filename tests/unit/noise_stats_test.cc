@@ -96,15 +96,16 @@ TEST(NoiseModel, HistogramExpectedMax) {
 }
 
 TEST(NoiseModel, ReplayedDelaysOfPeriodicNoise) {
-  // 10 us detours every 1 ms, work T = 1 us: a start in (d - T, d] meets the whole detour, one
-  // in (d, d + 10 us) waits for the rest. P(delayed) = (T + len) / period = 1.1%; mean delay
-  // = (T len + len^2 / 2) / period = 60 ns; the max over many ranks is the detour, 10 us.
+  // 10 us detours every 1 ms over 100 ms, work T = 1 us, calls started evenly over the 99 ms the
+  // rank runs: a call meets a detour when one begins within its T, P = T x rate = 1 us x
+  // 100 / 99 ms = 0.101%, and then waits the whole 10 us: mean delay 10.1 ns. The max over many
+  // ranks is the detour, 10 us.
   DetourTrace t = periodic(100'000'000, 1'000'000, 10'000);
   LogHistogram h;
   addDelays(t, 1000, 200'000, h);
   EXPECT_EQ(h.count(), 200'000u);
-  EXPECT_NEAR(h.probabilityDelayed(1), 0.011, 0.0005);
-  EXPECT_NEAR(h.expectedMaxNs(1), 60.0, 3.0);
+  EXPECT_NEAR(h.probabilityDelayed(1), 100.0 * 1000 / 99'000'000, 0.00003);
+  EXPECT_NEAR(h.expectedMaxNs(1), 10.1, 0.3);
   EXPECT_NEAR(h.expectedMaxNs(1e7), 10'000.0, 300.0);
   Prediction p = predict(h, 1'000'000, 1.0);
   EXPECT_NEAR(p.delayUs, 10.0, 0.3);
