@@ -619,8 +619,8 @@ std::string noisePlotScript(const NoiseReport& r, const std::string& path) {
         static_cast<size_t>(std::find(hosts.begin(), hosts.end(), x.host) - hosts.begin());
     s += fmt::format("{} {} {:.6f}\n", x.cpu, row, x.stats.stolenPct);
   }
-  s += "EOD\nplot $heat using 1:2:3 with boxxyerror notitle fs solid lc palette, "
-       "'' using 1:2:3 with points pt 5 ps 3 lc palette notitle\n";
+  s += "EOD\nplot $heat using 1:2:(0.45):(0.45):3 with boxxyerror fs solid 1.0 lc palette "
+       "notitle, '' using 1:2:(sprintf(\"%.2f\", $3)) with labels notitle\n";
   // Histogram of detour lengths (log x), pooled over the job.
   LogHistogram pooled;
   for (const auto& x : r.ranks)

@@ -57,6 +57,27 @@ TEST(NoiseStats, DetourLoopSeesASleep) {
   EXPECT_EQ(sum, t.stolenNs);
 }
 
+TEST(NoiseFwq, SpreadOfQuantumTimes) {
+  // Known answer: three quiet quanta of 100 us and one hit by a 100 us detour.
+  FwqTrace t;
+  t.ns = {100'000, 100'000, 200'000, 100'000};
+  FwqStats s = summarizeFwq(t);
+  EXPECT_EQ(s.quanta, 4u);
+  EXPECT_DOUBLE_EQ(s.minUs, 100);
+  EXPECT_DOUBLE_EQ(s.medianUs, 100);
+  EXPECT_DOUBLE_EQ(s.maxUs, 200);
+  EXPECT_DOUBLE_EQ(s.meanUs, 125);
+  EXPECT_DOUBLE_EQ(s.noiseRatio, 0.25);
+  // A real run calibrates its work to the quantum: the fastest quantum is near 100 us (the
+  // minimum over hundreds of quanta is robust to load; a factor of 2 covers frequency changes).
+  FwqTrace real = runFwq(100, 50'000'000);
+  FwqStats r = summarizeFwq(real);
+  EXPECT_GE(r.quanta, 10u);
+  EXPECT_GT(r.minUs, 50);
+  EXPECT_LT(r.minUs, 200);
+  EXPECT_GE(r.noiseRatio, 0);
+}
+
 TEST(NoiseOutliers, MedianPlusKMad) {
   // Eight quiet cores and one at 2%: median 0.1, MAD 0.01, spread max(0.01, 0.01, 0.05) = 0.05,
   // threshold 0.1 + 5 x 0.05 = 0.35.
