@@ -65,6 +65,29 @@ grep -q 'hidepid' "$TMP/t.txt" || fail "hidden processes not stated"
 [ "$(grep -cE '^ +[01] ' "$TMP/t.txt")" -ge 2 ] || fail "rank rows missing: $(cat "$TMP/t.txt")"
 pass "restricted /proc: measured, and said what it could not see"
 
+# CSV (one row per rank), the heat map, and more ranks than CPUs: warned and in the header.
+NP=$(($(nproc) + 1))
+timeout 60 "$RB" noise --np "$NP" -D 0.3 -f csv -o "$TMP/n.csv" --plot "$TMP/heat.svg" \
+  2>"$TMP/c.err" || fail "noise --np $NP -f csv failed: $(cat "$TMP/c.err")"
+head -1 "$TMP/n.csv" | grep -q '^rank,host,cpu,seconds,detours,detours_per_s,stolen_pct,' ||
+  fail "csv header: $(head -1 "$TMP/n.csv")"
+[ "$(tail -n +2 "$TMP/n.csv" | grep -c '^[0-9]')" = "$NP" ] || fail "csv rows: $(cat "$TMP/n.csv")"
+grep -q "oversubscribed" "$TMP/c.err" || fail "no oversubscription warning: $(cat "$TMP/c.err")"
+[ -s "$TMP/heat.svg" ] && grep -q "stolen time" "$TMP/heat.svg" || fail "no heat map"
+timeout 60 "$RB" noise --np "$NP" -D 0.2 >"$TMP/o.txt" 2>/dev/null || fail "oversubscribed run failed"
+grep -q "^# WARNING: oversubscribed: 2 ranks share cpu" "$TMP/o.txt" ||
+  fail "oversubscription not in the header: $(head -12 "$TMP/o.txt")"
+pass "csv, heat map, oversubscription"
+
+# A failed run still prints one valid JSON document on stdout (a rank that cannot reach the
+# rendezvous: --timeout bounds it).
+rc=0
+timeout 60 "$RB" noise --rank 0 --world-size 2 --rendezvous 127.0.0.1:1 --standalone-rendezvous \
+  --timeout 1 -D 0.2 -f json >"$TMP/e.json" 2>"$TMP/e.err" || rc=$?
+[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "expected a bounded failure, rc $rc"
+json_check "$TMP/e.json" 'd["test"] == "noise" and d["error"]'
+pass "failure: one JSON document with the error"
+
 # Bad input: one line naming option, value and limit; exit 2.
 expect_status 2 "--duration 0: out of range 0.1..86400 seconds" "$RB" noise --duration 0
 expect_status 2 "--threshold 0: out of range 0.05..1000000 us" "$RB" noise --threshold 0

@@ -31,6 +31,7 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
                     const std::string& commandLine, bool launched) {
   std::unique_ptr<rendezvous::TcpStoreServer> server;
   std::unique_ptr<rendezvous::Store> store;
+  bool reported = false;
   try {
     info.ifname = cmd.ifname;
     store = launch::connectStore(info, cmd.timeoutMs, server);
@@ -52,6 +53,7 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
       ResultOutput output(cmd.outputPath);
       noise::writeNoise(output.stream(), cmd.format, *report);
       output.finish();
+      reported = true;
       findings = noise::noiseFindings(*report);
     }
     store->leave(true, "");
@@ -81,8 +83,13 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
         server->stop();
       }
     }
-    std::cout.flush();
     msg = withLauncherDeath(msg);
+    // JSON on stdout stays one valid document: rank 0 prints the error as one when it had not
+    // printed its report (a file keeps its previous content, as with the other commands).
+    if (info.rank == 0 && !reported && cmd.format == "json" &&
+        (cmd.outputPath.empty() || cmd.outputPath == "-"))
+      noise::writeNoiseError(std::cout, cmd.format, msg);
+    std::cout.flush();
     std::cerr << fmt::format("rdmabench: error: rank {} on {}: {}\n", info.rank, info.host, msg);
     return exitCodeFor(e);
   }
