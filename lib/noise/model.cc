@@ -92,7 +92,9 @@ std::vector<LogHistogram::Bin> LogHistogram::bins() const {
 nlohmann::json LogHistogram::toJson() const {
   nlohmann::json a = nlohmann::json::array();
   for (size_t k = 0; k < counts_.size(); ++k)
-    if (counts_[k]) a.push_back({k, counts_[k], sums_[k]});
+    if (counts_[k])
+      a.push_back(
+          {k, counts_[k], static_cast<uint64_t>(std::llround(sums_[k]))});  // whole ns: shorter
   return a;
 }
 
