@@ -14,7 +14,7 @@ rounds=${2:-3}
 work=${3:-2000}
 period=${4:-10000}
 RB=$build/rdmabench
-tmp=$(mktemp -d)
+tmp=$(mktemp -d /tmp/rdmabench-noisebench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -Wall -Wextra -o "$tmp/inj" "$here/tests/system/noise_injector.c"
 tavg() { python3 -c "import json,sys; print(json.load(sys.stdin)['rows'][0]['collective']['t_avg_us'])"; }
@@ -24,6 +24,7 @@ noise() { chrt -f 20 "$RB" noise --np 2 -D 2 --sample 0 --predict-time "$1" -f j
 inject() { chrt -f 30 "$tmp/inj" 1 "$work" "$period" 3 rbnoiseinj >/dev/null & sleep 0.2; }
 echo "# host $(hostname), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); injector ${work} us every ${period} us on cpu 1"
 printf "%5s %10s %10s %12s %14s %7s\n" round "T[us]" "noisy[us]" "rise[us]" "predicted[us]" ratio
+: >"$tmp/ratios"
 for r in $(seq 1 "$rounds"); do
   t=$(allreduce)
   noise "$t" "$tmp/quiet.json"
@@ -35,4 +36,5 @@ r, t, tn, dq, dn = sys.argv[1], *map(float, sys.argv[2:])
 rise, pred = tn - t, dn - dq
 print(f"{r:>5} {t:10.2f} {tn:10.2f} {rise:12.2f} {pred:14.2f} {rise / pred if pred else float('nan'):7.2f}")
 PY
-done
+done | tee "$tmp/rows"
+awk '{print $6}' "$tmp/rows" | sort -g | awk '{v[NR]=$1} END {print "median ratio", v[int((NR+1)/2)]}'
