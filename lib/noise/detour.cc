@@ -32,8 +32,12 @@ DetourTrace runDetourLoop(int64_t durationNs, int64_t thresholdNs, double median
   DetourTrace t;
   t.thresholdNs = thresholdNs;
   t.medianStepNs = medianStepNs;
-  // Allocation inside the loop is noise of our own: reserve what a noisy core typically needs.
-  t.detours.reserve(std::min<size_t>(maxStored, 1u << 16));
+  // Growing the vector inside the loop (a copy of megabytes, fresh pages faulted in) would be
+  // noise of our own, recorded as detours: reserve and touch, before the clock starts, room for
+  // 20,000 detours/s (a very noisy core at a 1 us threshold), at most 1M entries (16 MB).
+  const double expected = 20'000.0 * static_cast<double>(durationNs) / 1e9 + 1024;
+  t.detours.resize(std::min<size_t>(maxStored, static_cast<size_t>(std::min(expected, 1e6))));
+  t.detours.clear();
   const int64_t start = measureNs();
   const int64_t end = start + durationNs;
   int64_t prev = start;
