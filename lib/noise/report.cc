@@ -237,6 +237,14 @@ NoiseReport buildReport(const NoiseConfig& config, std::vector<RankResult> ranks
       if (n > 1)
         r.warnings.push_back(fmt::format(
             "oversubscribed: {} ranks share cpu {} of {} (they measure each other)", n, cpu, host));
+  for (const auto& x : r.ranks)
+    if (static_cast<double>(x.thresholdNs) < 2 * x.medianStepNs) {
+      r.warnings.push_back(fmt::format(
+          "threshold {:.3f} us is below twice the loop's median step ({:.0f} ns, rank {}): "
+          "ordinary clock reads count as detours; raise --threshold",
+          static_cast<double>(x.thresholdNs) / 1e3, x.medianStepNs, x.rank));
+      break;
+    }
   int truncated = 0, interrupted = 0;
   for (const auto& x : r.ranks) {
     if (x.stored < x.stats.count) ++truncated;

@@ -43,8 +43,8 @@ TEST(NoiseStats, DefaultThreshold) {
   EXPECT_EQ(defaultThresholdNs(400), 2000);
 }
 
-TEST(NoiseStats, DetourLoopSeesASleep) {
-  // A loop interrupted by nothing we control still ends on time and counts consistently.
+TEST(NoiseStats, DetourLoopAccountsConsistently) {
+  // Whatever interrupts it, the loop ends on time and its count, sum and list agree.
   DetourTrace t = runDetourLoop(20'000'000, 1000, medianClockStepNs(10'000));
   EXPECT_GE(t.loopNs, 20'000'000);
   EXPECT_GT(t.iterations, 1000u);
@@ -171,6 +171,7 @@ TEST(NoiseReport, BuildNamesTheNoisyCoreAndSurvivesTheStore) {
   a.cpus.push_back(cs);
   NoiseReport rep = buildReport(cfg, ranks, {NodeAttribution::fromJson(a.toJson(), "t")});
   EXPECT_EQ(rep.nodes.size(), 2u);
+  EXPECT_TRUE(rep.warnings.empty());
   ASSERT_EQ(rep.coreRule.outliers, (std::vector<size_t>{3}));
   auto findings = noiseFindings(rep);
   ASSERT_EQ(findings.size(), 1u);
@@ -189,6 +190,13 @@ TEST(NoiseReport, BuildNamesTheNoisyCoreAndSurvivesTheStore) {
       EXPECT_EQ(j["ranks"][3]["sources"][0]["text"], s.text);
     }
   }
+  // A threshold below twice the clock step is warned about.
+  ranks[0].medianStepNs = 600;
+  ranks[0].thresholdNs = 1000;
+  NoiseReport warned = buildReport(cfg, ranks, {});
+  ASSERT_EQ(warned.warnings.size(), 1u);
+  EXPECT_NE(warned.warnings[0].find("below twice the loop's median step (600 ns, rank 0)"),
+            std::string::npos);
   std::ostringstream err;
   writeNoiseError(err, "json", "boom \"x\"");
   EXPECT_EQ(nlohmann::json::parse(err.str())["error"], "boom \"x\"");
