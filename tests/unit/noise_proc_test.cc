@@ -163,6 +163,30 @@ TEST(NoiseAttribution, TopSourcesPerCpuKnownAnswer) {
     EXPECT_EQ(s.text.find("rdmabench"), std::string::npos);
 }
 
+// Intermediate samples (--sample): a thread born after the start counts whole, one gone before
+// the end keeps what the last sample that saw it had.
+TEST(NoiseAttribution, TrackerAcrossSamples) {
+  Snapshot s1, s2, s3;
+  s1.tasks[10] = task(10, 10, "old", 0, 1000);
+  s1.tasks[20] = task(20, 20, "shortlived", 0, 500);
+  s2.tasks[10] = task(10, 10, "old", 0, 4000);
+  s2.tasks[20] = task(20, 20, "shortlived", 0, 2500);
+  s2.tasks[30] = task(30, 30, "born", 1, 7000);
+  s3.tasks[10] = task(10, 10, "old", 1, 9000);
+  s3.tasks[30] = task(30, 30, "born", 1, 8000);
+  TaskTracker tr;
+  tr.add(s1);
+  tr.add(s2);
+  tr.add(s3);
+  EXPECT_EQ(tr.samples(), 3);
+  const auto& d = tr.deltas();
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d.at(10).ns, 8000u);
+  EXPECT_EQ(d.at(10).processor, 1);  // where it last ran
+  EXPECT_EQ(d.at(20).ns, 2000u);
+  EXPECT_EQ(d.at(30).ns, 8000u);
+}
+
 TEST(NoiseAttribution, RestrictedProcSaysWhatItCouldNotSee) {
   Snapshot a, b;
   a.monoNs = 0;
