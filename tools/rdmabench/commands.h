@@ -30,6 +30,10 @@ int runPlotCommand(const std::vector<std::string>& args);
 // mpirun or explicit flags; rank 0 reports.
 int runCollectiveCommand(const std::string& test, const std::vector<std::string>& args,
                          const std::string& commandLine);
+// `rdmabench noise` (noise.cc, docs/noise.md): OS noise per core and node, its sources, and its
+// cost to a collective; N ranks as the collectives.
+int runNoiseCommand(const std::vector<std::string>& args, const std::string& commandLine);
+cli::OptionGroups noiseOptions();
 // `rdmabench rendezvous`: the standalone rendezvous store server.
 int runRendezvousCommand(const std::vector<std::string>& args);
 // `rdmabench version [--format json]` (version.cc): release, git describe, protocol, backends.

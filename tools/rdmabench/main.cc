@@ -248,6 +248,9 @@ std::vector<cli::CommandDoc> commandDocs() {
       {"congestion", "",
        "GPCNeT's congestion impact: victims' latency/bandwidth alone vs under incast",
        coll("congestion")},
+      {"noise", "",
+       "OS noise: detours per core and node, their sources, their cost to a collective",
+       noiseOptions},
       {"rendezvous", "", "standalone rendezvous server for N-rank runs", rendezvousOptions},
       {"compare", "FILE..",
        "line up rdmabench / OSU / IMB / perftest results: MPI overhead per size", compareOptions},
@@ -288,6 +291,7 @@ int main(int argc, char** argv) {
     if (command == "barrier" || command == "allreduce" || command == "ring" || command == "pairs" ||
         command == "congestion")
       return runCollectiveCommand(command, args, commandLine);
+    if (command == "noise") return runNoiseCommand(args, commandLine);
     if (command == "rendezvous") return runRendezvousCommand(args);
     if (command == "help") return runHelpCommand(args);
     if (command == "version" || command == "--version") return runVersionCommand(args);

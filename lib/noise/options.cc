@@ -1,0 +1,227 @@
+#include "noise/options.h"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cli/coll_options.h"
+#include "cli/options.h"
+#include "common/error.h"
+
+namespace rdmabench::noise {
+
+namespace po = boost::program_options;
+
+namespace {
+
+// Options that do not define the measurement (per-rank, launch plumbing, output): ranks started
+// by hand on several hosts differ in these and must share one run id (docs/rendezvous.md).
+bool definesMeasurement(const std::string& option) {
+  static const std::set<std::string> kNot = {
+      "help",       "np",     "rank",  "rendezvous",     "standalone-rendezvous",
+      "file-store", "run-id", "token", "ifname",         "timeout",
+      "format",     "output", "plot",  "fail-on-outlier"};
+  return kNot.count(option) == 0;
+}
+
+std::string measurementDescription(const po::variables_map& vm) {
+  std::string d = "noise";
+  for (const auto& [name, value] : vm) {
+    if (!definesMeasurement(name)) continue;
+    if (const bool* b = boost::any_cast<bool>(&value.value())) {
+      if (*b) d += " --" + name;
+    } else if (const std::string* s = boost::any_cast<std::string>(&value.value())) {
+      d += " --" + name + "=" + *s;
+    }
+  }
+  return d;
+}
+
+std::vector<std::string> splitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    out.push_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
+  NoiseCommand cmd;
+  NoiseConfig& c = cmd.config;
+  po::options_description general(
+      "Usage: rdmabench noise [options]\nOS noise: every rank spins on one core reading the "
+      "clock; gaps above a threshold are detours (time the core was taken away). Reports, per "
+      "core, node and job, detours/s, stolen time and detour lengths, names the noisiest cores "
+      "and nodes and their sources (/proc), and predicts what the noise costs a collective "
+      "(docs/noise.md).\n\nMeasurement");
+  general.add_options()("help,h", "show this help")(
+      "duration,D", po::value<std::string>(),
+      fmt::format("seconds each rank runs the detour loop, {}..{} (default 10)", kMinDurationSec,
+                  kMaxDurationSec)
+          .c_str())(
+      "threshold", po::value<std::string>(),
+      fmt::format("a gap between two clock reads above this many us is a detour, {}..{} "
+                  "(default: 5 x the loop's median step, at least 1 us)",
+                  kMinThresholdUs, kMaxThresholdUs)
+          .c_str())(
+      "sample", po::value<std::string>(),
+      fmt::format("seconds between /proc samples of each node's reader (start and end are always "
+                  "taken), 0..{}; 0 = start and end only (default 5)",
+                  kMaxSampleSec)
+          .c_str())(
+      "fwq", po::value<std::string>(),
+      fmt::format("after the detour loop, run fixed work quanta of US us (LLNL FWQ) for "
+                  "--duration and report the spread of their times, {}..{}",
+                  kMinFwqUs, kMaxFwqUs)
+          .c_str())(
+      "predict-time", po::value<std::string>(),
+      fmt::format("noise-free time T of the collective the cost model prices, us; comma list of "
+                  "up to {}, each {}..{} (default 20)",
+                  kMaxPredictTimes, kMinPredictUs, kMaxPredictUs)
+          .c_str())("predict-ranks", po::value<std::string>(),
+                    fmt::format("also price a collective of these rank counts (comma list of up "
+                                "to {}, each 1..{}); the job's own count is always priced",
+                                kMaxPredictRanks, kMaxPredictRanksValue)
+                        .c_str())(
+      "outlier-k", po::value<std::string>(),
+      "outlier threshold on stolen %: median + k x max(MAD, median/10, 0.05) (default 5)")(
+      "fail-on-outlier", po::bool_switch(), "exit 1 when a core or a node is an outlier")(
+      "no-pin", po::bool_switch(),
+      "do not pin: by default each rank is bound to one core (local rank i to the i-th allowed "
+      "CPU), a launcher's one-CPU binding is kept")(
+      "clock", po::value<std::string>(),
+      "auto | tsc | monotonic: the measurement clock (default "
+      "auto)")("timeout", po::value<std::string>(),
+               "longest wait for other ranks, seconds (default 10)");
+  po::options_description launchOpts(
+      "Launch and rendezvous (default: PMIx server / mpirun / Slurm / PMI environment, else "
+      "--np = one rank per allowed CPU of this host)");
+  launchOpts.add_options()("np", po::value<std::string>(), "fork N ranks on this host")(
+      "rank", po::value<std::string>(), "this rank (with --world-size and --rendezvous)")(
+      "world-size", po::value<std::string>(), "number of ranks")(
+      "rendezvous", po::value<std::string>(),
+      "auto (default: pmix under a PMIx server), pmix, tcp://HOST[:PORT] or HOST[:PORT] of rank "
+      "0's store server, file:DIR (shared FS)")(
+      "standalone-rendezvous", po::bool_switch(),
+      "the server runs as `rdmabench rendezvous`; rank 0 does not host one")(
+      "file-store", po::value<std::string>(), "rendezvous through files in DIR (shared FS)")(
+      "run-id", po::value<std::string>(), "job identity (default: derived from the command)")(
+      "token", po::value<std::string>(),
+      "access token of the rendezvous store (default: $RDMABENCH_TOKEN, else under Slurm one "
+      "derived from the job, with --np a random one)")(
+      "ifname", po::value<std::string>(),
+      "interfaces whose IPv4 address rank 0 publishes for its store under PMIx, as "
+      "NCCL_SOCKET_IFNAME (default: $RDMABENCH_IFNAME)");
+  po::options_description output("Output");
+  output.add_options()("format,f", po::value<std::string>(), "table | json | csv (default table)")(
+      "output,o", po::value<std::string>(), "write the report (rank 0) to FILE, atomically")(
+      "plot", po::value<std::string>(),
+      "nodes x cores heat map of stolen time and a histogram of detour lengths to FILE.png or "
+      "FILE.svg");
+  po::options_description all;
+  all.add(general).add(launchOpts).add(output);
+  po::variables_map vm = cli::parseOptions("noise", all, {}, args);
+  if (vm.count("help")) {
+    cmd.help = true;
+    cmd.helpGroups = cli::OptionGroups{general, launchOpts, output};
+    cmd.helpText = cli::renderHelp(cmd.helpGroups);
+    return cmd;
+  }
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  auto has = [&](const char* k) { return vm.count(k) > 0; };
+  if (has("duration"))
+    c.durationSec =
+        cli::parseSeconds(str("duration"), "--duration", kMinDurationSec, kMaxDurationSec);
+  if (has("threshold"))
+    c.thresholdUs =
+        cli::parseNumber(str("threshold"), "--threshold", kMinThresholdUs, kMaxThresholdUs, "us");
+  if (has("sample")) {
+    c.sampleSec = cli::parseSeconds(str("sample"), "--sample", 0, kMaxSampleSec);
+    if (c.sampleSec > 0 && c.sampleSec < 0.1)
+      throw UsageError(
+          fmt::format("--sample {}: out of range 0 (start and end only) or 0.1..{} seconds",
+                      str("sample"), kMaxSampleSec));
+  }
+  if (has("fwq")) c.fwqUs = cli::parseNumber(str("fwq"), "--fwq", kMinFwqUs, kMaxFwqUs, "us");
+  if (has("predict-time")) {
+    c.predictTimesUs.clear();
+    const auto items = splitComma(str("predict-time"));
+    if (items.size() > kMaxPredictTimes)
+      throw UsageError(fmt::format("--predict-time {}: {} values, at most {}", str("predict-time"),
+                                   items.size(), kMaxPredictTimes));
+    for (const auto& it : items)
+      c.predictTimesUs.push_back(
+          cli::parseNumber(it, "--predict-time", kMinPredictUs, kMaxPredictUs, "us"));
+  }
+  if (has("predict-ranks")) {
+    const auto items = splitComma(str("predict-ranks"));
+    if (items.size() > kMaxPredictRanks)
+      throw UsageError(fmt::format("--predict-ranks {}: {} values, at most {}",
+                                   str("predict-ranks"), items.size(), kMaxPredictRanks));
+    for (const auto& it : items)
+      c.predictRanks.push_back(
+          static_cast<int>(cli::parseUnsigned(it, "--predict-ranks", 1, kMaxPredictRanksValue)));
+  }
+  if (has("outlier-k")) c.outlierK = cli::parseNumber(str("outlier-k"), "--outlier-k", 0, 1000, "");
+  cmd.failOnOutlier = vm["fail-on-outlier"].as<bool>();
+  c.pin = !vm["no-pin"].as<bool>();
+  if (has("clock")) {
+    cmd.clock = str("clock");
+    if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
+      throw UsageError(fmt::format("--clock {}: unknown (valid: auto, tsc, monotonic)", cmd.clock));
+  }
+  if (has("timeout"))
+    cmd.timeoutMs =
+        static_cast<int64_t>(cli::parseSeconds(str("timeout"), "--timeout", 0.1, 3600) * 1000);
+  launch::LaunchOptions& l = cmd.launch;
+  if (has("np")) l.np = static_cast<int>(cli::parseUnsigned(str("np"), "--np", 1, 4096));
+  if (has("rank")) l.rank = static_cast<int>(cli::parseUnsigned(str("rank"), "--rank", 0, 1 << 24));
+  if (has("world-size"))
+    l.worldSize =
+        static_cast<int>(cli::parseUnsigned(str("world-size"), "--world-size", 1, 1 << 24));
+  if (has("rendezvous")) l.rendezvous = str("rendezvous");
+  l.standaloneServer = vm["standalone-rendezvous"].as<bool>();
+  if (has("file-store")) l.fileStore = str("file-store");
+  if (has("run-id")) l.runId = str("run-id");
+  if (has("token")) l.token = str("token");
+  l.runDescription = measurementDescription(vm);
+  l.defaultRunId = cli::defaultRunId(l.runDescription);
+  if (has("ifname")) {
+    cmd.ifname = str("ifname");
+    if (cmd.ifname.empty())
+      throw UsageError("--ifname '': no interface name (NAME[,NAME...], ^ to exclude, = exact)");
+  } else if (const char* e = std::getenv("RDMABENCH_IFNAME"); e != nullptr) {
+    cmd.ifname = e;
+  }
+  if (has("format")) cmd.format = str("format");
+  const auto& names = noiseFormatNames();
+  if (std::find(names.begin(), names.end(), cmd.format) == names.end())
+    throw UsageError(
+        fmt::format("--format {}: no noise layout (valid: table, json, csv)", cmd.format));
+  if (has("output")) cmd.outputPath = str("output");
+  if (has("plot")) {
+    cmd.plotPath = str("plot");
+    std::string lower = cmd.plotPath;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    auto endsWith = [&](const std::string& e) {
+      return lower.size() > e.size() && lower.compare(lower.size() - e.size(), e.size(), e) == 0;
+    };
+    if (!endsWith(".png") && !endsWith(".svg"))
+      throw UsageError(fmt::format("--plot {}: must end in .png or .svg", cmd.plotPath));
+  }
+  return cmd;
+}
+
+}  // namespace rdmabench::noise
