@@ -28,6 +28,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/json_read.h"
+#include "common/log.h"
 #include "common/socket_util.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/store.h"
@@ -163,7 +164,7 @@ void TcpStoreServer::startThread() {
       try {
         serve(-1);  // until an event, a waiter's deadline or stop()
       } catch (const std::exception& e) {
-        if (verbose_) std::cerr << "rdmabench rendezvous: " << e.what() << "\n";
+        if (verbose_) log::write(std::string("rdmabench rendezvous: ") + e.what() + "\n");
       }
     }
   });
@@ -318,14 +319,14 @@ void TcpStoreServer::acceptAll() {
 bool TcpStoreServer::onAcceptError(int err) {
   const bool outOfFds = err == EMFILE || err == ENFILE;
   if (!acceptTroubleLogged_ && verbose_)
-    std::cerr << fmt::format(
+    log::write(fmt::format(
         "rdmabench rendezvous: accept: {}{} ({} connections open); {}\n", std::strerror(err),
         err == EMFILE   ? " (EMFILE)"
         : err == ENFILE ? " (ENFILE)"
                         : "",
         conns_.size(),
         outOfFds ? "new connections are refused until descriptors are free (raise ulimit -n?)"
-                 : "accepting paused for 100 ms");
+                 : "accepting paused for 100 ms"));
   acceptTroubleLogged_ = true;
   if (outOfFds && reserveFd_ >= 0) {
     ::close(reserveFd_);
@@ -412,8 +413,8 @@ void TcpStoreServer::processInput(Conn& c) {
         return;
       }
       if (verbose_ && !c.refusalLogged)  // once per connection
-        std::cerr << fmt::format("rdmabench rendezvous: refused a message of rank {} from {}: {}\n",
-                                 c.rank, c.peer, msg);
+        log::write(fmt::format("rdmabench rendezvous: refused a message of rank {} from {}: {}\n",
+                               c.rank, c.peer, msg));
       c.refusalLogged = true;
       sendFrame(c, kError, msg);
       continue;
@@ -434,8 +435,8 @@ void TcpStoreServer::processInput(Conn& c) {
 
 void TcpStoreServer::refuse(Conn& c, const std::string& message) {
   if (verbose_)
-    std::cerr << fmt::format("rdmabench rendezvous: refused {}: {}\n", c.peer,
-                             escapeForLog(message));
+    log::write(
+        fmt::format("rdmabench rendezvous: refused {}: {}\n", c.peer, escapeForLog(message)));
   sendFrame(c, kError, message);
   if (!conns_.count(c.fd) || c.closing) return;
   c.closing = true;
@@ -518,7 +519,7 @@ void TcpStoreServer::expireConnections() {
     if (it == conns_.end()) continue;
     Conn& c = *it->second;
     if (verbose_)
-      std::cerr << fmt::format("rdmabench rendezvous: closed {}: {}\n", c.peer, d.reason);
+      log::write(fmt::format("rdmabench rendezvous: closed {}: {}\n", c.peer, d.reason));
     if (!d.tell.empty()) sendBestEffort(d.fd, c.out, kError, d.tell);
     closeConn(d.fd, d.reason, false);
   }
