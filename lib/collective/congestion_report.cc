@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "report/csv_writer.h"
 #include "report/format_util.h"
 #include "report/report.h"
 
@@ -29,14 +30,6 @@ std::string rankList(const std::vector<int>& v) {
     s += (i ? ", " : "") + std::to_string(v[i]);
   }
   return s;
-}
-
-std::string csvField(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s)
-    q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
 }
 
 std::string nodeOf(const CongestionResult& r, int rank) {
@@ -140,16 +133,15 @@ void writeCongestion(std::ostream& out, const std::string& format, const Congest
     doc["metrics"] = ms;
     out << doc.dump(2) << "\n";
   } else if (format == "csv") {
-    out << "metric,unit,bytes,window,iterations,victims,aggressors,pattern,seed,iso_p50,iso_p99,"
-           "cong_p50,cong_p99,impact_p50,impact_p99\n";
+    report::CsvWriter csv(out);
+    csv.row({"metric", "unit", "bytes", "window", "iterations", "victims", "aggressors", "pattern",
+             "seed", "iso_p50", "iso_p99", "cong_p50", "cong_p99", "impact_p50", "impact_p99"});
     for (const CongestionMetric& m : r.metrics)
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(m.name),
-                         m.bandwidth ? "MB/s" : "us", m.bytes, m.window, m.iterations,
-                         pl.victims.size(), pl.aggressors.size(), pattern, r.seed,
-                         congestionFigure(m, m.isoP50Us), congestionFigure(m, m.isoP99Us),
-                         congestionFigure(m, m.conP50Us), congestionFigure(m, m.conP99Us),
-                         impactFactor(m.isoP50Us, m.conP50Us),
-                         impactFactor(m.isoP99Us, m.conP99Us));
+      csv.record(m.name, m.bandwidth ? "MB/s" : "us", m.bytes, m.window, m.iterations,
+                 pl.victims.size(), pl.aggressors.size(), pattern, r.seed,
+                 congestionFigure(m, m.isoP50Us), congestionFigure(m, m.isoP99Us),
+                 congestionFigure(m, m.conP50Us), congestionFigure(m, m.conP99Us),
+                 impactFactor(m.isoP50Us, m.conP50Us), impactFactor(m.isoP99Us, m.conP99Us));
   } else {
     throw UsageError(
         fmt::format("--format {}: no congestion layout (valid: table, json, csv)", format));

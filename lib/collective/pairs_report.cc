@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "report/csv_writer.h"
 #include "report/format_util.h"
 #include "report/report.h"
 
@@ -45,14 +46,6 @@ ordered_json matrixJson(const std::vector<std::vector<double>>& m) {
     rows.push_back(std::move(j));
   }
   return rows;
-}
-
-std::string csvField(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s)
-    q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
 }
 
 struct Finding {
@@ -235,16 +228,16 @@ void writePairs(std::ostream& out, const std::string& format, const PairsResult&
     doc["outliers"] = outl;
     out << report::detail::dumpJson(doc) << "\n";
   } else if (format == "csv") {
-    out << "src_rank,dst_rank,src_host,dst_host,src_address,dst_address,lat_bytes,lat_median_us,"
-           "lat_min_us,lat_avg_us,lat_p99_us,bw_bytes,mb_per_s,lat_outlier,bw_outlier\n";
+    report::CsvWriter csv(out);
+    csv.row({"src_rank", "dst_rank", "src_host", "dst_host", "src_address", "dst_address",
+             "lat_bytes", "lat_median_us", "lat_min_us", "lat_avg_us", "lat_p99_us", "bw_bytes",
+             "mb_per_s", "lat_outlier", "bw_outlier"});
     for (int s = 0; s < n; ++s)
       for (int d = 0; d < n; ++d)
         if (s != d)
-          out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s, d,
-                             csvField(r.hosts[s]), csvField(r.hosts[d]), csvField(r.addresses[s]),
-                             csvField(r.addresses[d]), r.latBytes, r.latMedianUs[s][d],
-                             r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d], r.bwBytes,
-                             r.bwMBs[s][d], flag(r.latOutliers, s, d), flag(r.bwOutliers, s, d));
+          csv.record(s, d, r.hosts[s], r.hosts[d], r.addresses[s], r.addresses[d], r.latBytes,
+                     r.latMedianUs[s][d], r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d],
+                     r.bwBytes, r.bwMBs[s][d], flag(r.latOutliers, s, d), flag(r.bwOutliers, s, d));
   } else {
     throw UsageError(fmt::format("--format {}: no pairs layout (valid: table, json, csv)", format));
   }

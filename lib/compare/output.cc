@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "compare/compare.h"
+#include "report/csv_writer.h"
 
 namespace rdmabench::compare {
 
@@ -213,39 +216,29 @@ void writeJson(const Comparison& c, std::ostream& out) {
   out << doc.dump(1, ' ', false, ordered_json::error_handler_t::replace) << '\n';
 }
 
-std::string csvCell(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s)
-    q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
 std::string csvNumber(const std::optional<double>& v) {
   return v ? fmt::format("{}", *v) : std::string();
 }
 
 void writeCsv(const Comparison& c, std::ostream& out) {
-  out << "test,metric,bytes,input,path,source,mpi,baseline,value,unit,diff_label,diff_absolute,"
-         "diff_unit,diff_percent,diff_ratio,note\n";
+  report::CsvWriter csv(out);
+  csv.row({"test", "metric", "bytes", "input", "path", "source", "mpi", "baseline", "value", "unit",
+           "diff_label", "diff_absolute", "diff_unit", "diff_percent", "diff_ratio", "note"});
   for (const Group& g : c.groups) {
     for (const ComparedRow& r : g.rows) {
       for (size_t i = 0; i < g.inputs.size(); ++i) {
         const Series& s = g.inputs[i];
-        std::string diff = ",,,,";
+        std::vector<std::string> diff(5);  // label, absolute, unit, percent, ratio
         for (size_t k = 0; k < g.differences.size(); ++k) {
           const Difference& d = g.differences[k];
           if (d.of != i) continue;
-          diff = fmt::format("{},{},{},{},{}", csvCell(d.label), csvNumber(r.cells[k].absolute),
-                             csvCell(d.unit), csvNumber(r.cells[k].percent),
-                             csvNumber(r.cells[k].ratio));
+          diff = {d.label, csvNumber(r.cells[k].absolute), d.unit, csvNumber(r.cells[k].percent),
+                  csvNumber(r.cells[k].ratio)};
         }
-        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csvCell(g.test),
-                           metricName(g.metric), g.sized ? fmt::format("{}", r.bytes) : "",
-                           csvCell(s.label), csvCell(s.path), sourceName(s.source),
-                           isMpi(s.source) ? "true" : "false", i == g.baseline ? "true" : "false",
-                           csvNumber(r.values[i]), metricUnit(g.metric), diff,
-                           csvCell(inputNote(r, i)));
+        csv.record(g.test, metricName(g.metric), g.sized ? fmt::format("{}", r.bytes) : "", s.label,
+                   s.path, sourceName(s.source), isMpi(s.source) ? "true" : "false",
+                   i == g.baseline ? "true" : "false", csvNumber(r.values[i]), metricUnit(g.metric),
+                   diff[0], diff[1], diff[2], diff[3], diff[4], inputNote(r, i));
       }
     }
   }
