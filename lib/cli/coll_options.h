@@ -53,6 +53,15 @@ struct CollCommand {
   OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)
 };
 
+// The option groups of `test` ("barrier", "allreduce", "ring", "pairs", "congestion"), in the
+// order --help shows them: Test (the command's own options), Launch and rendezvous, Device /
+// transport, Output (cli/coll_option_groups.cc).
+OptionGroups collectiveOptionGroups(const std::string& test);
+
+// pairs and congestion: fixed counts per measurement (-n, --bw-iters; no -D / --max-time) and
+// their own layouts (table, json, csv).
+bool fixedCounts(const std::string& test);
+
 // `test` is "barrier", "allreduce", "ring", "pairs" or "congestion"; `args` excludes the program
 // and subcommand names. UsageError for any bad option or value (also --algo sharp in a build
 // without SHARP). Thread-safe (no shared state).
