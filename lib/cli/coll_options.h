@@ -6,24 +6,42 @@
 // docs/cli.md and docs/collectives.md document every option.
 
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "cli/help_gen.h"
-#include "collective/bench.h"
+#include "collective/params.h"
 #include "launch/launch.h"
 
 namespace rdmabench::cli {
 
 // One N-rank run as the command line asked for it.
 struct CollCommand {
-  collective::CollectiveParams params;  // what each rank runs (sizes in bytes, timeouts in ms)
-  launch::LaunchOptions launch;         // --np / --rank / --world-size / --rendezvous / ...
-  std::string format = "table";         // report::formatNames() except perftest
-  std::string outputPath;               // -o FILE (rank 0 writes it); empty = stdout
-  bool full = false;                    // --full: OSU -f columns
-  bool failOnOutlier = false;           // ring / pairs --fail-on-outlier
-  std::string plotPath;                 // pairs --plot FILE.png|FILE.svg (rank 0 writes it)
-  std::string bind;                     // --bind: this rank's data-plane address
+  // What each rank runs (sizes in bytes, timeouts in ms): one struct per command.
+  std::variant<collective::CollectiveParams, collective::PairsParams, collective::CongestionParams>
+      params;
+  // The part every command has (transport, device, placement, iterations, timeout).
+  collective::RankParams& common() {
+    return std::visit([](auto& p) -> collective::RankParams& { return p; }, params);
+  }
+  const collective::RankParams& common() const {
+    return std::visit([](const auto& p) -> const collective::RankParams& { return p; }, params);
+  }
+  // The command's own struct; std::bad_variant_access for another command's.
+  collective::CollectiveParams& collectiveParams() {
+    return std::get<collective::CollectiveParams>(params);
+  }
+  collective::PairsParams& pairsParams() { return std::get<collective::PairsParams>(params); }
+  collective::CongestionParams& congestionParams() {
+    return std::get<collective::CongestionParams>(params);
+  }
+  launch::LaunchOptions launch;  // --np / --rank / --world-size / --rendezvous / ...
+  std::string format = "table";  // report::formatNames() except perftest
+  std::string outputPath;        // -o FILE (rank 0 writes it); empty = stdout
+  bool full = false;             // --full: OSU -f columns
+  bool failOnOutlier = false;    // ring / pairs --fail-on-outlier
+  std::string plotPath;          // pairs --plot FILE.png|FILE.svg (rank 0 writes it)
+  std::string bind;              // --bind: this rank's data-plane address
   // --ifname, else $RDMABENCH_IFNAME (launch/ifname.h, NCCL_SOCKET_IFNAME syntax): the interface
   // whose IPv4 address is this rank's data-plane address (unless --bind) and rank 0's published
   // store address under PMIx. "" = the default choice.
@@ -34,6 +52,15 @@ struct CollCommand {
   std::string helpText;
   OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)
 };
+
+// The option groups of `test` ("barrier", "allreduce", "ring", "pairs", "congestion"), in the
+// order --help shows them: Test (the command's own options), Launch and rendezvous, Device /
+// transport, Output (cli/coll_option_groups.cc).
+OptionGroups collectiveOptionGroups(const std::string& test);
+
+// pairs and congestion: fixed counts per measurement (-n, --bw-iters; no -D / --max-time) and
+// their own layouts (table, json, csv).
+bool fixedCounts(const std::string& test);
 
 // `test` is "barrier", "allreduce", "ring", "pairs" or "congestion"; `args` excludes the program
 // and subcommand names. UsageError for any bad option or value (also --algo sharp in a build

@@ -78,4 +78,7 @@ std::string didYouMean(std::string_view word, const std::vector<std::string>& ca
 // Every spelling of `groups`' options: "--size", "-s", ...
 std::vector<std::string> optionSpellings(const OptionGroups& groups);
 
+// The words joined by `sep` ("a|b|c"): value names and completion word lists.
+std::string joinWords(const std::vector<std::string>& words, const char* sep);
+
 }  // namespace rdmabench::cli

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collective/comm.h"
+#include "collective/params.h"
 #include "collective/reduce.h"
 #include "common/placement.h"
 #include "launch/launch.h"
@@ -25,54 +26,6 @@
 #include "transport/transport.h"
 
 namespace rdmabench::collective {
-
-struct CollectiveParams {
-  std::string test = "allreduce";  // "barrier", "allreduce", "ring", "pairs", "congestion"
-  std::string algo = "tree";       // allreduce: tree | ring | rd | rabenseifner | auto
-  DType dtype = DType::kFloat32;
-  ReduceOp op = ReduceOp::kSum;
-  std::vector<uint64_t> sizes;  // allreduce message sizes, bytes (rounded down to elements)
-  uint64_t iterations = 0;      // 0 = OSU's defaults: 1000 (<= 8 KiB), 100 above
-  int64_t warmup = -1;          // -1 = OSU's defaults: 100 / 10
-  // > 0 (-D): iterations per size calibrated from the warmup (at least 10) to last this long,
-  // seconds (1..100M iterations), as the point-to-point engines' --duration.
-  double durationSec = 0;
-  // > 0 (--max-time, IMB's -time): with the default iteration counts, a size whose warmup
-  // says it would take longer runs fewer iterations (at least 1), seconds. 0 = off.
-  double maxTimeSec = 10;
-  bool check = false;
-  uint64_t ringBytes = 1024;  // ring: message size
-  // ring: threshold = baseline + k * max(MAD, link MAD, baseline/10); pairs: pairs_outliers.h
-  double outlierK = 5;
-  // pairs (collective/pairs.h): latency ping-pong size (bytes), bandwidth message size
-  // (bytes), messages in flight per bandwidth iteration, measured bandwidth iterations per
-  // ordered pair; latency iterations are `iterations` (0 = 1000), warmup `warmup` (-1 = 100
-  // latency, 2 bandwidth iterations).
-  uint64_t pairsLatBytes = 8;
-  uint64_t pairsBwBytes = 1 << 20;
-  uint32_t pairsWindow = 16;
-  uint64_t pairsBwIters = 10;
-  // congestion (collective/congestion.h): victims = ceil(fraction x ranks); aggressor pattern
-  // "incast" | "alltoall"; seed of the split and the random ring; victims' bandwidth test:
-  // `congBwBytes` x `pairsWindow` per iteration, `congBwIters` iterations; aggressor messages
-  // of `congAggBytes`, `pairsWindow` in flight per stream; longest measurement phase, seconds.
-  double congVictims = 0.2;
-  std::string congPattern = "incast";
-  uint64_t congSeed = 1;
-  uint64_t congBwBytes = 128 << 10;
-  uint64_t congBwIters = 100;
-  uint64_t congAggBytes = 128 << 10;
-  double congPhaseSec = 300;
-  std::string transport = "socket";
-  std::string transportNote;  // why the default transport was chosen ("" = -t given)
-  std::string progressNote;   // why event mode was chosen automatically ("" = not)
-  transport::DeviceOptions device;
-  // --cpu LIST / --numa auto|N|off for every rank (collective/rank_placement.h: one CPU of the
-  // list per local rank).
-  PlacementRequest placement;
-  int64_t timeoutMs = 10'000;
-  std::string commandLine;
-};
 
 struct CollectiveOutcome {
   uint64_t wrong = 0;          // mismatched elements (rank 0: over all ranks and sizes)
@@ -88,7 +41,7 @@ struct CollectiveOutcome {
 // a --cpu list with fewer CPUs than local ranks. "" = busy polling; else the header's note.
 std::string eventModeReason(const PlacementRequest& placement, const launch::RankInfo& info);
 
-CommOptions commOptions(const CollectiveParams& params, std::vector<int> peers, uint64_t dataBytes);
+CommOptions commOptions(const RankParams& params, std::vector<int> peers, uint64_t dataBytes);
 
 // One rank's result of one size: its mean time per iteration (microseconds) and, with --check,
 // its wrong elements.

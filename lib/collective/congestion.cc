@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "collective/comm.h"
+#include "collective/congestion_traffic.h"
 #include "collective/rank_placement.h"
 #include "collective/run_info.h"
 #include "common/clock.h"
@@ -21,170 +21,11 @@
 
 namespace rdmabench::collective {
 
+using detail::kTagStop;
+using detail::Layout;
 using nlohmann::json;
 
 namespace {
-
-constexpr uint32_t kTagData = 1, kTagFlag = 2, kTagAck = 3, kTagStop = 4;
-
-// The buffer: [0, data) message area (contents never read), then 8-byte words: "more" flag (1),
-// "last" flag (0), zeros (acknowledgement and stop sources), a sink for acknowledgements and
-// the stop message, and one flag slot per rank (the flag of its current window).
-struct Layout {
-  uint64_t data = 0;
-  uint64_t more() const { return data; }
-  uint64_t last() const { return data + 8; }
-  uint64_t zero() const { return data + 16; }
-  uint64_t sink() const { return data + 24; }
-  uint64_t slot(int rank) const { return data + 32 + 8 * static_cast<uint64_t>(rank); }
-  uint64_t total(int n) const { return slot(n) + 64; }
-};
-
-// The random-ring exchange of one victim: per iteration `window` messages of `bytes` to and
-// from each neighbour; the next iteration's receives are posted before this one's sends leave,
-// so a neighbour that is one iteration ahead always finds them. Samples in microseconds.
-std::vector<double> ringExchange(Communicator& c, RingNeighbours nb, uint64_t bytes,
-                                 uint64_t window, uint64_t warm, uint64_t iters) {
-  const uint64_t per = 2 * window * c.chunksOf(bytes), total = warm + iters;
-  uint64_t recv = 0, sent = 0;
-  auto postRecvs = [&] {
-    for (uint64_t w = 0; w < window; ++w) {
-      c.postRecv(nb.left, 0, bytes);
-      c.postRecv(nb.right, 0, bytes);
-    }
-  };
-  std::vector<double> samples;
-  samples.reserve(iters);
-  c.setWarmup(warm > 0);
-  postRecvs();
-  for (uint64_t i = 0; i < total; ++i) {
-    if (i == warm) c.setWarmup(false);
-    const int64_t t0 = nowNs();
-    if (i + 1 < total) postRecvs();
-    for (uint64_t w = 0; w < window; ++w) {
-      c.postSend(nb.right, 0, bytes);
-      c.postSend(nb.left, 0, bytes);
-    }
-    while (recv < (i + 1) * per || sent < (i + 1) * per)
-      c.poll([&](int, bool isRecv, uint32_t, uint32_t) { ++(isRecv ? recv : sent); });
-    if (i >= warm) samples.push_back(static_cast<double>(nowNs() - t0) / 1e3);
-  }
-  return samples;
-}
-
-struct AggOutcome {
-  uint64_t bytes = 0;
-  double seconds = 0;
-};
-
-// One aggressor under congestion: streams to `targets`, receives from `sources`, announces
-// "cong/started/<me>" once every target acknowledged a window, and finishes after the leader's
-// stop message with nothing left posted. TimeoutError at `deadlineNs` naming the leader.
-AggOutcome aggress(Communicator& c, rendezvous::Store& store, const Layout& L,
-                   const std::vector<int>& targets, const std::vector<int>& sources, int leader,
-                   uint64_t bytes, uint64_t window, int64_t deadlineNs, double limitSec) {
-  const uint64_t k = c.chunksOf(bytes);
-  struct In {
-    uint64_t chunks = 0;
-    bool flag = false, done = false;
-  };
-  std::map<int, In> in;
-  std::map<int, bool> open, acked;
-  bool stopping = false, announced = false;
-  size_t firstAcks = 0;
-  uint64_t sendsPosted = 0, sendsDone = 0, dataBytes = 0;
-  const uint64_t one = 1, zero = 0;
-  std::memcpy(c.data() + L.more(), &one, 8);
-  std::memcpy(c.data() + L.last(), &zero, 8);
-  std::memcpy(c.data() + L.zero(), &zero, 8);
-  auto postInbound = [&](int q) {
-    for (uint64_t w = 0; w < window; ++w)
-      c.postRecv(q, 0, bytes, kTagData);
-    c.postRecv(q, L.slot(q), 8, kTagFlag);
-  };
-  auto sendWindow = [&](int p) {
-    if (!stopping) c.postRecv(p, L.sink(), 4, kTagAck);
-    for (uint64_t w = 0; w < window; ++w)
-      c.postSend(p, 0, bytes, kTagData);
-    c.postSend(p, stopping ? L.last() : L.more(), 8, kTagFlag);
-    sendsPosted += window * k + 1;
-    dataBytes += window * bytes;
-    open[p] = !stopping;
-  };
-  auto checkIn = [&](int q) {
-    In& s = in[q];
-    if (!s.flag || s.chunks < window * k) return;
-    uint64_t f = 0;
-    std::memcpy(&f, c.data() + L.slot(q), 8);
-    s.chunks = 0;
-    s.flag = false;
-    if (f == 1) {
-      postInbound(q);
-      c.postSend(q, L.zero(), 4, kTagAck);
-      ++sendsPosted;
-    } else {
-      s.done = true;
-    }
-  };
-  c.postRecv(leader, L.sink(), 8, kTagStop);
-  for (int q : sources)
-    postInbound(q);
-  const int64_t t0 = nowNs();
-  for (int p : targets)
-    sendWindow(p);
-  auto finished = [&] {
-    if (!stopping || sendsDone < sendsPosted) return false;
-    for (auto& [p, o] : open)
-      if (o) return false;
-    for (int q : sources)
-      if (!in[q].done) return false;
-    return true;
-  };
-  int64_t stopNs = 0, nextCheckNs = nowNs() + 100'000'000;
-  while (!finished()) {
-    c.poll([&](int peer, bool isRecv, uint32_t tag, uint32_t) {
-      if (!isRecv) {
-        ++sendsDone;
-        return;
-      }
-      if (tag == kTagStop) {
-        stopping = true;
-        stopNs = nowNs();
-      } else if (tag == kTagAck) {
-        if (!acked[peer]) {
-          acked[peer] = true;
-          ++firstAcks;
-        }
-        sendWindow(peer);
-      } else if (tag == kTagData) {
-        ++in[peer].chunks;
-        checkIn(peer);
-      } else if (tag == kTagFlag) {
-        in[peer].flag = true;
-        checkIn(peer);
-      }
-    });
-    if (!announced && firstAcks == targets.size()) {
-      store.set(fmt::format("cong/started/{}", c.rank()), "1");
-      announced = true;
-    }
-    // Completions keep flowing here, so the no-progress watchdog never runs: ask the store
-    // about dead ranks every 100 ms instead (non-blocking; throws naming the rank).
-    if (nowNs() > nextCheckNs) {
-      store.checkPeers();
-      nextCheckNs = nowNs() + 100'000'000;
-    }
-    if (!stopping && nowNs() > deadlineNs)
-      c.rethrowWithCause(TimeoutError(fmt::format(
-          "aggressor rank {}: no stop message from victim rank {} (the ring's leader) within "
-          "--phase-time {} s",
-          c.rank(), leader, limitSec)));
-  }
-  AggOutcome o;
-  o.bytes = dataBytes;
-  o.seconds = static_cast<double>(std::max<int64_t>((stopNs ? stopNs : nowNs()) - t0, 1)) / 1e9;
-  return o;
-}
 
 json intArray(const std::vector<int>& v) {
   json a = json::array();
@@ -234,257 +75,366 @@ std::string longGet(rendezvous::Store& store, const std::string& key, int64_t ti
   }
 }
 
-CongestionResult runIn(const CollectiveParams& p, const launch::RankInfo& info,
-                       rendezvous::Store& store, std::string& stage) {
-  const int me = info.rank, n = info.worldSize;
-  const int nVictims = victimCount(n, p.congVictims);
-  const CongestionPattern pattern = parseCongestionPattern(p.congPattern);
-  if (p.pairsLatBytes < 1 || p.congBwBytes < 1 || p.congAggBytes < 1)
-    throw UsageError("congestion: message sizes must be at least 1 byte");
-  const int64_t start = nowNs();
+// The victims' iteration counts: latency -n (default 1000) after --warmup (default 100);
+// bandwidth --bw-iters after min(--warmup, 2).
+struct VictimCounts {
+  uint64_t latIters, latWarm, bwIters, bwWarm;
+};
+
+VictimCounts victimCounts(const CongestionParams& p) {
+  VictimCounts v;
+  v.latIters = p.iterations ? p.iterations : 1000;
+  v.latWarm = p.warmup >= 0 ? static_cast<uint64_t>(p.warmup) : 100;
+  v.bwIters = p.bwIters;
+  v.bwWarm = p.warmup >= 0 ? std::min<uint64_t>(static_cast<uint64_t>(p.warmup), 2) : 2;
+  return v;
+}
+
+// Every other rank is a peer; the data area holds the largest message and the control words.
+CommOptions congestionCommOptions(const CongestionParams& p, int me, int n, const Layout& L) {
   std::vector<int> peers;
   for (int r = 0; r < n; ++r)
     if (r != me) peers.push_back(r);
-  Layout L;
-  L.data = std::max({p.pairsLatBytes, p.congBwBytes, p.congAggBytes, uint64_t{64}});
   CommOptions co = commOptions(p, std::move(peers), L.total(n));
   co.bufferFor = fmt::format(
       "congestion (--lat-size {} bytes, --bw-size {} bytes, --agg-size {} bytes, per peer)",
-      p.pairsLatBytes, p.congBwBytes, p.congAggBytes);
-  engine::testHold("connect", me, stage);
-  Communicator c(store, me, n, info.host, co);
-  c.setStage(stage);
+      p.latBytes, p.bwBytes, p.aggBytes);
+  return co;
+}
+
+// A victim keeps 4 windows of receives per peer (both ring directions, this iteration's and
+// the next's, posted early); an aggressor target one window of --agg-size plus 2 controls.
+// UsageError when the transport's receive queue is shorter, naming the largest --window.
+void checkReceiveQueue(Communicator& c, const CongestionParams& p) {
   const uint32_t rq = c.device().caps().maxRecvQueue;
-  // A victim keeps 4 windows of receives per peer (both ring directions, this iteration's and
-  // the next's, posted early); an aggressor target one window of --agg-size plus 2 controls.
-  const uint64_t bwChunks = c.chunksOf(p.congBwBytes), aggChunks = c.chunksOf(p.congAggBytes);
-  const uint64_t need = std::max(4 * p.pairsWindow * bwChunks, p.pairsWindow * aggChunks + 2);
+  const uint64_t bwChunks = c.chunksOf(p.bwBytes), aggChunks = c.chunksOf(p.aggBytes);
+  const uint64_t need = std::max(4 * p.window * bwChunks, p.window * aggChunks + 2);
   if (rq > 0 && need > rq)
     throw UsageError(fmt::format(
         "--window {}: {} receives in flight per peer (4 windows of --bw-size messages for the "
         "victims' ring, one of --agg-size for an aggressor) exceed the {} transport's receive "
         "queue of {}; at most --window {} here",
-        p.pairsWindow, need, p.transport, rq,
+        p.window, need, p.transport, rq,
         std::min<uint64_t>(rq / (4 * bwChunks), rq > 2 ? (rq - 2) / aggChunks : 0)));
-  const json placement = placeRank(c, p.placement, info);
-  // Rank 0 splits the ranks (it reads every rank's host once) and publishes the plan.
+}
+
+// Rank 0 splits the ranks (it reads every rank's host once, into `nodes`) and publishes the
+// plan; the others read it from the store, trusting nothing in it.
+CongestionPlan agreePlan(Communicator& c, rendezvous::Store& store, const CongestionParams& p,
+                         int nVictims, std::vector<std::string>& nodes) {
+  const int n = c.size();
   CongestionPlan plan;
-  std::vector<std::string> nodes;
-  if (me == 0) {
+  if (c.rank() == 0) {
     std::set<std::string> names;
     for (int r = 0; r < n; ++r)
       names.insert(c.hostOf(r));
     const bool distinct = names.size() == static_cast<size_t>(n);
     for (int r = 0; r < n; ++r)
       nodes.push_back(distinct ? c.hostOf(r) : fmt::format("{} ({})", c.hostOf(r), c.addressOf(r)));
-    plan = planCongestion(nodes, nVictims, p.congSeed);
+    plan = planCongestion(nodes, nVictims, p.seed);
     store.set("cong/plan", json{{"victims", intArray(plan.victims)},
                                 {"aggressors", intArray(plan.aggressors)},
                                 {"ring", intArray(plan.ring)},
                                 {"target", plan.incastTarget}}
                                .dump());
-  } else {
-    const std::string what = "congestion plan from rank 0";
-    json j = parseUntrustedJson(store.get("cong/plan", p.timeoutMs), what, 3, 1 << 20);
-    if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
-    plan.victims = readRanks(j, "victims", n, what);
-    plan.aggressors = readRanks(j, "aggressors", n, what);
-    plan.ring = readRanks(j, "ring", n, what);
-    plan.incastTarget = static_cast<int>(jsonInt(j, "target", what, -1, -1, n - 1));
+    return plan;
   }
-  c.barrier();
-  const double wireup = static_cast<double>(nowNs() - start) / 1e9;
-  const bool victim = std::binary_search(plan.victims.begin(), plan.victims.end(), me);
-  const int leader = plan.ring.at(0);
-  const uint64_t latIters = p.iterations ? p.iterations : 1000;
-  const uint64_t latWarm = p.warmup >= 0 ? static_cast<uint64_t>(p.warmup) : 100;
-  const uint64_t bwIters = p.congBwIters;
-  const uint64_t bwWarm =
-      p.warmup >= 0 ? std::min<uint64_t>(static_cast<uint64_t>(p.warmup), 2) : 2;
-  const uint64_t window = p.pairsWindow;
-  const std::vector<int> targets = aggressorTargets(plan, pattern, me);
-  const std::vector<int> sources = aggressorSources(plan, pattern, me);
+  const std::string what = "congestion plan from rank 0";
+  json j = parseUntrustedJson(store.get("cong/plan", p.timeoutMs), what, 3, 1 << 20);
+  if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
+  plan.victims = readRanks(j, "victims", n, what);
+  plan.aggressors = readRanks(j, "aggressors", n, what);
+  plan.ring = readRanks(j, "ring", n, what);
+  plan.incastTarget = static_cast<int>(jsonInt(j, "target", what, -1, -1, n - 1));
+  return plan;
+}
+
+// Aggressor streams in all (every aggressor's targets).
+uint64_t streamCount(const CongestionPlan& plan, CongestionPattern pattern) {
   uint64_t streams = 0;
   for (int a : plan.aggressors)
     streams += aggressorTargets(plan, pattern, a).size();
+  return streams;
+}
+
+// The header's extra facts of a congestion run.
+json congestionExtra(const CongestionParams& p, const CongestionPlan& plan, const VictimCounts& v,
+                     double wireup, const std::string& rendezvous) {
   json extra{{"wireup_s", wireup},
-             {"rendezvous", store.describe()},
+             {"rendezvous", rendezvous},
              {"victims", plan.victims.size()},
              {"aggressors", plan.aggressors.size()},
-             {"victim_fraction", p.congVictims},
-             {"pattern", toString(pattern)},
-             {"seed", p.congSeed},
+             {"victim_fraction", p.victims},
+             {"pattern", toString(p.pattern)},
+             {"seed", p.seed},
              {"ring", intArray(plan.ring)},
-             {"lat_bytes", p.pairsLatBytes},
-             {"lat_iterations", latIters},
-             {"lat_warmup", latWarm},
-             {"bw_bytes", p.congBwBytes},
-             {"bw_iterations", bwIters},
-             {"bw_warmup", bwWarm},
-             {"window", window},
-             {"aggressor_bytes", p.congAggBytes},
-             {"aggressor_streams", streams},
-             {"phase_time_s", p.congPhaseSec}};
-  if (pattern == CongestionPattern::kIncast) extra["incast_target"] = plan.incastTarget;
-  report::RunInfo ri;
-  if (me == 0) {
-    ri = collectiveRunInfo(c, p, info, extra, placement);
-    ri.window = window;
+             {"lat_bytes", p.latBytes},
+             {"lat_iterations", v.latIters},
+             {"lat_warmup", v.latWarm},
+             {"bw_bytes", p.bwBytes},
+             {"bw_iterations", v.bwIters},
+             {"bw_warmup", v.bwWarm},
+             {"window", p.window},
+             {"aggressor_bytes", p.aggBytes},
+             {"aggressor_streams", streamCount(plan, p.pattern)},
+             {"phase_time_s", p.phaseSec}};
+  if (p.pattern == CongestionPattern::kIncast) extra["incast_target"] = plan.incastTarget;
+  return extra;
+}
+
+// One rank's run after wire-up and the plan.
+struct CongestionRun {
+  const CongestionParams& p;
+  rendezvous::Store& store;
+  Communicator& c;
+  std::string& stage;
+  const Layout& L;
+  const CongestionPlan& plan;
+  const VictimCounts v;
+  const int me;
+  const bool victim;
+  const int leader;
+
+  void enter(std::string s) {
+    stage = std::move(s);
+    c.setStage(stage);
   }
+
   // Both phases run the same victim tests; their quantile grids go to the store.
-  double isolatedSec = 0, congestedSec = 0;
-  auto victimTests = [&](const char* phase) {
+  void victimTests(const char* phase) {
     const RingNeighbours nb = ringNeighbours(plan, me);
-    stage = fmt::format("{}: ring latency, left rank {}, right rank {}", phase, nb.left, nb.right);
-    c.setStage(stage);
+    enter(fmt::format("{}: ring latency, left rank {}, right rank {}", phase, nb.left, nb.right));
     const DeschedProbe probe;  // read before and after the victim's loops (docs/metrics.md)
-    std::vector<double> lat = ringExchange(c, nb, p.pairsLatBytes, 1, latWarm, latIters);
-    stage =
-        fmt::format("{}: ring bandwidth, left rank {}, right rank {}", phase, nb.left, nb.right);
-    c.setStage(stage);
-    std::vector<double> bw = ringExchange(c, nb, p.congBwBytes, window, bwWarm, bwIters);
+    std::vector<double> lat = detail::ringExchange(c, nb, p.latBytes, 1, v.latWarm, v.latIters);
+    enter(fmt::format("{}: ring bandwidth, left rank {}, right rank {}", phase, nb.left, nb.right));
+    std::vector<double> bw = detail::ringExchange(c, nb, p.bwBytes, p.window, v.bwWarm, v.bwIters);
     json result{{"lat", quantileGrid(lat)}, {"bw", quantileGrid(bw)}};
     if (const DeschedDelta d = probe.stop(); d.lostCpu()) result["desched"] = d.toJson();
     store.set(fmt::format("cong/{}/{}", phase, me), result.dump());
-  };
+  }
+
   // The leader waits for every victim's results of `phase` (they finish within a ring step of
   // each other), then says so under cong/<phase>/done.
-  auto leaderCollect = [&](const char* phase) {
-    for (int v : plan.victims) {
-      stage = fmt::format("{}: waiting for the results of victim rank {}", phase, v);
-      store.get(fmt::format("cong/{}/{}", phase, v), p.timeoutMs);
+  void leaderCollect(const char* phase) {
+    for (int r : plan.victims) {
+      stage = fmt::format("{}: waiting for the results of victim rank {}", phase, r);
+      store.get(fmt::format("cong/{}/{}", phase, r), p.timeoutMs);
     }
     store.set(fmt::format("cong/{}/done", phase), "1");
-  };
-
-  // Phase 1: isolated. (The test hook holds an aggressor here while the victims measure.)
-  if (!victim) engine::testHold("isolated", me, stage);
-  int64_t t0 = nowNs();
-  if (victim) {
-    victimTests("isolated");
-    if (me == leader) {
-      leaderCollect("isolated");
-      isolatedSec = static_cast<double>(nowNs() - t0) / 1e9;
-      store.set("cong/isolated_s", fmt::format("{}", isolatedSec));
-    }
-  } else {
-    stage = "isolated: aggressor idle while the victims measure";
-    c.setStage(stage);
-    longGet(store, "cong/isolated/done", p.timeoutMs, p.congPhaseSec,
-            fmt::format("isolated phase (victim rank {} leads)", leader));
   }
-  stage = "barrier after the isolated phase";
-  c.setStage(stage);
-  c.barrier();
 
-  // Phase 2: congested.
-  AggOutcome agg;
-  engine::testHold("mid-run", me, stage);
-  t0 = nowNs();
-  if (victim) {
+  // Phase 1: the victims measure while the aggressors stay silent.
+  void isolatedPhase() {
+    // (The test hook holds an aggressor here while the victims measure.)
+    if (!victim) engine::testHold("isolated", me, stage);
+    const int64_t t0 = nowNs();
+    if (victim) {
+      victimTests("isolated");
+      if (me == leader) {
+        leaderCollect("isolated");
+        const double isolatedSec = static_cast<double>(nowNs() - t0) / 1e9;
+        store.set("cong/isolated_s", fmt::format("{}", isolatedSec));
+      }
+    } else {
+      enter("isolated: aggressor idle while the victims measure");
+      longGet(store, "cong/isolated/done", p.timeoutMs, p.phaseSec,
+              fmt::format("isolated phase (victim rank {} leads)", leader));
+    }
+    enter("barrier after the isolated phase");
+    c.barrier();
+  }
+
+  // The leader, once the victims are done: one stop message to every aggressor.
+  void stopAggressors() {
+    enter("congested: stopping the aggressors");
+    uint64_t z = 0;
+    std::memcpy(c.data() + L.zero(), &z, 8);
+    for (int a : plan.aggressors)
+      c.postSend(a, L.zero(), 8, kTagStop);
+    c.waitAll("stop messages to the aggressors");
+  }
+
+  // A victim in phase 2: the leader waits until every aggressor streams, then gives the go.
+  void congestedVictim(int64_t t0) {
     if (me == leader) {
       for (int a : plan.aggressors) {
-        stage = fmt::format("congested: waiting for aggressor rank {} to start", a);
-        c.setStage(stage);
+        enter(fmt::format("congested: waiting for aggressor rank {} to start", a));
         store.get(fmt::format("cong/started/{}", a), p.timeoutMs);
       }
       store.set("cong/go", "1");
     } else {
-      stage = fmt::format("congested: waiting for the go of victim rank {}", leader);
-      c.setStage(stage);
+      enter(fmt::format("congested: waiting for the go of victim rank {}", leader));
       store.get("cong/go", 2 * p.timeoutMs);
     }
     victimTests("congested");
-    if (me == leader) {
-      leaderCollect("congested");
-      congestedSec = static_cast<double>(nowNs() - t0) / 1e9;
-      stage = "congested: stopping the aggressors";
-      c.setStage(stage);
-      uint64_t z = 0;
-      std::memcpy(c.data() + L.zero(), &z, 8);
-      for (int a : plan.aggressors)
-        c.postSend(a, L.zero(), 8, kTagStop);
-      c.waitAll("stop messages to the aggressors");
-      store.set("cong/congested_s", fmt::format("{}", congestedSec));
-    }
-  } else {
-    stage = fmt::format("congested: aggressor, {} stream(s) out, {} in", targets.size(),
-                        sources.size());
-    c.setStage(stage);
-    agg = aggress(c, store, L, targets, sources, leader, p.congAggBytes, window,
-                  nowNs() + static_cast<int64_t>(p.congPhaseSec * 1e9), p.congPhaseSec);
+    if (me != leader) return;
+    leaderCollect("congested");
+    const double congestedSec = static_cast<double>(nowNs() - t0) / 1e9;
+    stopAggressors();
+    store.set("cong/congested_s", fmt::format("{}", congestedSec));
+  }
+
+  // An aggressor in phase 2: its streams until the leader's stop; its figures to the store.
+  void congestedAggressor() {
+    detail::AggressorPlan a;
+    a.targets = aggressorTargets(plan, p.pattern, me);
+    a.sources = aggressorSources(plan, p.pattern, me);
+    a.leader = leader;
+    a.bytes = p.aggBytes;
+    a.window = p.window;
+    a.deadlineNs = nowNs() + static_cast<int64_t>(p.phaseSec * 1e9);
+    a.limitSec = p.phaseSec;
+    enter(fmt::format("congested: aggressor, {} stream(s) out, {} in", a.targets.size(),
+                      a.sources.size()));
+    const detail::AggOutcome agg = detail::aggress(c, store, L, a);
     store.set(fmt::format("cong/agg/{}", me),
               json{{"bytes", agg.bytes}, {"seconds", agg.seconds}}.dump());
   }
 
-  CongestionResult res;
-  if (me == 0) {
-    res.ranks = n;
-    res.nodes = nodes;
-    res.plan = plan;
-    res.pattern = pattern;
-    res.seed = p.congSeed;
-    res.victimFraction = p.congVictims;
-    res.aggBytes = p.congAggBytes;
-    res.aggWindow = window;
-    res.aggStreams = streams;
-    res.phaseLimitSec = p.congPhaseSec;
-    res.info = ri;
-    auto seconds = [&](const char* key) {
-      const std::string what = fmt::format("{} from victim rank {}", key, leader);
-      json j = parseUntrustedJson(store.get(key, p.timeoutMs), what, 1, 64);
-      if (!j.is_number()) throw ProtocolError(fmt::format("malformed {}", what));
-      return j.get<double>();
-    };
-    res.isolatedSeconds = seconds("cong/isolated_s");
-    res.congestedSeconds = seconds("cong/congested_s");
-    std::vector<std::vector<double>> grid[2][2];  // [phase][metric]
-    const char* phases[2] = {"isolated", "congested"};
-    json descheduled = json::array();  // victims' phases whose loops lost the CPU
-    for (int ph = 0; ph < 2; ++ph)
-      for (int v : plan.victims) {
-        const std::string what = fmt::format("{} results of victim rank {}", phases[ph], v);
-        json j = parseUntrustedJson(
-            store.get(fmt::format("cong/{}/{}", phases[ph], v), p.timeoutMs), what, 3, 64 << 10);
-        if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
-        grid[ph][0].push_back(readGrid(j, "lat", what));
-        grid[ph][1].push_back(readGrid(j, "bw", what));
-        if (const json* lost = jsonObject(j, "desched", what)) {
-          json e{{"phase", phases[ph]}, {"rank", v}};
-          e.update(*lost);
-          descheduled.push_back(std::move(e));
-        }
-      }
-    noteDescheduled(res.info, descheduled, fmt::format("{} victim phase(s)", descheduled.size()));
-    for (int m = 0; m < 2; ++m) {
-      CongestionMetric x;
-      x.bandwidth = m == 1;
-      x.bytes = m ? p.congBwBytes : p.pairsLatBytes;
-      x.window = m ? window : 1;
-      x.bytesPerIteration = 2 * x.window * x.bytes;
-      x.iterations = m ? bwIters : latIters;
-      x.warmup = m ? bwWarm : latWarm;
-      x.name = m ? fmt::format("RR Two-sided BW ({} B x {})", x.bytes, x.window)
-                 : fmt::format("RR Two-sided Lat ({} B)", x.bytes);
-      x.isoP50Us = pooledQuantile(grid[0][m], 0.5);
-      x.isoP99Us = pooledQuantile(grid[0][m], 0.99);
-      x.conP50Us = pooledQuantile(grid[1][m], 0.5);
-      x.conP99Us = pooledQuantile(grid[1][m], 0.99);
-      res.metrics.push_back(x);
-    }
-    double sum = 0;
-    for (int a : plan.aggressors) {
-      const std::string what = fmt::format("aggressor figures of rank {}", a);
-      json j =
-          parseUntrustedJson(store.get(fmt::format("cong/agg/{}", a), p.timeoutMs), what, 2, 4096);
-      if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
-      const double s = jsonDouble(j, "seconds", what, 0, 0, 1e9);
-      if (s > 0) sum += static_cast<double>(jsonUint(j, "bytes", what, 0)) / s / 1e6;
-    }
-    res.aggMBs = sum;
+  // Phase 2: the aggressors stream while the victims measure again.
+  void congestedPhase() {
+    engine::testHold("mid-run", me, stage);
+    const int64_t t0 = nowNs();
+    if (victim)
+      congestedVictim(t0);
+    else
+      congestedAggressor();
   }
-  stage = "teardown";
+};
+
+// Rank 0: a phase's duration as the leader stored it.
+double leaderSeconds(rendezvous::Store& store, const char* key, int leader, int64_t timeoutMs) {
+  const std::string what = fmt::format("{} from victim rank {}", key, leader);
+  json j = parseUntrustedJson(store.get(key, timeoutMs), what, 1, 64);
+  if (!j.is_number()) throw ProtocolError(fmt::format("malformed {}", what));
+  return j.get<double>();
+}
+
+// Rank 0: every victim's quantile grids, [phase][metric: 0 latency, 1 bandwidth][victim]; the
+// victims' phases that lost the CPU are noted in `info`.
+using Grids = std::vector<std::vector<double>>[2][2];
+
+void readVictimGrids(const CongestionRun& r, Grids& grid, report::RunInfo& info) {
+  const char* phases[2] = {"isolated", "congested"};
+  json descheduled = json::array();  // victims' phases whose loops lost the CPU
+  for (int ph = 0; ph < 2; ++ph)
+    for (int v : r.plan.victims) {
+      const std::string what = fmt::format("{} results of victim rank {}", phases[ph], v);
+      json j = parseUntrustedJson(
+          r.store.get(fmt::format("cong/{}/{}", phases[ph], v), r.p.timeoutMs), what, 3, 64 << 10);
+      if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
+      grid[ph][0].push_back(readGrid(j, "lat", what));
+      grid[ph][1].push_back(readGrid(j, "bw", what));
+      if (const json* lost = jsonObject(j, "desched", what)) {
+        json e{{"phase", phases[ph]}, {"rank", v}};
+        e.update(*lost);
+        descheduled.push_back(std::move(e));
+      }
+    }
+  noteDescheduled(info, descheduled, fmt::format("{} victim phase(s)", descheduled.size()));
+}
+
+// The two victim metrics (latency, bandwidth) from the pooled grids.
+std::vector<CongestionMetric> victimMetrics(const CongestionParams& p, const VictimCounts& v,
+                                            const Grids& grid) {
+  std::vector<CongestionMetric> metrics;
+  for (int m = 0; m < 2; ++m) {
+    CongestionMetric x;
+    x.bandwidth = m == 1;
+    x.bytes = m ? p.bwBytes : p.latBytes;
+    x.window = m ? p.window : 1;
+    x.bytesPerIteration = 2 * x.window * x.bytes;
+    x.iterations = m ? v.bwIters : v.latIters;
+    x.warmup = m ? v.bwWarm : v.latWarm;
+    x.name = m ? fmt::format("RR Two-sided BW ({} B x {})", x.bytes, x.window)
+               : fmt::format("RR Two-sided Lat ({} B)", x.bytes);
+    x.isoP50Us = pooledQuantile(grid[0][m], 0.5);
+    x.isoP99Us = pooledQuantile(grid[0][m], 0.99);
+    x.conP50Us = pooledQuantile(grid[1][m], 0.5);
+    x.conP99Us = pooledQuantile(grid[1][m], 0.99);
+    metrics.push_back(x);
+  }
+  return metrics;
+}
+
+// Rank 0: the aggregate aggressor rate, MB/s (sum of every aggressor's bytes / its seconds).
+double aggressorRate(const CongestionRun& r) {
+  double sum = 0;
+  for (int a : r.plan.aggressors) {
+    const std::string what = fmt::format("aggressor figures of rank {}", a);
+    json j = parseUntrustedJson(r.store.get(fmt::format("cong/agg/{}", a), r.p.timeoutMs), what, 2,
+                                4096);
+    if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
+    const double s = jsonDouble(j, "seconds", what, 0, 0, 1e9);
+    if (s > 0) sum += static_cast<double>(jsonUint(j, "bytes", what, 0)) / s / 1e6;
+  }
+  return sum;
+}
+
+// Rank 0: the result from what every rank stored.
+CongestionResult gatherResult(const CongestionRun& r, std::vector<std::string> nodes,
+                              report::RunInfo info) {
+  const CongestionParams& p = r.p;
+  CongestionResult res;
+  res.ranks = r.c.size();
+  res.nodes = std::move(nodes);
+  res.plan = r.plan;
+  res.pattern = p.pattern;
+  res.seed = p.seed;
+  res.victimFraction = p.victims;
+  res.aggBytes = p.aggBytes;
+  res.aggWindow = p.window;
+  res.aggStreams = streamCount(r.plan, p.pattern);
+  res.phaseLimitSec = p.phaseSec;
+  res.info = std::move(info);
+  res.isolatedSeconds = leaderSeconds(r.store, "cong/isolated_s", r.leader, p.timeoutMs);
+  res.congestedSeconds = leaderSeconds(r.store, "cong/congested_s", r.leader, p.timeoutMs);
+  Grids grid;
+  readVictimGrids(r, grid, res.info);
+  res.metrics = victimMetrics(p, r.v, grid);
+  res.aggMBs = aggressorRate(r);
+  return res;
+}
+
+CongestionResult runIn(const CongestionParams& p, const launch::RankInfo& info,
+                       rendezvous::Store& store, std::string& stage) {
+  const int me = info.rank, n = info.worldSize;
+  const int nVictims = victimCount(n, p.victims);
+  if (p.latBytes < 1 || p.bwBytes < 1 || p.aggBytes < 1)
+    throw UsageError("congestion: message sizes must be at least 1 byte");
+  const int64_t start = nowNs();
+  Layout L;
+  L.data = std::max({p.latBytes, p.bwBytes, p.aggBytes, uint64_t{64}});
+  engine::testHold("connect", me, stage);
+  Communicator c(store, me, n, info.host, congestionCommOptions(p, me, n, L));
   c.setStage(stage);
+  checkReceiveQueue(c, p);
+  const json placement = placeRank(c, p.placement, info);
+  std::vector<std::string> nodes;
+  const CongestionPlan plan = agreePlan(c, store, p, nVictims, nodes);
+  c.barrier();
+  const double wireup = static_cast<double>(nowNs() - start) / 1e9;
+  CongestionRun r{p,
+                  store,
+                  c,
+                  stage,
+                  L,
+                  plan,
+                  victimCounts(p),
+                  me,
+                  std::binary_search(plan.victims.begin(), plan.victims.end(), me),
+                  plan.ring.at(0)};
+  report::RunInfo ri;
+  if (me == 0) {
+    ri =
+        rankRunInfo(c, p, info, congestionExtra(p, plan, r.v, wireup, store.describe()), placement);
+    ri.window = p.window;
+  }
+  r.isolatedPhase();
+  r.congestedPhase();
+  CongestionResult res;
+  if (me == 0) res = gatherResult(r, std::move(nodes), std::move(ri));
+  r.enter("teardown");
   engine::testHold("teardown", me, stage);
   c.barrier();
   return res;
@@ -492,7 +442,7 @@ CongestionResult runIn(const CollectiveParams& p, const launch::RankInfo& info,
 
 }  // namespace
 
-CongestionResult runCongestion(const CollectiveParams& p, const launch::RankInfo& info,
+CongestionResult runCongestion(const CongestionParams& p, const launch::RankInfo& info,
                                rendezvous::Store& store) {
   std::string stage = "connect";
   try {

@@ -7,12 +7,12 @@
 // victim of the ring (the "leader") tells them, after every victim has finished.
 // Victim tests, both on the random ring (every victim with its left and right neighbour at once,
 // GPCNeT's "RR Two-sided"):
-//  - latency: per iteration one `pairsLatBytes` message to and from each neighbour; the sample
+//  - latency: per iteration one `latBytes` message to and from each neighbour; the sample
 //    is the iteration's time (microseconds); `iterations` (0 = 1000) after `warmup` (-1 = 100).
-//  - bandwidth: per iteration `pairsWindow` messages of `congBwBytes` to and from each
+//  - bandwidth: per iteration `window` messages of `bwBytes` to and from each
 //    neighbour; sample = iteration time, MB/s = 2 x window x bytes / time (10^6 B/s, bytes this
-//    rank sent); `congBwIters` iterations after min(warmup, 2).
-// Aggressor streams: windows of `pairsWindow` x `congAggBytes`, each acknowledged by the target
+//    rank sent); `bwIters` iterations after min(warmup, 2).
+// Aggressor streams: windows of `window` x `aggBytes`, each acknowledged by the target
 // after it reposted its receives (so nothing is ever sent without a posted receive), the last
 // window flagged so that both ends finish with nothing posted.
 // p50 / p99 pool every victim's iterations (each victim sends its quantile grid through the
@@ -59,9 +59,9 @@ struct CongestionResult {
 
 // Runs as rank `info.rank`; the result is filled on rank 0 only. Errors: UsageError for a split
 // without 2 victims and 2 aggressors; every wait is bounded by timeoutMs (aggressors: by
-// congPhaseSec for the victims' phases) and names the peer; a dead rank makes the others throw
+// phaseSec for the victims' phases) and names the peer; a dead rank makes the others throw
 // naming it.
-CongestionResult runCongestion(const CollectiveParams& params, const launch::RankInfo& info,
+CongestionResult runCongestion(const CongestionParams& params, const launch::RankInfo& info,
                                rendezvous::Store& store);
 
 }  // namespace rdmabench::collective

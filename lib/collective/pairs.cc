@@ -113,61 +113,88 @@ std::vector<std::vector<double>> nanMatrix(int n) {
       std::vector<double>(static_cast<size_t>(n), std::numeric_limits<double>::quiet_NaN()));
 }
 
-PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
-                       rendezvous::Store& store, std::string& stage) {
-  if (p.pairsLatBytes < 1 || p.pairsBwBytes < 1)
+// The counts of a pair's measurements: latency -n (default 1000) after --warmup (default
+// 100); bandwidth --bw-iters after min(--warmup, 2).
+struct PairCounts {
+  uint64_t latIters, latWarm, bwIters, bwWarm;
+};
+
+PairCounts pairCounts(const PairsParams& p) {
+  PairCounts k;
+  k.latIters = p.iterations ? p.iterations : 1000;
+  k.latWarm = p.warmup >= 0 ? static_cast<uint64_t>(p.warmup) : 100;
+  k.bwIters = p.bwIters;
+  k.bwWarm = p.warmup >= 0 ? std::min<uint64_t>(static_cast<uint64_t>(p.warmup), 2) : 2;
+  return k;
+}
+
+// Refuses sizes of 0 and a world without a pair.
+void checkPairsParams(const PairsParams& p, int n) {
+  if (p.latBytes < 1 || p.bwBytes < 1)
     throw UsageError(
         fmt::format("pairs: message sizes must be at least 1 byte (--lat-size {}, "
                     "--bw-size {})",
-                    p.pairsLatBytes, p.pairsBwBytes));
-  PairsResult res;
-  const int me = info.rank, n = info.worldSize;
+                    p.latBytes, p.bwBytes));
   if (n < 2)
     throw UsageError(fmt::format(
         "pairs: a world of {} rank: pairs measures every pair of ranks and needs at least 2", n));
-  const int64_t start = nowNs();
-  CommOptions co =
-      commOptions(p, everyoneBut(me, n), std::max(p.pairsBwBytes + 64, 2 * p.pairsLatBytes));
-  co.bufferFor = fmt::format("pairs (--bw-size {} bytes, --lat-size {} bytes)", p.pairsBwBytes,
-                             p.pairsLatBytes);
-  engine::testHold("connect", me, stage);
-  Communicator c(store, me, n, info.host, co);
-  c.setStage(stage);
-  // The target keeps one window of receives posted while the next window is on its way.
+}
+
+// The target keeps one window of receives posted while the next window is on its way.
+void checkReceiveQueue(Communicator& c, const PairsParams& p) {
   const uint32_t rq = c.device().caps().maxRecvQueue;
-  if (rq > 0 && p.pairsWindow * c.chunksOf(p.pairsBwBytes) > rq)
+  if (rq > 0 && p.window * c.chunksOf(p.bwBytes) > rq)
     throw UsageError(fmt::format(
         "--window {}: {} receives in flight ({} per {}-byte message) exceed the {} transport's "
         "receive queue of {}; at most --window {} here",
-        p.pairsWindow, p.pairsWindow * c.chunksOf(p.pairsBwBytes), c.chunksOf(p.pairsBwBytes),
-        p.pairsBwBytes, p.transport, rq, rq / c.chunksOf(p.pairsBwBytes)));
-  const json placement = placeRank(c, p.placement, info);
-  c.barrier();
-  const double wireup = static_cast<double>(nowNs() - start) / 1e9;
-  const uint64_t latIters = p.iterations ? p.iterations : 1000;
-  const uint64_t latWarm = p.warmup >= 0 ? static_cast<uint64_t>(p.warmup) : 100;
-  const uint64_t bwIters = p.pairsBwIters;
-  const uint64_t bwWarm =
-      p.warmup >= 0 ? std::min<uint64_t>(static_cast<uint64_t>(p.warmup), 2) : 2;
-  const std::vector<PairRound> rounds = roundRobinSchedule(n);
-  json extra{{"wireup_s", wireup},
-             {"peers_per_rank", c.peers().size()},
-             {"rendezvous", store.describe()},
-             {"rounds", rounds.size()},
-             {"schedule", "round-robin tournament (circle method), one pair per rank per round"},
-             {"lat_bytes", p.pairsLatBytes},
-             {"lat_iterations", latIters},
-             {"lat_warmup", latWarm},
-             {"bw_bytes", p.pairsBwBytes},
-             {"bw_window", p.pairsWindow},
-             {"bw_iterations", bwIters},
-             {"bw_warmup", bwWarm},
-             {"outlier_k", p.outlierK}};
-  report::RunInfo ri;
-  if (me == 0) {
-    ri = collectiveRunInfo(c, p, info, extra, placement);
-    ri.window = p.pairsWindow;
+        p.window, p.window * c.chunksOf(p.bwBytes), c.chunksOf(p.bwBytes), p.bwBytes, p.transport,
+        rq, rq / c.chunksOf(p.bwBytes)));
+}
+
+json pairsExtra(const PairsParams& p, const PairCounts& k, double wireup, size_t peers,
+                const std::string& rendezvous, size_t rounds) {
+  return json{{"wireup_s", wireup},
+              {"peers_per_rank", peers},
+              {"rendezvous", rendezvous},
+              {"rounds", rounds},
+              {"schedule", "round-robin tournament (circle method), one pair per rank per round"},
+              {"lat_bytes", p.latBytes},
+              {"lat_iterations", k.latIters},
+              {"lat_warmup", k.latWarm},
+              {"bw_bytes", p.bwBytes},
+              {"bw_window", p.window},
+              {"bw_iterations", k.bwIters},
+              {"bw_warmup", k.bwWarm},
+              {"outlier_k", p.outlierK}};
+}
+
+// One ordered pair with this rank in it: the initiator measures latency then bandwidth and
+// stores the figures under pairs/<me>/<peer>; the other side answers.
+void measurePair(Communicator& c, rendezvous::Store& store, const PairsParams& p,
+                 const PairCounts& k, int peer, bool initiator) {
+  const int me = c.rank();
+  if (!initiator) {
+    pingResponder(c, peer, p.latBytes, k.latWarm + k.latIters);
+    streamReceiver(c, peer, p.bwBytes, p.window, k.bwWarm + k.bwIters);
+    return;
   }
+  const DeschedProbe probe;  // read before and after the pair's loops (docs/metrics.md)
+  stats::Summary lat = pingInitiator(c, peer, p.latBytes, k.latWarm, k.latIters);
+  double mbs = streamSender(c, peer, p.bwBytes, p.window, k.bwWarm, k.bwIters);
+  json result{{"median_us", lat.median},
+              {"min_us", lat.min},
+              {"mean_us", lat.mean},
+              {"p99_us", lat.p99},
+              {"mb_per_s", mbs}};
+  if (const DeschedDelta d = probe.stop(); d.lostCpu()) result["desched"] = d.toJson();
+  store.set(fmt::format("pairs/{}/{}", me, peer), result.dump());
+}
+
+// Every round of the tournament: this rank's pair (if any) both ways, lower rank first, then a
+// barrier. Returns the seconds of all rounds.
+double runRounds(Communicator& c, rendezvous::Store& store, const PairsParams& p,
+                 const PairCounts& k, const std::vector<PairRound>& rounds, std::string& stage) {
+  const int me = c.rank();
   const int64_t t0 = nowNs();
   for (size_t r = 0; r < rounds.size(); ++r) {
     int peer = -1;
@@ -181,72 +208,100 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
                             mine ? peer : me);
         c.setStage(stage);
         c.setWarmup(false);
-        if (mine) {
-          const DeschedProbe probe;  // read before and after the pair's loops (docs/metrics.md)
-          stats::Summary lat = pingInitiator(c, peer, p.pairsLatBytes, latWarm, latIters);
-          double mbs = streamSender(c, peer, p.pairsBwBytes, p.pairsWindow, bwWarm, bwIters);
-          json result{{"median_us", lat.median},
-                      {"min_us", lat.min},
-                      {"mean_us", lat.mean},
-                      {"p99_us", lat.p99},
-                      {"mb_per_s", mbs}};
-          if (const DeschedDelta d = probe.stop(); d.lostCpu()) result["desched"] = d.toJson();
-          store.set(fmt::format("pairs/{}/{}", me, peer), result.dump());
-        } else {
-          pingResponder(c, peer, p.pairsLatBytes, latWarm + latIters);
-          streamReceiver(c, peer, p.pairsBwBytes, p.pairsWindow, bwWarm + bwIters);
-        }
+        measurePair(c, store, p, k, peer, mine);
       }
     }
     stage = fmt::format("barrier after round {}", r + 1);
     c.setStage(stage);
     c.barrier();
   }
-  const double seconds = static_cast<double>(nowNs() - t0) / 1e9;
-  if (me == 0) {
-    res.ranks = n;
-    res.info = ri;
-    res.seconds = seconds;
-    res.rounds = static_cast<int>(rounds.size());
-    res.latBytes = p.pairsLatBytes;
-    res.latIterations = latIters;
-    res.latWarmup = latWarm;
-    res.bwBytes = p.pairsBwBytes;
-    res.bwIterations = bwIters;
-    res.bwWarmup = bwWarm;
-    res.window = p.pairsWindow;
-    res.outlierK = p.outlierK;
-    res.latMedianUs = res.latMinUs = res.latAvgUs = res.latP99Us = res.bwMBs = nanMatrix(n);
-    for (int r = 0; r < n; ++r) {
-      res.hosts.push_back(c.hostOf(r));
-      res.addresses.push_back(c.addressOf(r));
-    }
-    auto cost = nanMatrix(n);
-    json descheduled = json::array();  // ordered pairs whose initiator lost its CPU
-    for (int s = 0; s < n; ++s)
-      for (int d = 0; d < n; ++d) {
-        if (s == d) continue;
-        const std::string what = fmt::format("pairs result {} -> {}", s, d);
-        json j = parseUntrustedJson(store.get(fmt::format("pairs/{}/{}", s, d), p.timeoutMs), what,
-                                    4, 4096);
-        if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
-        res.latMedianUs[s][d] = jsonDouble(j, "median_us", what, 0.0, 0.0, 1e15);
-        res.latMinUs[s][d] = jsonDouble(j, "min_us", what, 0.0, 0.0, 1e15);
-        res.latAvgUs[s][d] = jsonDouble(j, "mean_us", what, 0.0, 0.0, 1e15);
-        res.latP99Us[s][d] = jsonDouble(j, "p99_us", what, 0.0, 0.0, 1e15);
-        res.bwMBs[s][d] = jsonDouble(j, "mb_per_s", what, 0.0, 0.0, 1e15);
-        if (res.bwMBs[s][d] > 0) cost[s][d] = 1 / res.bwMBs[s][d];
-        if (const json* lost = jsonObject(j, "desched", what)) {
-          json e{{"src", s}, {"dst", d}};
-          e.update(*lost);
-          descheduled.push_back(std::move(e));
-        }
+  return static_cast<double>(nowNs() - t0) / 1e9;
+}
+
+// Rank 0: every ordered pair's figures from the store into the matrices (cost = 1 / (MB/s) for
+// the bandwidth outliers); pairs whose initiator lost the CPU are noted in res.info.
+void readMatrices(Communicator& c, rendezvous::Store& store, const PairsParams& p,
+                  PairsResult& res) {
+  const int n = c.size();
+  res.latMedianUs = res.latMinUs = res.latAvgUs = res.latP99Us = res.bwMBs = nanMatrix(n);
+  auto cost = nanMatrix(n);
+  json descheduled = json::array();  // ordered pairs whose initiator lost its CPU
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d) {
+      if (s == d) continue;
+      const std::string what = fmt::format("pairs result {} -> {}", s, d);
+      json j = parseUntrustedJson(store.get(fmt::format("pairs/{}/{}", s, d), p.timeoutMs), what, 4,
+                                  4096);
+      if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
+      res.latMedianUs[s][d] = jsonDouble(j, "median_us", what, 0.0, 0.0, 1e15);
+      res.latMinUs[s][d] = jsonDouble(j, "min_us", what, 0.0, 0.0, 1e15);
+      res.latAvgUs[s][d] = jsonDouble(j, "mean_us", what, 0.0, 0.0, 1e15);
+      res.latP99Us[s][d] = jsonDouble(j, "p99_us", what, 0.0, 0.0, 1e15);
+      res.bwMBs[s][d] = jsonDouble(j, "mb_per_s", what, 0.0, 0.0, 1e15);
+      if (res.bwMBs[s][d] > 0) cost[s][d] = 1 / res.bwMBs[s][d];
+      if (const json* lost = jsonObject(j, "desched", what)) {
+        json e{{"src", s}, {"dst", d}};
+        e.update(*lost);
+        descheduled.push_back(std::move(e));
       }
-    noteDescheduled(res.info, descheduled,
-                    fmt::format("{} of {} pair measurements", descheduled.size(), n * (n - 1)));
-    res.latOutliers = classifyMatrix(res.latMedianUs, p.outlierK);
-    res.bwOutliers = classifyMatrix(cost, p.outlierK);
+    }
+  noteDescheduled(res.info, descheduled,
+                  fmt::format("{} of {} pair measurements", descheduled.size(), n * (n - 1)));
+  res.latOutliers = classifyMatrix(res.latMedianUs, p.outlierK);
+  res.bwOutliers = classifyMatrix(cost, p.outlierK);
+}
+
+// Rank 0: the result's figures and facts.
+PairsResult gatherResult(Communicator& c, rendezvous::Store& store, const PairsParams& p,
+                         const PairCounts& k, report::RunInfo info, double seconds, size_t rounds) {
+  PairsResult res;
+  res.ranks = c.size();
+  res.info = std::move(info);
+  res.seconds = seconds;
+  res.rounds = static_cast<int>(rounds);
+  res.latBytes = p.latBytes;
+  res.latIterations = k.latIters;
+  res.latWarmup = k.latWarm;
+  res.bwBytes = p.bwBytes;
+  res.bwIterations = k.bwIters;
+  res.bwWarmup = k.bwWarm;
+  res.window = p.window;
+  res.outlierK = p.outlierK;
+  for (int r = 0; r < c.size(); ++r) {
+    res.hosts.push_back(c.hostOf(r));
+    res.addresses.push_back(c.addressOf(r));
   }
+  readMatrices(c, store, p, res);
+  return res;
+}
+
+PairsResult runPairsIn(const PairsParams& p, const launch::RankInfo& info, rendezvous::Store& store,
+                       std::string& stage) {
+  const int me = info.rank, n = info.worldSize;
+  checkPairsParams(p, n);
+  const int64_t start = nowNs();
+  CommOptions co = commOptions(p, everyoneBut(me, n), std::max(p.bwBytes + 64, 2 * p.latBytes));
+  co.bufferFor =
+      fmt::format("pairs (--bw-size {} bytes, --lat-size {} bytes)", p.bwBytes, p.latBytes);
+  engine::testHold("connect", me, stage);
+  Communicator c(store, me, n, info.host, co);
+  c.setStage(stage);
+  checkReceiveQueue(c, p);
+  const json placement = placeRank(c, p.placement, info);
+  c.barrier();
+  const double wireup = static_cast<double>(nowNs() - start) / 1e9;
+  const PairCounts k = pairCounts(p);
+  const std::vector<PairRound> rounds = roundRobinSchedule(n);
+  report::RunInfo ri;
+  if (me == 0) {
+    ri = rankRunInfo(c, p, info,
+                     pairsExtra(p, k, wireup, c.peers().size(), store.describe(), rounds.size()),
+                     placement);
+    ri.window = p.window;
+  }
+  const double seconds = runRounds(c, store, p, k, rounds, stage);
+  PairsResult res;
+  if (me == 0) res = gatherResult(c, store, p, k, std::move(ri), seconds, rounds.size());
   // Everyone stays until rank 0 has read every result.
   stage = "teardown";
   c.setStage(stage);
@@ -257,8 +312,7 @@ PairsResult runPairsIn(const CollectiveParams& p, const launch::RankInfo& info,
 
 }  // namespace
 
-PairsResult runPairs(const CollectiveParams& p, const launch::RankInfo& info,
-                     rendezvous::Store& store) {
+PairsResult runPairs(const PairsParams& p, const launch::RankInfo& info, rendezvous::Store& store) {
   std::string stage = "connect";
   try {
     return runPairsIn(p, info, store, stage);

@@ -5,11 +5,11 @@
 // and no measurement shares a node with another. Per round and pair (a < b): a initiates
 // (latency, then bandwidth), then b does; then every rank meets in a barrier before the next
 // round.
-//  - Latency: ping-pong of `pairsLatBytes`, `iterations` (0 = 1000) after `warmup` (-1 = 100),
+//  - Latency: ping-pong of `latBytes`, `iterations` (0 = 1000) after `warmup` (-1 = 100),
 //    one-way = RTT/2 per iteration on the initiator's clock, microseconds (as `lat`).
-//  - Bandwidth: windowed stream (osu_bw's window mode): per iteration `pairsWindow` messages of
-//    `pairsBwBytes`, then a 4-byte acknowledgement from the target once all of them arrived,
-//    so the clock stops on delivery; `pairsBwIters` measured after `warmup` (-1 = 2)
+//  - Bandwidth: windowed stream (osu_bw's window mode): per iteration `window` messages of
+//    `bwBytes`, then a 4-byte acknowledgement from the target once all of them arrived,
+//    so the clock stops on delivery; `bwIters` measured after `warmup` (-1 = 2)
 //    iterations. MB/s = 10^6 B/s on the sender's clock.
 // Results travel through the store under pairs/<src>/<dst> (a few dozen bytes each); rank 0
 // builds the matrices and classifies outliers (pairs_outliers.h; bandwidth on cost = 1/(MB/s)).
@@ -44,7 +44,7 @@ struct PairsResult {
 // Runs as rank `info.rank`; the result is filled on rank 0 only (ranks = 0 elsewhere).
 // Errors: every wait is bounded by timeoutMs and names the round and the peer; UsageError for
 // sizes of 0; a dead rank makes the others throw naming it.
-PairsResult runPairs(const CollectiveParams& params, const launch::RankInfo& info,
+PairsResult runPairs(const PairsParams& params, const launch::RankInfo& info,
                      rendezvous::Store& store);
 
 }  // namespace rdmabench::collective

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "report/csv_writer.h"
 #include "report/format_util.h"
 #include "report/report.h"
 
@@ -45,14 +46,6 @@ ordered_json matrixJson(const std::vector<std::vector<double>>& m) {
     rows.push_back(std::move(j));
   }
   return rows;
-}
-
-std::string csvField(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s)
-    q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
 }
 
 struct Finding {
@@ -126,128 +119,155 @@ const std::vector<std::string>& pairsFormatNames() {
   return names;
 }
 
-void writePairs(std::ostream& out, const std::string& format, const PairsResult& r) {
+namespace {
+
+// The table: the shared header block, the method lines, one row per ordered pair, the
+// matrices (up to 16 ranks) and the outliers.
+void writePairsTable(std::ostream& out, const PairsResult& r) {
   const int n = r.ranks;
-  if (format == "table") {
-    // The shared header block, with this command's title and units; the columns follow.
-    out << report::detail::tableHeaderBlock(
-        r.info, "every ordered pair's latency (one-way = RTT/2) and bandwidth",
-        "latency in microseconds (median, min, avg; p99 = nearest-rank percentile), bandwidth "
-        "in MB/s = 10^6 B/s");
-    out << fmt::format(
-        "# pairs: {} ranks, {} rounds of disjoint pairs (round-robin, circle method), {:.1f} s\n"
-        "# latency: ping-pong of {} B, {} iterations after {} warmup, one-way = RTT/2 [us]\n"
-        "# bandwidth: stream of {} x {} B per iteration to delivery, {} iterations after {} "
-        "warmup [MB/s = 10^6 B/s]\n"
-        "# outliers: k = {} (docs/fabric-map.md); flags: link = the link is slow, node = a node "
-        "of it is slow\n",
-        n, r.rounds, r.seconds, r.latBytes, r.latIterations, r.latWarmup, r.window, r.bwBytes,
-        r.bwIterations, r.bwWarmup, r.outlierK);
-    size_t hw = 8;
-    for (int s = 0; s < n; ++s)
-      hw = std::max(hw, pairsNodeName(r, s).size());
-    out << fmt::format("{:>5} {:>5} {:>{}} {:>{}} {:>14} {:>11} {:>11} {:>11} {:>12} {:>8} {:>8}\n",
-                       "src", "dst", "src_host", hw, "dst_host", hw, "lat_median[us]",
-                       "lat_min[us]", "lat_avg[us]", "lat_p99[us]", "BW[MB/s]", "lat_flag",
-                       "bw_flag");
-    for (int s = 0; s < n; ++s)
-      for (int d = 0; d < n; ++d) {
-        if (s == d) continue;
-        std::string lf = flag(r.latOutliers, s, d), bf = flag(r.bwOutliers, s, d);
-        out << fmt::format(
-            "{:>5} {:>5} {:>{}} {:>{}} {:>14.2f} {:>11.2f} {:>11.2f} {:>11.2f} {:>12.1f} {:>8} "
-            "{:>8}\n",
-            s, d, pairsNodeName(r, s), hw, pairsNodeName(r, d), hw, r.latMedianUs[s][d],
-            r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d], r.bwMBs[s][d],
-            lf.empty() ? "-" : lf, bf.empty() ? "-" : bf);
-      }
-    if (n <= 16) {
-      writeMatrix(out, r, "latency median [us]", r.latMedianUs, 2);
-      writeMatrix(out, r, "bandwidth [MB/s]", r.bwMBs, 1);
+  // The shared header block, with this command's title and units; the columns follow.
+  out << report::detail::tableHeaderBlock(
+      r.info, "every ordered pair's latency (one-way = RTT/2) and bandwidth",
+      "latency in microseconds (median, min, avg; p99 = nearest-rank percentile), bandwidth "
+      "in MB/s = 10^6 B/s");
+  out << fmt::format(
+      "# pairs: {} ranks, {} rounds of disjoint pairs (round-robin, circle method), {:.1f} s\n"
+      "# latency: ping-pong of {} B, {} iterations after {} warmup, one-way = RTT/2 [us]\n"
+      "# bandwidth: stream of {} x {} B per iteration to delivery, {} iterations after {} "
+      "warmup [MB/s = 10^6 B/s]\n"
+      "# outliers: k = {} (docs/fabric-map.md); flags: link = the link is slow, node = a node "
+      "of it is slow\n",
+      n, r.rounds, r.seconds, r.latBytes, r.latIterations, r.latWarmup, r.window, r.bwBytes,
+      r.bwIterations, r.bwWarmup, r.outlierK);
+  size_t hw = 8;
+  for (int s = 0; s < n; ++s)
+    hw = std::max(hw, pairsNodeName(r, s).size());
+  out << fmt::format("{:>5} {:>5} {:>{}} {:>{}} {:>14} {:>11} {:>11} {:>11} {:>12} {:>8} {:>8}\n",
+                     "src", "dst", "src_host", hw, "dst_host", hw, "lat_median[us]", "lat_min[us]",
+                     "lat_avg[us]", "lat_p99[us]", "BW[MB/s]", "lat_flag", "bw_flag");
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d) {
+      if (s == d) continue;
+      std::string lf = flag(r.latOutliers, s, d), bf = flag(r.bwOutliers, s, d);
+      out << fmt::format(
+          "{:>5} {:>5} {:>{}} {:>{}} {:>14.2f} {:>11.2f} {:>11.2f} {:>11.2f} {:>12.1f} {:>8} "
+          "{:>8}\n",
+          s, d, pairsNodeName(r, s), hw, pairsNodeName(r, d), hw, r.latMedianUs[s][d],
+          r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d], r.bwMBs[s][d],
+          lf.empty() ? "-" : lf, bf.empty() ? "-" : bf);
     }
-    std::vector<std::string> lines = pairsFindings(r);
-    out << fmt::format("# outliers: {}\n", lines.empty() ? "none" : std::to_string(lines.size()));
-    for (size_t i = 0; i < lines.size(); ++i)
-      out << fmt::format("#  {}. {}\n", i + 1, lines[i]);
-  } else if (format == "json") {
-    ordered_json doc;
-    doc["tool"] = "rdmabench";
-    doc["version"] = report::detail::toolVersion(r.info);
-    doc["run"] = report::detail::runJson(r.info);
-    ordered_json ranks = ordered_json::array();
-    for (int s = 0; s < n; ++s)
-      ranks.push_back({{"rank", s}, {"host", r.hosts[s]}, {"address", r.addresses[s]}});
-    doc["ranks"] = ranks;
-    ordered_json links = ordered_json::array();
-    for (int s = 0; s < n; ++s)
-      for (int d = 0; d < n; ++d)
-        if (s != d)
-          links.push_back({{"src", s},
-                           {"dst", d},
-                           {"src_host", r.hosts[s]},
-                           {"dst_host", r.hosts[d]},
-                           {"src_address", r.addresses[s]},
-                           {"dst_address", r.addresses[d]},
-                           {"lat_median_us", numberOrNull(r.latMedianUs[s][d])},
-                           {"lat_min_us", numberOrNull(r.latMinUs[s][d])},
-                           {"lat_avg_us", numberOrNull(r.latAvgUs[s][d])},
-                           {"lat_p99_us", numberOrNull(r.latP99Us[s][d])},
-                           {"mb_per_s", numberOrNull(r.bwMBs[s][d])},
-                           {"lat_outlier", flag(r.latOutliers, s, d)},
-                           {"bw_outlier", flag(r.bwOutliers, s, d)}});
-    doc["links"] = links;
-    doc["matrix"] = {{"lat_median_us", matrixJson(r.latMedianUs)},
-                     {"mb_per_s", matrixJson(r.bwMBs)}};
-    auto inv = [](double c) { return c > 0 ? 1 / c : 0.0; };
-    doc["thresholds"] = {{"k", r.outlierK},
-                         {"lat_node_baseline_us", r.latOutliers.nodeBaseline},
-                         {"lat_node_threshold_us", r.latOutliers.nodeThreshold},
-                         {"lat_link_baseline_us", r.latOutliers.linkBaseline},
-                         {"lat_link_threshold_us", r.latOutliers.linkThreshold},
-                         {"bw_node_baseline_mb_per_s", inv(r.bwOutliers.nodeBaseline)},
-                         {"bw_node_threshold_mb_per_s", inv(r.bwOutliers.nodeThreshold)},
-                         {"bw_link_baseline_mb_per_s", inv(r.bwOutliers.linkBaseline)},
-                         {"bw_link_threshold_mb_per_s", inv(r.bwOutliers.linkThreshold)}};
-    ordered_json outl = ordered_json::array();
-    std::vector<std::string> lines = pairsFindings(r);
-    std::vector<Finding> all = allFindings(r);
-    for (size_t i = 0; i < all.size(); ++i) {
-      const MatrixFinding& f = all[i].f;
-      const bool bw = all[i].bandwidth;
-      ordered_json j{{"figure", bw ? "bandwidth" : "latency"}, {"kind", f.node ? "node" : "link"}};
-      if (f.node) {
-        j["rank"] = f.src;
-        j["host"] = r.hosts[f.src];
-        j["address"] = r.addresses[f.src];
-      } else {
-        j["src"] = f.src;
-        j["dst"] = f.dst;
-        j["src_host"] = r.hosts[f.src];
-        j["dst_host"] = r.hosts[f.dst];
-      }
-      j[bw ? "mb_per_s" : "us"] = shown(bw, f.cost);
-      j[bw ? "baseline_mb_per_s" : "baseline_us"] = shown(bw, f.baseline);
-      j[bw ? "threshold_mb_per_s" : "threshold_us"] = shown(bw, f.threshold);
-      j["severity"] = f.severity;
-      j["text"] = lines[i];
-      outl.push_back(std::move(j));
-    }
-    doc["outliers"] = outl;
-    out << report::detail::dumpJson(doc) << "\n";
-  } else if (format == "csv") {
-    out << "src_rank,dst_rank,src_host,dst_host,src_address,dst_address,lat_bytes,lat_median_us,"
-           "lat_min_us,lat_avg_us,lat_p99_us,bw_bytes,mb_per_s,lat_outlier,bw_outlier\n";
-    for (int s = 0; s < n; ++s)
-      for (int d = 0; d < n; ++d)
-        if (s != d)
-          out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s, d,
-                             csvField(r.hosts[s]), csvField(r.hosts[d]), csvField(r.addresses[s]),
-                             csvField(r.addresses[d]), r.latBytes, r.latMedianUs[s][d],
-                             r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d], r.bwBytes,
-                             r.bwMBs[s][d], flag(r.latOutliers, s, d), flag(r.bwOutliers, s, d));
-  } else {
-    throw UsageError(fmt::format("--format {}: no pairs layout (valid: table, json, csv)", format));
+  if (n <= 16) {
+    writeMatrix(out, r, "latency median [us]", r.latMedianUs, 2);
+    writeMatrix(out, r, "bandwidth [MB/s]", r.bwMBs, 1);
   }
+  std::vector<std::string> lines = pairsFindings(r);
+  out << fmt::format("# outliers: {}\n", lines.empty() ? "none" : std::to_string(lines.size()));
+  for (size_t i = 0; i < lines.size(); ++i)
+    out << fmt::format("#  {}. {}\n", i + 1, lines[i]);
+}
+
+// The outlier thresholds of both matrices (bandwidth as MB/s, not as cost).
+ordered_json thresholdsJson(const PairsResult& r) {
+  auto inv = [](double c) { return c > 0 ? 1 / c : 0.0; };
+  return {{"k", r.outlierK},
+          {"lat_node_baseline_us", r.latOutliers.nodeBaseline},
+          {"lat_node_threshold_us", r.latOutliers.nodeThreshold},
+          {"lat_link_baseline_us", r.latOutliers.linkBaseline},
+          {"lat_link_threshold_us", r.latOutliers.linkThreshold},
+          {"bw_node_baseline_mb_per_s", inv(r.bwOutliers.nodeBaseline)},
+          {"bw_node_threshold_mb_per_s", inv(r.bwOutliers.nodeThreshold)},
+          {"bw_link_baseline_mb_per_s", inv(r.bwOutliers.linkBaseline)},
+          {"bw_link_threshold_mb_per_s", inv(r.bwOutliers.linkThreshold)}};
+}
+
+// One object per finding, in pairsFindings' order, with its text.
+ordered_json outliersJson(const PairsResult& r) {
+  ordered_json outl = ordered_json::array();
+  std::vector<std::string> lines = pairsFindings(r);
+  std::vector<Finding> all = allFindings(r);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const MatrixFinding& f = all[i].f;
+    const bool bw = all[i].bandwidth;
+    ordered_json j{{"figure", bw ? "bandwidth" : "latency"}, {"kind", f.node ? "node" : "link"}};
+    if (f.node) {
+      j["rank"] = f.src;
+      j["host"] = r.hosts[f.src];
+      j["address"] = r.addresses[f.src];
+    } else {
+      j["src"] = f.src;
+      j["dst"] = f.dst;
+      j["src_host"] = r.hosts[f.src];
+      j["dst_host"] = r.hosts[f.dst];
+    }
+    j[bw ? "mb_per_s" : "us"] = shown(bw, f.cost);
+    j[bw ? "baseline_mb_per_s" : "baseline_us"] = shown(bw, f.baseline);
+    j[bw ? "threshold_mb_per_s" : "threshold_us"] = shown(bw, f.threshold);
+    j["severity"] = f.severity;
+    j["text"] = lines[i];
+    outl.push_back(std::move(j));
+  }
+  return outl;
+}
+
+void writePairsJson(std::ostream& out, const PairsResult& r) {
+  const int n = r.ranks;
+  ordered_json doc;
+  doc["tool"] = "rdmabench";
+  doc["version"] = report::detail::toolVersion(r.info);
+  doc["run"] = report::detail::runJson(r.info);
+  ordered_json ranks = ordered_json::array();
+  for (int s = 0; s < n; ++s)
+    ranks.push_back({{"rank", s}, {"host", r.hosts[s]}, {"address", r.addresses[s]}});
+  doc["ranks"] = ranks;
+  ordered_json links = ordered_json::array();
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d)
+      if (s != d)
+        links.push_back({{"src", s},
+                         {"dst", d},
+                         {"src_host", r.hosts[s]},
+                         {"dst_host", r.hosts[d]},
+                         {"src_address", r.addresses[s]},
+                         {"dst_address", r.addresses[d]},
+                         {"lat_median_us", numberOrNull(r.latMedianUs[s][d])},
+                         {"lat_min_us", numberOrNull(r.latMinUs[s][d])},
+                         {"lat_avg_us", numberOrNull(r.latAvgUs[s][d])},
+                         {"lat_p99_us", numberOrNull(r.latP99Us[s][d])},
+                         {"mb_per_s", numberOrNull(r.bwMBs[s][d])},
+                         {"lat_outlier", flag(r.latOutliers, s, d)},
+                         {"bw_outlier", flag(r.bwOutliers, s, d)}});
+  doc["links"] = links;
+  doc["matrix"] = {{"lat_median_us", matrixJson(r.latMedianUs)}, {"mb_per_s", matrixJson(r.bwMBs)}};
+  doc["thresholds"] = thresholdsJson(r);
+  doc["outliers"] = outliersJson(r);
+  out << report::detail::dumpJson(doc) << "\n";
+}
+
+void writePairsCsv(std::ostream& out, const PairsResult& r) {
+  const int n = r.ranks;
+  report::CsvWriter csv(out);
+  csv.row({"src_rank", "dst_rank", "src_host", "dst_host", "src_address", "dst_address",
+           "lat_bytes", "lat_median_us", "lat_min_us", "lat_avg_us", "lat_p99_us", "bw_bytes",
+           "mb_per_s", "lat_outlier", "bw_outlier"});
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d)
+      if (s != d)
+        csv.record(s, d, r.hosts[s], r.hosts[d], r.addresses[s], r.addresses[d], r.latBytes,
+                   r.latMedianUs[s][d], r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d],
+                   r.bwBytes, r.bwMBs[s][d], flag(r.latOutliers, s, d), flag(r.bwOutliers, s, d));
+}
+
+}  // namespace
+
+void writePairs(std::ostream& out, const std::string& format, const PairsResult& r) {
+  if (format == "table")
+    writePairsTable(out, r);
+  else if (format == "json")
+    writePairsJson(out, r);
+  else if (format == "csv")
+    writePairsCsv(out, r);
+  else
+    throw UsageError(fmt::format("--format {}: no pairs layout (valid: table, json, csv)", format));
   out.flush();
 }
 

@@ -13,14 +13,12 @@ namespace rdmabench::collective {
 
 using nlohmann::json;
 
-report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
-                                  const launch::RankInfo& info, const json& extra,
-                                  const json& placement) {
+report::RunInfo rankRunInfo(Communicator& c, const RankParams& p, const launch::RankInfo& info,
+                            const json& extra, const json& placement) {
   report::RunInfo ri;
   ri.placement = gatherPlacement(c, placement, p.timeoutMs);
   ri.test = p.test;
   ri.transport = p.transport;
-  ri.op = p.test == "allreduce" ? fmt::format("{} {}", toString(p.dtype), toString(p.op)) : "";
   ri.localHost = c.hostOf(0);
   std::set<std::string> nodes;
   for (int r = 0; r < c.size(); ++r)
@@ -38,9 +36,18 @@ report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
   ri.extra["nodes"] = nodes.size();
   ri.extra["launch"] = info.source;
   ri.extra["timeout_s"] = static_cast<double>(p.timeoutMs) / 1000;
-  ri.extra["check"] = p.check;
+  ri.extra["check"] = false;
   if (!p.transportNote.empty()) ri.extra["transport_note"] = p.transportNote;
   if (!p.progressNote.empty()) ri.extra["progress_note"] = p.progressNote;
+  return ri;
+}
+
+report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
+                                  const launch::RankInfo& info, const json& extra,
+                                  const json& placement) {
+  report::RunInfo ri = rankRunInfo(c, p, info, extra, placement);
+  ri.op = p.test == "allreduce" ? fmt::format("{} {}", toString(p.dtype), toString(p.op)) : "";
+  ri.extra["check"] = p.check;
   if (p.durationSec > 0) ri.extra["duration_s"] = p.durationSec;
   if (p.maxTimeSec > 0 && p.iterations == 0 && p.durationSec <= 0)
     ri.extra["max_time_s"] = p.maxTimeSec;

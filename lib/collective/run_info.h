@@ -8,15 +8,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collective/bench.h"
 #include "collective/comm.h"
+#include "collective/params.h"
 #include "launch/launch.h"
 #include "report/report.h"
 
 namespace rdmabench::collective {
 
 // `extra` lands in RunInfo::extra (with ranks, nodes, launch, timeout_s, check added);
-// `placement` is this rank's own placement facts (rank_placement.h placeRank).
+// `placement` is this rank's own placement facts (rank_placement.h placeRank). rankRunInfo:
+// what every N-rank command has (pairs, congestion: check false); collectiveRunInfo adds what
+// barrier / allreduce / ring have (op, check, duration_s, max_time_s, dtype).
+report::RunInfo rankRunInfo(Communicator& c, const RankParams& p, const launch::RankInfo& info,
+                            const nlohmann::json& extra, const nlohmann::json& placement);
 report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
                                   const launch::RankInfo& info, const nlohmann::json& extra,
                                   const nlohmann::json& placement);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/log.h"
 
 namespace rdmabench {
 
@@ -255,7 +256,7 @@ void ResultOutput::finishAfterFailure() noexcept {
   try {
     finish();
   } catch (const std::exception& e) {
-    std::cerr << "rdmabench: error: " << e.what() << "\n";
+    log::write(std::string("rdmabench: error: ") + e.what() + "\n");
   }
 }
 

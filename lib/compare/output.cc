@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "compare/compare.h"
+#include "report/csv_writer.h"
 
 namespace rdmabench::compare {
 
@@ -49,86 +52,104 @@ std::string inputNote(const ComparedRow& r, size_t i) {
   return s;
 }
 
+// A group's header lines: the test, each input (with its facts) and each difference.
+void writeGroupHeader(const Group& g, std::ostream& out) {
+  const char* unit = metricUnit(g.metric);
+  std::string kind =
+      g.test == metricName(g.metric) ? std::string() : fmt::format("{}, ", metricName(g.metric));
+  out << fmt::format("# rdmabench compare: {} ({}{}, {} is better)\n", g.test, kind, unit,
+                     lowerIsBetter(g.metric) ? "lower" : "higher");
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Series& s = g.inputs[i];
+    std::string extra;
+    if (s.processes) extra += fmt::format(", {} processes", *s.processes);
+    if (!s.transport.empty()) extra += ", transport " + s.transport;
+    if (!s.host.empty()) extra += ", host " + s.host;
+    out << fmt::format("# [{}] {}: {}{} \"{}\"{} ({}){}{}\n", i + 1, s.label, sourceName(s.source),
+                       s.toolVersion.empty() ? "" : " " + s.toolVersion, s.title,
+                       s.column.empty() ? "" : ", column " + s.column,
+                       isMpi(s.source) ? "MPI" : "no MPI", extra,
+                       i == g.baseline ? ", baseline" : "");
+  }
+  for (const Difference& d : g.differences) {
+    size_t mpi = isMpi(g.inputs[d.of].source) ? d.of : d.to;
+    size_t fab = mpi == d.of ? d.to : d.of;
+    if (d.mpiOverhead && g.metric == Metric::kBandwidth)
+      out << fmt::format("# MPI overhead [{}]: [{}] - [{}] in MB/s lost, % of [{}]\n", d.of + 1,
+                         fab + 1, mpi + 1, fab + 1);
+    else if (d.mpiOverhead)
+      out << fmt::format("# MPI overhead [{}]: [{}] - [{}] in us, % of [{}]\n", d.of + 1, mpi + 1,
+                         fab + 1, fab + 1);
+    else
+      out << fmt::format("# diff [{}]: [{}] - [{}] in {}, % of [{}]\n", d.of + 1, d.of + 1,
+                         d.to + 1, d.unit, d.to + 1);
+    out << fmt::format("# ratio [{}]: [{}] / [{}]\n", d.of + 1, d.of + 1, d.to + 1);
+  }
+}
+
+// A group's column heads and cells: bytes, each input's value, then per difference its
+// absolute, percent and ratio.
+void groupCells(const Group& g, std::vector<std::string>& head,
+                std::vector<std::vector<std::string>>& cells) {
+  const char* unit = metricUnit(g.metric);
+  head = {"#bytes"};
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    head.push_back(fmt::format("[{}]{}", i + 1, unit));
+  for (const Difference& d : g.differences) {
+    std::string name = d.mpiOverhead ? "MPI_overhead" : "diff";
+    head.push_back(
+        fmt::format("{}[{}]{}", name, d.of + 1, d.unit == "MB/s lost" ? "MB/s" : d.unit));
+    head.push_back(fmt::format("{}[{}]%", name, d.of + 1));
+    head.push_back(fmt::format("ratio[{}]", d.of + 1));
+  }
+  for (const ComparedRow& r : g.rows) {
+    std::vector<std::string> line{g.sized ? fmt::format("{}", r.bytes) : std::string("-")};
+    for (size_t i = 0; i < r.values.size(); ++i)
+      line.push_back(!r.values[i] && i < r.failed.size() && !r.failed[i].empty()
+                         ? std::string("failed")
+                         : fixed(r.values[i]));
+    for (const Cell& cell : r.cells) {
+      line.push_back(fixed(cell.absolute));
+      line.push_back(fixed(cell.percent));
+      line.push_back(cell.ratio ? fmt::format("{:.3f}", *cell.ratio) : std::string("-"));
+    }
+    cells.push_back(std::move(line));
+  }
+}
+
+// A group's table: right-aligned columns (at least 8 wide), then the row's note.
+void writeGroupTable(const Group& g, std::ostream& out) {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> cells;
+  groupCells(g, head, cells);
+  std::vector<size_t> width(head.size());
+  for (size_t i = 0; i < head.size(); ++i) {
+    width[i] = std::max<size_t>(head[i].size(), 8);
+    for (const auto& line : cells)
+      width[i] = std::max(width[i], line[i].size());
+  }
+  std::string h;
+  for (size_t i = 0; i < head.size(); ++i)
+    h += fmt::format("{:>{}}  ", head[i], width[i]);
+  out << h << "note\n";
+  for (size_t row = 0; row < cells.size(); ++row) {
+    std::string l;
+    for (size_t i = 0; i < head.size(); ++i)
+      l += fmt::format("{:>{}}  ", cells[row][i], width[i]);
+    l += rowNote(g, g.rows[row]);
+    while (!l.empty() && l.back() == ' ')
+      l.pop_back();
+    out << l << '\n';
+  }
+}
+
 void writeTable(const Comparison& c, std::ostream& out) {
   bool firstGroup = true;
   for (const Group& g : c.groups) {
     if (!firstGroup) out << '\n';
     firstGroup = false;
-    const char* unit = metricUnit(g.metric);
-    std::string kind =
-        g.test == metricName(g.metric) ? std::string() : fmt::format("{}, ", metricName(g.metric));
-    out << fmt::format("# rdmabench compare: {} ({}{}, {} is better)\n", g.test, kind, unit,
-                       lowerIsBetter(g.metric) ? "lower" : "higher");
-    for (size_t i = 0; i < g.inputs.size(); ++i) {
-      const Series& s = g.inputs[i];
-      std::string extra;
-      if (s.processes) extra += fmt::format(", {} processes", *s.processes);
-      if (!s.transport.empty()) extra += ", transport " + s.transport;
-      if (!s.host.empty()) extra += ", host " + s.host;
-      out << fmt::format("# [{}] {}: {}{} \"{}\"{} ({}){}{}\n", i + 1, s.label,
-                         sourceName(s.source), s.toolVersion.empty() ? "" : " " + s.toolVersion,
-                         s.title, s.column.empty() ? "" : ", column " + s.column,
-                         isMpi(s.source) ? "MPI" : "no MPI", extra,
-                         i == g.baseline ? ", baseline" : "");
-    }
-    for (const Difference& d : g.differences) {
-      size_t mpi = isMpi(g.inputs[d.of].source) ? d.of : d.to;
-      size_t fab = mpi == d.of ? d.to : d.of;
-      if (d.mpiOverhead && g.metric == Metric::kBandwidth)
-        out << fmt::format("# MPI overhead [{}]: [{}] - [{}] in MB/s lost, % of [{}]\n", d.of + 1,
-                           fab + 1, mpi + 1, fab + 1);
-      else if (d.mpiOverhead)
-        out << fmt::format("# MPI overhead [{}]: [{}] - [{}] in us, % of [{}]\n", d.of + 1, mpi + 1,
-                           fab + 1, fab + 1);
-      else
-        out << fmt::format("# diff [{}]: [{}] - [{}] in {}, % of [{}]\n", d.of + 1, d.of + 1,
-                           d.to + 1, d.unit, d.to + 1);
-      out << fmt::format("# ratio [{}]: [{}] / [{}]\n", d.of + 1, d.of + 1, d.to + 1);
-    }
-    // Columns.
-    std::vector<std::string> head{"#bytes"};
-    for (size_t i = 0; i < g.inputs.size(); ++i)
-      head.push_back(fmt::format("[{}]{}", i + 1, unit));
-    for (const Difference& d : g.differences) {
-      std::string name = d.mpiOverhead ? "MPI_overhead" : "diff";
-      head.push_back(
-          fmt::format("{}[{}]{}", name, d.of + 1, d.unit == "MB/s lost" ? "MB/s" : d.unit));
-      head.push_back(fmt::format("{}[{}]%", name, d.of + 1));
-      head.push_back(fmt::format("ratio[{}]", d.of + 1));
-    }
-    std::vector<std::vector<std::string>> cells;
-    for (const ComparedRow& r : g.rows) {
-      std::vector<std::string> line{g.sized ? fmt::format("{}", r.bytes) : std::string("-")};
-      for (size_t i = 0; i < r.values.size(); ++i)
-        line.push_back(!r.values[i] && i < r.failed.size() && !r.failed[i].empty()
-                           ? std::string("failed")
-                           : fixed(r.values[i]));
-      for (const Cell& cell : r.cells) {
-        line.push_back(fixed(cell.absolute));
-        line.push_back(fixed(cell.percent));
-        line.push_back(cell.ratio ? fmt::format("{:.3f}", *cell.ratio) : std::string("-"));
-      }
-      cells.push_back(std::move(line));
-    }
-    std::vector<size_t> width(head.size());
-    for (size_t i = 0; i < head.size(); ++i) {
-      width[i] = std::max<size_t>(head[i].size(), 8);
-      for (const auto& line : cells)
-        width[i] = std::max(width[i], line[i].size());
-    }
-    std::string h;
-    for (size_t i = 0; i < head.size(); ++i)
-      h += fmt::format("{:>{}}  ", head[i], width[i]);
-    out << h << "note\n";
-    for (size_t row = 0; row < cells.size(); ++row) {
-      std::string l;
-      for (size_t i = 0; i < head.size(); ++i)
-        l += fmt::format("{:>{}}  ", cells[row][i], width[i]);
-      l += rowNote(g, g.rows[row]);
-      while (!l.empty() && l.back() == ' ')
-        l.pop_back();
-      out << l << '\n';
-    }
+    writeGroupHeader(g, out);
+    writeGroupTable(g, out);
   }
   for (const std::string& n : c.notes)
     out << "# note: " << n << '\n';
@@ -213,39 +234,29 @@ void writeJson(const Comparison& c, std::ostream& out) {
   out << doc.dump(1, ' ', false, ordered_json::error_handler_t::replace) << '\n';
 }
 
-std::string csvCell(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s)
-    q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
 std::string csvNumber(const std::optional<double>& v) {
   return v ? fmt::format("{}", *v) : std::string();
 }
 
 void writeCsv(const Comparison& c, std::ostream& out) {
-  out << "test,metric,bytes,input,path,source,mpi,baseline,value,unit,diff_label,diff_absolute,"
-         "diff_unit,diff_percent,diff_ratio,note\n";
+  report::CsvWriter csv(out);
+  csv.row({"test", "metric", "bytes", "input", "path", "source", "mpi", "baseline", "value", "unit",
+           "diff_label", "diff_absolute", "diff_unit", "diff_percent", "diff_ratio", "note"});
   for (const Group& g : c.groups) {
     for (const ComparedRow& r : g.rows) {
       for (size_t i = 0; i < g.inputs.size(); ++i) {
         const Series& s = g.inputs[i];
-        std::string diff = ",,,,";
+        std::vector<std::string> diff(5);  // label, absolute, unit, percent, ratio
         for (size_t k = 0; k < g.differences.size(); ++k) {
           const Difference& d = g.differences[k];
           if (d.of != i) continue;
-          diff = fmt::format("{},{},{},{},{}", csvCell(d.label), csvNumber(r.cells[k].absolute),
-                             csvCell(d.unit), csvNumber(r.cells[k].percent),
-                             csvNumber(r.cells[k].ratio));
+          diff = {d.label, csvNumber(r.cells[k].absolute), d.unit, csvNumber(r.cells[k].percent),
+                  csvNumber(r.cells[k].ratio)};
         }
-        out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csvCell(g.test),
-                           metricName(g.metric), g.sized ? fmt::format("{}", r.bytes) : "",
-                           csvCell(s.label), csvCell(s.path), sourceName(s.source),
-                           isMpi(s.source) ? "true" : "false", i == g.baseline ? "true" : "false",
-                           csvNumber(r.values[i]), metricUnit(g.metric), diff,
-                           csvCell(inputNote(r, i)));
+        csv.record(g.test, metricName(g.metric), g.sized ? fmt::format("{}", r.bytes) : "", s.label,
+                   s.path, sourceName(s.source), isMpi(s.source) ? "true" : "false",
+                   i == g.baseline ? "true" : "false", csvNumber(r.values[i]), metricUnit(g.metric),
+                   diff[0], diff[1], diff[2], diff[3], diff[4], inputNote(r, i));
       }
     }
   }

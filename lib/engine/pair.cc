@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/json_read.h"
+#include "common/log.h"
 #include "common/measure_clock.h"
 #include "common/units.h"
 #include "engine/bandwidth.h"
@@ -53,7 +54,7 @@ class LoopbackServer {
     rendezvous::Listener listener("127.0.0.1", 0);
     port = listener.port();
     std::cout.flush();
-    std::cerr.flush();
+    log::flush();
     pid_ = fork();
     if (pid_ < 0) throw SystemError("fork (loopback server)", errno);
     if (pid_ == 0) {

@@ -23,6 +23,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/json_read.h"
+#include "common/log.h"
 #include "common/measure_clock.h"
 #include "common/units.h"
 #include "engine/bandwidth.h"
@@ -73,8 +74,8 @@ void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
   if (admit) admit(spec);
   detail::testAllocHook();
   if (so.verbose)
-    std::cerr << fmt::format("rdmabench server: session {}: {} {} {} from {}\n", session, spec.test,
-                             escapeForLog(spec.transport, 64), spec.op, ch.peerName());
+    log::write(fmt::format("rdmabench server: session {}: {} {} {} from {}\n", session, spec.test,
+                           escapeForLog(spec.transport, 64), spec.op, ch.peerName()));
   transport::DeviceOptions opts = spec.serverDevice;
   // The target of a one-sided verbs bw (write/read, one direction) has nothing to do until the
   // initiator's closing control message: the HCA places the data. It sleeps on completion events,
@@ -242,7 +243,7 @@ void testAllocHook() {
   std::vector<char> block(bytes);
   for (size_t i = 0; i < bytes; i += 4096)
     block[i] = 1;
-  std::cerr << fmt::format("rdmabench server: test hook: allocated {} MiB\n", bytes >> 20);
+  log::write(fmt::format("rdmabench server: test hook: allocated {} MiB\n", bytes >> 20));
 }
 
 void testCrashHook(uint64_t bytes) {

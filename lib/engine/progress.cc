@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/log.h"
 
 namespace rdmabench::engine {
 
@@ -133,15 +134,13 @@ void testHold(const char* phase, int rank, const std::string& where) {
   if (want != phase || wantRank != rank) return;
   const char* msEnv = std::getenv("RDMABENCH_TEST_HOLD_MS");
   const int ms = msEnv && *msEnv ? std::atoi(msEnv) : 1000;
-  std::cerr << fmt::format("rdmabench: test hook: pid {} holding at {}\n", getpid(), phase)
-            << std::flush;
+  log::write(fmt::format("rdmabench: test hook: pid {} holding at {}\n", getpid(), phase));
   for (int waited = 0; waited < ms; waited += 10) {
     throwIfInterrupted(where.c_str());
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // A fault meant for the hold that comes later hits another phase: the test can tell.
-  std::cerr << fmt::format("rdmabench: test hook: pid {} resumes after {}\n", getpid(), phase)
-            << std::flush;
+  log::write(fmt::format("rdmabench: test hook: pid {} resumes after {}\n", getpid(), phase));
 }
 
 }  // namespace rdmabench::engine

@@ -33,6 +33,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/json_read.h"
+#include "common/log.h"
 #include "engine/pair.h"
 #include "engine/session.h"
 #include "rendezvous/channel.h"
@@ -189,8 +190,8 @@ class Daemon {
           if (e.code() != EMFILE && e.code() != ENFILE && e.code() != ENOBUFS && e.code() != ENOMEM)
             throw;
           if (!emfileLogged)
-            std::cerr << fmt::format("rdmabench server: {}; refusing clients until sessions end\n",
-                                     e.what());
+            log::write(fmt::format("rdmabench server: {}; refusing clients until sessions end\n",
+                                   e.what()));
           emfileLogged = true;
           std::this_thread::sleep_for(std::chrono::milliseconds(100));
           continue;
@@ -267,9 +268,9 @@ class Daemon {
         const char a = ok ? kAdmitted : kRefused;
         if (::send(c.admission, &a, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 && ok) c.admitted = true;
         if (!ok && so_.verbose)
-          std::cerr << fmt::format(
+          log::write(fmt::format(
               "rdmabench server: refused {}: {} sessions in progress (--max-connections {})\n",
-              c.channel.peerName(), so_.maxConnections, so_.maxConnections);
+              c.channel.peerName(), so_.maxConnections, so_.maxConnections));
       }
       ::close(c.admission);  // one question per child; EOF or an error: it is gone
       c.admission = -1;
@@ -283,15 +284,15 @@ class Daemon {
     kill(pid, SIGKILL);
     c.dropped = true;
     if (so_.verbose)
-      std::cerr << fmt::format("rdmabench server: dropped {} before its hello: {}\n",
-                               c.channel.peerName(), why);
+      log::write(fmt::format("rdmabench server: dropped {} before its hello: {}\n",
+                             c.channel.peerName(), why));
     tellPeer(c.channel, "server dropped this connection before its hello: " + why);
   }
 
   void dropSilent(Silent& s, const std::string& why) {
     if (so_.verbose)
-      std::cerr << fmt::format("rdmabench server: dropped {} before its hello: {}\n",
-                               s.channel.peerName(), why);
+      log::write(fmt::format("rdmabench server: dropped {} before its hello: {}\n",
+                             s.channel.peerName(), why));
     tellPeer(s.channel, "server dropped this connection before its hello: " + why);
   }
 
@@ -348,7 +349,7 @@ class Daemon {
     }
     const uint64_t session = ++sessions_;
     std::cout.flush();
-    std::cerr.flush();
+    log::flush();
     const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
@@ -426,8 +427,8 @@ class Daemon {
           },
           [&] { askAdmission(admission); });
       if (so_.verbose)
-        std::cerr << fmt::format("rdmabench server: session {} from {} done\n", session,
-                                 ch.peerName());
+        log::write(
+            fmt::format("rdmabench server: session {} from {} done\n", session, ch.peerName()));
     } catch (const InterruptedError&) {
       tellPeer(ch, fmt::format("server interrupted ({})", interruptName()));
       rc = 4;
@@ -435,12 +436,12 @@ class Daemon {
       const std::string text = sessionErrorText(e);
       tellPeer(ch, text);
       if (so_.verbose)
-        std::cerr << fmt::format("rdmabench server: session {} from {} failed: {}\n", session,
-                                 ch.peerName(), escapeForLog(text, 400));
+        log::write(fmt::format("rdmabench server: session {} from {} failed: {}\n", session,
+                               ch.peerName(), escapeForLog(text, 400)));
       rc = 1;
     }
     slot_.release(getpid());
-    std::cerr.flush();
+    log::flush();
     _exit(rc);
   }
 
@@ -455,10 +456,10 @@ class Daemon {
       if (::poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
       if (!c.clientGoneAt) c.clientGoneAt = now;
       if (now - *c.clientGoneAt < kOrphanGrace) continue;
-      std::cerr << fmt::format(
+      log::write(fmt::format(
           "rdmabench server: session {} from {}: the client left {} ms ago and the session, {}, "
           "did not end: killed (SIGKILL); still serving\n",
-          c.session, c.channel.peerName(), kOrphanGrace.count(), processState(pid));
+          c.session, c.channel.peerName(), kOrphanGrace.count(), processState(pid)));
       kill(pid, SIGKILL);
       c.killed = true;
     }
@@ -484,9 +485,9 @@ class Daemon {
         failed_ = true;
         std::string where = heldSlot ? "in the data path" : "before its test started";
         std::string sig = signalName(WTERMSIG(status));
-        std::cerr << fmt::format("rdmabench server: session {} from {} died: {} {}{}\n", c.session,
-                                 c.channel.peerName(), sig, where,
-                                 so_.once ? "" : "; still serving");
+        log::write(fmt::format("rdmabench server: session {} from {} died: {} {}{}\n", c.session,
+                               c.channel.peerName(), sig, where,
+                               so_.once ? "" : "; still serving"));
         tellPeer(c.channel, fmt::format("server session {} died: {} {}{}", c.session, sig, where,
                                         so_.once ? "" : " (the server keeps serving)"));
       } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
@@ -537,14 +538,14 @@ void serveListener(rendezvous::Listener& listener, const ServerOptions& so) {
 void runServer(const ServerOptions& options) {
   rendezvous::Listener listener(options.bind, options.port);
   if (options.verbose)
-    std::cerr << fmt::format(
+    log::write(fmt::format(
         "rdmabench server {} listening on {} (protocol v{}, --max-bytes {}, --max-timeout {} s, "
         "--max-connections {}, token {})\n",
         RDMABENCH_VERSION,
         rendezvous::formatHostPort(options.bind.empty() ? "*" : options.bind, listener.port()),
         rendezvous::kProtocolVersion, options.maxBytes,
         static_cast<double>(options.maxTimeoutMs) / 1000, options.maxConnections,
-        options.token.empty() ? "none: anyone who reaches the port may run tests" : "required");
+        options.token.empty() ? "none: anyone who reaches the port may run tests" : "required"));
   detail::serveListener(listener, options);
 }
 

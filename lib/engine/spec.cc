@@ -157,17 +157,13 @@ void TestSpec::validate() const {
 }
 
 uint64_t TestSpec::iterationsFor(uint64_t bytes) const {
-  if (iterations > 0) return iterations;
-  bool large = bytes > kLargeMessageBytes;
-  if (test == "lat") return large ? 1000 : 10000;
-  return (large ? 20 : 100) * (mode == "stream" ? 64 : 1);
+  if (test == "lat") return osuIterations(iterations, bytes, kLatencyIterations);
+  return osuIterations(iterations, bytes, kBandwidthIterations, mode == "stream" ? 64 : 1);
 }
 
 uint64_t TestSpec::warmupFor(uint64_t bytes) const {
-  if (warmup >= 0) return static_cast<uint64_t>(warmup);
-  bool large = bytes > kLargeMessageBytes;
-  if (test == "lat") return large ? 10 : 100;
-  return (large ? 2 : 10) * (mode == "stream" ? 64 : 1);
+  if (test == "lat") return osuWarmup(warmup, bytes, kLatencyIterations);
+  return osuWarmup(warmup, bytes, kBandwidthIterations, mode == "stream" ? 64 : 1);
 }
 
 uint64_t TestSpec::maxSize() const {
@@ -199,12 +195,6 @@ void DurationChunks::record(uint64_t iterations, double seconds) {
   measured_ += seconds;
   iterations_ += iterations;
   if (iterations > 0 && seconds > 0) estimate_ = seconds / static_cast<double>(iterations);
-}
-
-uint64_t budgetedIterations(uint64_t fixed, double perIterationSec, double maxTimeSec) {
-  if (maxTimeSec <= 0 || perIterationSec <= 0) return fixed;
-  const double fit = std::max(1.0, std::floor(maxTimeSec / perIterationSec));
-  return fit < static_cast<double>(fixed) ? static_cast<uint64_t>(fit) : fixed;
 }
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {

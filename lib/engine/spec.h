@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/iterations.h"  // the iteration-count policy (OSU, --max-time)
 #include "transport/transport.h"
 
 namespace rdmabench::engine {
@@ -19,8 +20,6 @@ inline constexpr uint32_t kMaxWindow = 4096;
 inline constexpr uint32_t kMaxQueuePairs = 64;
 inline constexpr size_t kMaxSizes = 64;
 inline constexpr int64_t kMaxTimeoutMs = 3'600'000;
-// OSU's LARGE_MESSAGE_SIZE: above it the automatic iteration counts drop (osu_util.h).
-inline constexpr uint64_t kLargeMessageBytes = 8192;
 
 struct TestSpec {
   std::string test = "lat";          // "lat" (ping-pong) or "bw" (windowed bandwidth)
@@ -85,11 +84,6 @@ class DurationChunks {
   double target_, estimate_, measured_ = 0;
   uint64_t calibration_, iterations_ = 0;
 };
-
-// --max-time (IMB's -time): the automatic count `fixed` cut to what fits `maxTimeSec` at
-// `perIterationSec` (at least 1); `fixed` when it fits, the budget is off (<= 0) or the
-// estimate is unknown (<= 0).
-uint64_t budgetedIterations(uint64_t fixed, double perIterationSec, double maxTimeSec);
 
 // JSON (de)serialisation of the DeviceOptions subset that travels to the server.
 nlohmann::json deviceOptionsToJson(const transport::DeviceOptions& o);

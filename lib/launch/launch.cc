@@ -25,6 +25,7 @@
 #include "common/error.h"
 #include "common/host_info.h"
 #include "common/interrupt.h"
+#include "common/log.h"
 #include "common/token.h"
 #include "launch/fold.h"
 #include "launch/ifname.h"
@@ -216,7 +217,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
   storeLimits.handshakeMs = std::max(storeLimits.handshakeMs, limits.handshakeMs);
   rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId, storeLimits, token);
   std::cout.flush();
-  std::cerr.flush();
+  log::flush();
   StderrFolder folder(np);  // the ranks' identical stderr lines, printed once (launch/fold.h)
   std::map<pid_t, int> children;
   const pid_t launcher = getpid();
@@ -254,7 +255,7 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
         rc = 1;
       }
       std::cout.flush();
-      std::cerr.flush();
+      log::flush();
       _exit(rc);
     }
     children[pid] = r;
@@ -317,8 +318,8 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
       if (WIFSIGNALED(status) && !signalledByUs && !killedRank) {
         killedRank = true;
         result = code;
-        std::cerr << fmt::format("rdmabench: launcher: rank {} (pid {}) failed first: {}\n", rank,
-                                 pid, describeStatus(status));
+        log::write(fmt::format("rdmabench: launcher: rank {} (pid {}) failed first: {}\n", rank,
+                               pid, describeStatus(status)));
       }
     }
     if (live.empty()) break;
@@ -354,11 +355,11 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
         out += (out.empty() ? "" : ", ") + x;
       return out;
     };
-    std::cerr << fmt::format(
+    log::write(fmt::format(
         "rdmabench: error: launcher: {}: sent SIGTERM to rank(s) {}{}\n", reason, join(termed),
         killed.empty() ? ""
                        : fmt::format(", then SIGKILL to rank(s) {} still alive after {:.1f} s",
-                                     join(killed), static_cast<double>(limits.graceMs) / 1000));
+                                     join(killed), static_cast<double>(limits.graceMs) / 1000)));
     if (result == 0) result = 1;
   }
   // Ctrl-C / SIGTERM to the launcher: the run's status is "interrupted" (4, docs/cli.md),

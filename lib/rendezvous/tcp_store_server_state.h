@@ -1,6 +1,7 @@
 #pragma once
-// Internal to the TCP store server (tcp_store_server.cc: I/O and timers; tcp_store_session.cc:
-// protocol and state): what it keeps per connection and per run. Not a public header.
+// Internal to the TCP store server (tcp_store_server.cc: sockets, accept and timers;
+// tcp_store_io.cc: per-connection I/O; tcp_store_session.cc: protocol and state): what it keeps per
+// connection and per run. Not a public header.
 
 #include <cstdint>
 #include <map>
@@ -69,5 +70,9 @@ struct TcpStoreServer::Conn {
 inline size_t entryBytes(const std::string& key, const std::string& value) {
   return key.size() + value.size() + kStoreEntryOverheadBytes;
 }
+
+// One non-blocking attempt to send what `out` holds plus a frame (the connection is closed next;
+// tcp_store_io.cc).
+void sendBestEffort(int fd, std::string& out, uint16_t type, const std::string& text);
 
 }  // namespace rdmabench::rendezvous

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/json_read.h"
+#include "common/log.h"
 #include "common/token.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/store.h"
@@ -195,9 +196,9 @@ bool TcpStoreServer::store(Conn& c, const std::string& key, std::string value) {
   auto deny = [&](const std::string& why) {
     sendFrame(c, kError, why);
     if (verbose_ && !c.refusalLogged)  // once per connection: a flood of sets is one line
-      std::cerr << fmt::format(
-          "rdmabench rendezvous: refused a set by rank {} of run '{}' from {}: {}\n", c.rank,
-          escapeForLog(run.id), c.peer, why);
+      log::write(
+          fmt::format("rdmabench rendezvous: refused a set by rank {} of run '{}' from {}: {}\n",
+                      c.rank, escapeForLog(run.id), c.peer, why));
     c.refusalLogged = true;
     return false;
   };
@@ -338,8 +339,8 @@ void TcpStoreServer::closeConn(int fd, const std::string& reason, bool clean) {
   } else {
     m.state = clean ? "failed" : "lost";
     if (verbose_)
-      std::cerr << fmt::format("rdmabench rendezvous: rank {} on {} {}\n", c->rank,
-                               escapeForLog(m.host), escapeForLog(reason));
+      log::write(fmt::format("rdmabench rendezvous: rank {} on {} {}\n", c->rank,
+                             escapeForLog(m.host), escapeForLog(reason)));
     std::string note =
         json{{"rank", c->rank}, {"host", m.host}, {"reason", reason}, {"clean", clean}}.dump();
     // Ranks of this run that join later are told too (join() sends these notes).
@@ -357,10 +358,10 @@ void TcpStoreServer::closeConn(int fd, const std::string& reason, bool clean) {
     // Every rank that joined has left (or was lost): the run is over. Its keys go, and its
     // run id can be used again (a second run of the same job on a standalone rendezvous).
     if (verbose_)
-      std::cerr << fmt::format(
+      log::write(fmt::format(
           "rdmabench rendezvous: run '{}' finished ({} of {} ranks joined): freed {} keys "
           "({} bytes)\n",
-          escapeForLog(run.id), run.members.size(), run.worldSize, run.data.size(), run.bytes);
+          escapeForLog(run.id), run.members.size(), run.worldSize, run.data.size(), run.bytes));
     const size_t freed = run.bytes;
     dataBytes_ -= freed;
     runs_.erase(run.id);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "report/csv_writer.h"
 #include "report/format_util.h"
 
 namespace rdmabench::report::detail {
@@ -38,17 +39,6 @@ constexpr const char* kColumns[] = {
     "error",
 };
 constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
-
-std::string quote(const std::string& field) {
-  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
-  std::string q = "\"";
-  for (char c : field) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  q += '"';
-  return q;
-}
 
 std::string num(double v) {
   return fmt::format("{}", v);
@@ -165,13 +155,7 @@ class CsvReporter : public Reporter {
   }
 
   void writeLine(const std::vector<std::string>& fields) {
-    std::string line;
-    for (size_t i = 0; i < fields.size(); ++i) {
-      if (i) line += ',';
-      line += quote(fields[i]);
-    }
-    line += '\n';
-    out_ << line;
+    out_ << csvLine(fields);
     out_.flush();
   }
 

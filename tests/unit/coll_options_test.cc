@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <variant>
+
 #include "common/error.h"
 
 namespace rdmabench::cli {
@@ -20,13 +22,13 @@ std::string usageError(const std::string& test, const std::vector<std::string>& 
 
 TEST(CollOptions, AllreduceDefaultsAreOsuSweep) {
   CollCommand c = parseCollectiveCommand("allreduce", {});
-  EXPECT_EQ(c.params.test, "allreduce");
-  EXPECT_EQ(c.params.algo, "tree");
-  EXPECT_EQ(c.params.transport, "socket");
-  EXPECT_EQ(c.params.sizes.front(), 4u);  // one float32 element
-  EXPECT_EQ(c.params.sizes.back(), 1u << 20);
-  EXPECT_EQ(c.params.iterations, 0u);  // OSU's defaults per size
-  EXPECT_FALSE(c.params.check);
+  EXPECT_EQ(c.collectiveParams().test, "allreduce");
+  EXPECT_EQ(c.collectiveParams().algo, "tree");
+  EXPECT_EQ(c.common().transport, "socket");
+  EXPECT_EQ(c.collectiveParams().sizes.front(), 4u);  // one float32 element
+  EXPECT_EQ(c.collectiveParams().sizes.back(), 1u << 20);
+  EXPECT_EQ(c.collectiveParams().iterations, 0u);  // OSU's defaults per size
+  EXPECT_FALSE(c.collectiveParams().check);
   EXPECT_EQ(c.format, "table");
   EXPECT_EQ(c.useEvent, -1);
 }
@@ -38,25 +40,26 @@ TEST(CollOptions, ValuesReachTheirFields) {
        "7",      "--warmup", "2",          "--check",    "--np",   "3",           "--timeout",
        "2.5",    "-f",       "json",       "-o",         "x.json", "--use-event", "on",
        "-t",     "ofi",      "--provider", "tcp;ofi_rxm"});
-  EXPECT_EQ(c.params.algo, "ring");
-  EXPECT_EQ(c.params.dtype, collective::DType::kInt64);
-  EXPECT_EQ(c.params.sizes, (std::vector<uint64_t>{64, 128, 256, 512, 1024, 2048, 4096}));
-  EXPECT_EQ(c.params.iterations, 7u);
-  EXPECT_EQ(c.params.warmup, 2);
-  EXPECT_TRUE(c.params.check);
+  EXPECT_EQ(c.collectiveParams().algo, "ring");
+  EXPECT_EQ(c.collectiveParams().dtype, collective::DType::kInt64);
+  EXPECT_EQ(c.collectiveParams().sizes,
+            (std::vector<uint64_t>{64, 128, 256, 512, 1024, 2048, 4096}));
+  EXPECT_EQ(c.collectiveParams().iterations, 7u);
+  EXPECT_EQ(c.collectiveParams().warmup, 2);
+  EXPECT_TRUE(c.collectiveParams().check);
   EXPECT_EQ(c.launch.np, 3);
-  EXPECT_EQ(c.params.timeoutMs, 2500);
+  EXPECT_EQ(c.collectiveParams().timeoutMs, 2500);
   EXPECT_EQ(c.format, "json");
   EXPECT_EQ(c.outputPath, "x.json");
   EXPECT_EQ(c.useEvent, 1);
-  EXPECT_EQ(c.params.transport, "ofi");
-  EXPECT_EQ(c.params.device.provider, "tcp;ofi_rxm");
+  EXPECT_EQ(c.common().transport, "ofi");
+  EXPECT_EQ(c.collectiveParams().device.provider, "tcp;ofi_rxm");
   CollCommand r = parseCollectiveCommand("ring", {"-s", "4K", "--fail-on-outlier"});
-  EXPECT_EQ(r.params.ringBytes, 4096u);
+  EXPECT_EQ(r.collectiveParams().ringBytes, 4096u);
   EXPECT_TRUE(r.failOnOutlier);
   CollCommand b = parseCollectiveCommand("barrier", {"-D", "0.5"});
-  EXPECT_EQ(b.params.algo, "dissemination");
-  EXPECT_DOUBLE_EQ(b.params.durationSec, 0.5);
+  EXPECT_EQ(b.collectiveParams().algo, "dissemination");
+  EXPECT_DOUBLE_EQ(b.collectiveParams().durationSec, 0.5);
 }
 
 TEST(CollOptions, BadValuesAreOneLineErrorsNamingTheOption) {
@@ -87,21 +90,21 @@ TEST(CollOptions, BadValuesAreOneLineErrorsNamingTheOption) {
 
 TEST(CollOptions, PairsValuesAndErrors) {
   CollCommand d = parseCollectiveCommand("pairs", {});
-  EXPECT_EQ(d.params.pairsLatBytes, 8u);
-  EXPECT_EQ(d.params.pairsBwBytes, 1u << 20);
-  EXPECT_EQ(d.params.pairsWindow, 16u);
+  EXPECT_EQ(d.pairsParams().latBytes, 8u);
+  EXPECT_EQ(d.pairsParams().bwBytes, 1u << 20);
+  EXPECT_EQ(d.pairsParams().window, 16u);
   EXPECT_FALSE(d.failOnOutlier);
   CollCommand c = parseCollectiveCommand(
       "pairs", {"-s", "64", "--bw-size", "256K", "-w", "8", "--bw-iters", "3", "--outlier-k", "7",
                 "--fail-on-outlier", "--plot", "m.SVG", "-f", "csv"});
-  EXPECT_EQ(c.params.pairsLatBytes, 64u);
-  EXPECT_EQ(c.params.pairsBwBytes, 256u << 10);
-  EXPECT_EQ(c.params.pairsWindow, 8u);
-  EXPECT_EQ(c.params.pairsBwIters, 3u);
-  EXPECT_EQ(c.params.outlierK, 7);
+  EXPECT_EQ(c.pairsParams().latBytes, 64u);
+  EXPECT_EQ(c.pairsParams().bwBytes, 256u << 10);
+  EXPECT_EQ(c.pairsParams().window, 8u);
+  EXPECT_EQ(c.pairsParams().bwIters, 3u);
+  EXPECT_EQ(c.pairsParams().outlierK, 7);
   EXPECT_TRUE(c.failOnOutlier);
   EXPECT_EQ(c.plotPath, "m.SVG");
-  EXPECT_EQ(parseCollectiveCommand("pairs", {"--sizes", "1K"}).params.pairsLatBytes, 1024u);
+  EXPECT_EQ(parseCollectiveCommand("pairs", {"--sizes", "1K"}).pairsParams().latBytes, 1024u);
   EXPECT_EQ(usageError("pairs", {"--bw-size", "0"}), "--bw-size 0: out of range 1..256M");
   EXPECT_EQ(usageError("pairs", {"-s", "65M"}), "--lat-size 65M: out of range 1..64M");
   EXPECT_EQ(usageError("pairs", {"--plot", "m.pdf"}), "--plot m.pdf: must end in .png or .svg");
@@ -116,28 +119,28 @@ TEST(CollOptions, PairsValuesAndErrors) {
 
 TEST(CollOptions, CongestionValuesAndErrors) {
   CollCommand d = parseCollectiveCommand("congestion", {});
-  EXPECT_DOUBLE_EQ(d.params.congVictims, 0.2);
-  EXPECT_EQ(d.params.congPattern, "incast");
-  EXPECT_EQ(d.params.congSeed, 1u);
-  EXPECT_EQ(d.params.pairsLatBytes, 8u);
-  EXPECT_EQ(d.params.congBwBytes, 128u << 10);
-  EXPECT_EQ(d.params.pairsWindow, 8u);
+  EXPECT_DOUBLE_EQ(d.congestionParams().victims, 0.2);
+  EXPECT_EQ(d.congestionParams().pattern, collective::CongestionPattern::kIncast);
+  EXPECT_EQ(d.congestionParams().seed, 1u);
+  EXPECT_EQ(d.congestionParams().latBytes, 8u);
+  EXPECT_EQ(d.congestionParams().bwBytes, 128u << 10);
+  EXPECT_EQ(d.congestionParams().window, 8u);
   CollCommand c = parseCollectiveCommand(
       "congestion",
       {"--victims",    "0.5",        "--pattern", "alltoall", "--seed", "42",         "--bw-size",
        "64K",          "--agg-size", "1M",        "-w",       "2",      "--bw-iters", "7",
        "--phase-time", "30",         "--np",      "4",        "-f",     "csv"});
-  EXPECT_DOUBLE_EQ(c.params.congVictims, 0.5);
-  EXPECT_EQ(c.params.congPattern, "alltoall");
-  EXPECT_EQ(c.params.congSeed, 42u);
-  EXPECT_EQ(c.params.congBwBytes, 64u << 10);
-  EXPECT_EQ(c.params.congAggBytes, 1u << 20);
-  EXPECT_EQ(c.params.pairsWindow, 2u);
-  EXPECT_EQ(c.params.congBwIters, 7u);
-  EXPECT_DOUBLE_EQ(c.params.congPhaseSec, 30);
+  EXPECT_DOUBLE_EQ(c.congestionParams().victims, 0.5);
+  EXPECT_EQ(c.congestionParams().pattern, collective::CongestionPattern::kAlltoall);
+  EXPECT_EQ(c.congestionParams().seed, 42u);
+  EXPECT_EQ(c.congestionParams().bwBytes, 64u << 10);
+  EXPECT_EQ(c.congestionParams().aggBytes, 1u << 20);
+  EXPECT_EQ(c.congestionParams().window, 2u);
+  EXPECT_EQ(c.congestionParams().bwIters, 7u);
+  EXPECT_DOUBLE_EQ(c.congestionParams().phaseSec, 30);
   EXPECT_EQ(c.format, "csv");
   // pairs keeps its own window default.
-  EXPECT_EQ(parseCollectiveCommand("pairs", {}).params.pairsWindow, 16u);
+  EXPECT_EQ(parseCollectiveCommand("pairs", {}).pairsParams().window, 16u);
   EXPECT_NE(usageError("congestion", {"--np", "4"}).find("at least 2 victims and 2 aggressors"),
             std::string::npos);
   EXPECT_NE(usageError("congestion", {"--victims", "0"}).find("--victims 0"), std::string::npos);
@@ -151,9 +154,10 @@ TEST(CollOptions, CongestionValuesAndErrors) {
   EXPECT_EQ(usageError("congestion", {"--phase-time", "x"}),
             "--phase-time 'x': not a number (expected 1..86400 seconds)");
   // The largest seed is a seed, not "out of range".
-  EXPECT_EQ(
-      parseCollectiveCommand("congestion", {"--seed", "18446744073709551615"}).params.congSeed,
-      UINT64_MAX);
+  EXPECT_EQ(parseCollectiveCommand("congestion", {"--seed", "18446744073709551615"})
+                .congestionParams()
+                .seed,
+            UINT64_MAX);
   EXPECT_NE(usageError("congestion", {"--seed", "18446744073709551616"}).find("out of range"),
             std::string::npos);
   EXPECT_NE(usageError("congestion", {"--pattern", "x"}).find("--pattern x: unknown"),
@@ -166,7 +170,24 @@ TEST(CollOptions, CongestionValuesAndErrors) {
   // Fixed counts: neither -D nor --max-time is an option of pairs or congestion.
   EXPECT_NE(usageError("congestion", {"--max-time", "5"}).find("--max-time"), std::string::npos);
   EXPECT_NE(usageError("pairs", {"--max-time", "5"}).find("--max-time"), std::string::npos);
-  EXPECT_EQ(parseCollectiveCommand("pairs", {}).params.maxTimeSec, 0);
+}
+
+// Each command gets its own parameter struct, with only its own fields.
+TEST(CollOptions, OneParameterStructPerCommand) {
+  for (const char* test : {"barrier", "allreduce", "ring"}) {
+    CollCommand c = parseCollectiveCommand(test, {});
+    ASSERT_TRUE(std::holds_alternative<collective::CollectiveParams>(c.params)) << test;
+    EXPECT_EQ(c.common().test, test);
+  }
+  CollCommand p = parseCollectiveCommand("pairs", {"-n", "5"});
+  ASSERT_TRUE(std::holds_alternative<collective::PairsParams>(p.params));
+  EXPECT_EQ(p.common().test, "pairs");
+  EXPECT_EQ(p.common().iterations, 5u);
+  CollCommand c = parseCollectiveCommand("congestion", {"--timeout", "3"});
+  ASSERT_TRUE(std::holds_alternative<collective::CongestionParams>(c.params));
+  EXPECT_EQ(c.common().test, "congestion");
+  EXPECT_EQ(c.common().timeoutMs, 3000);
+  EXPECT_THROW(c.pairsParams(), std::bad_variant_access);
 }
 
 TEST(CollOptions, HelpListsEveryGroup) {
@@ -238,7 +259,7 @@ TEST(CollOptions, TransportGivenOrDefaultRule) {
   EXPECT_FALSE(parseCollectiveCommand("pairs", {}).transportGiven);
   CollCommand t = parseCollectiveCommand("pairs", {"-t", "socket"});
   EXPECT_TRUE(t.transportGiven);
-  EXPECT_EQ(t.params.transport, "socket");
+  EXPECT_EQ(t.common().transport, "socket");
 }
 
 }  // namespace

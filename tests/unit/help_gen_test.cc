@@ -121,7 +121,7 @@ TEST(HelpGen, HelpStatesWhatTheParserDoes) {
   EXPECT_EQ(parseClientCommand("bw", {"--mode", "stream"}).client.spec.cqModeration, 100u);
   EXPECT_EQ(parseClientCommand("bw", {}).client.spec.cqModeration, 1u);
   // -s takes a comma list in allreduce too.
-  EXPECT_EQ(parseCollectiveCommand("allreduce", {"-s", "8,16"}).params.sizes,
+  EXPECT_EQ(parseCollectiveCommand("allreduce", {"-s", "8,16"}).collectiveParams().sizes,
             (std::vector<uint64_t>{8, 16}));
   const std::string ar = flat(parseCollectiveCommand("allreduce", {"--help"}).helpText);
   EXPECT_NE(ar.find("a comma list"), std::string::npos) << ar;

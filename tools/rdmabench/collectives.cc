@@ -42,7 +42,7 @@ namespace po = boost::program_options;
 
 // `pairs` on one rank after the store is up: measure, then rank 0 writes the report, the heat
 // map and the outlier verdict. Exceptions go to runRank's handler.
-int runPairsRank(const cli::CollCommand& cmd, const collective::CollectiveParams& p,
+int runPairsRank(const cli::CollCommand& cmd, const collective::PairsParams& p,
                  const launch::RankInfo& info, rendezvous::Store& store,
                  std::unique_ptr<rendezvous::TcpStoreServer>& server) {
   collective::PairsResult r = collective::runPairs(p, info, store);
@@ -54,7 +54,7 @@ int runPairsRank(const cli::CollCommand& cmd, const collective::CollectiveParams
     findings = collective::pairsFindings(r);
   }
   store.leave(true, "");
-  if (server) rendezvous::serveUntilAllLeft(*server, cmd.params.timeoutMs);
+  if (server) rendezvous::serveUntilAllLeft(*server, cmd.common().timeoutMs);
   if (info.rank == 0 && !cmd.plotPath.empty()) {
     compare::PlotScript script;
     script.text = collective::pairsHeatMapScript(r, cmd.plotPath);
@@ -73,7 +73,7 @@ int runPairsRank(const cli::CollCommand& cmd, const collective::CollectiveParams
 }
 
 // `congestion` on one rank after the store is up: measure, then rank 0 writes the report.
-int runCongestionRank(const cli::CollCommand& cmd, const collective::CollectiveParams& p,
+int runCongestionRank(const cli::CollCommand& cmd, const collective::CongestionParams& p,
                       const launch::RankInfo& info, rendezvous::Store& store,
                       std::unique_ptr<rendezvous::TcpStoreServer>& server) {
   collective::CongestionResult r = collective::runCongestion(p, info, store);
@@ -83,7 +83,7 @@ int runCongestionRank(const cli::CollCommand& cmd, const collective::CollectiveP
     output.finish();
   }
   store.leave(true, "");
-  if (server) rendezvous::serveUntilAllLeft(*server, cmd.params.timeoutMs);
+  if (server) rendezvous::serveUntilAllLeft(*server, cmd.common().timeoutMs);
   return 0;
 }
 
@@ -96,8 +96,9 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
   std::unique_ptr<report::Reporter> reporter;
   try {
     info.ifname = cmd.ifname;
-    store = launch::connectStore(info, cmd.params.timeoutMs, server);
-    collective::CollectiveParams p = cmd.params;
+    store = launch::connectStore(info, cmd.common().timeoutMs, server);
+    cli::CollCommand mine = cmd;  // this rank's copy of the parameters
+    collective::RankParams& p = mine.common();
     // Busy polling with more ranks than cores on one host starves the rank that has work.
     if (cmd.useEvent < 0) p.progressNote = collective::eventModeReason(p.placement, info);
     p.device.useEvent = cmd.useEvent >= 0 ? cmd.useEvent == 1 : !p.progressNote.empty();
@@ -108,21 +109,23 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     } else if (auto* tcp = dynamic_cast<rendezvous::TcpStoreClient*>(store.get())) {
       p.device.localHost = tcp->localAddress();
     }
-    if (p.test == "pairs") return runPairsRank(cmd, p, info, *store, server);
-    if (p.test == "congestion") return runCongestionRank(cmd, p, info, *store, server);
+    if (p.test == "pairs") return runPairsRank(cmd, mine.pairsParams(), info, *store, server);
+    if (p.test == "congestion")
+      return runCongestionRank(cmd, mine.congestionParams(), info, *store, server);
     if (info.rank == 0) {
       output = std::make_unique<ResultOutput>(cmd.outputPath);
       report::ReportOptions ro;
       ro.full = cmd.full;
       reporter = report::makeReporter(cmd.format, output->stream(), ro);
     }
-    collective::CollectiveOutcome o = collective::runCollective(p, info, *store, reporter.get());
+    collective::CollectiveOutcome o =
+        collective::runCollective(mine.collectiveParams(), info, *store, reporter.get());
     if (reporter) reporter->end();
     if (output) output->finish();
     store->leave(true, "");
     // Rank 0 hosts the rendezvous: it serves the other ranks' leaves from this thread (asking
     // allLeft() while the server thread serves was a data race).
-    if (server) rendezvous::serveUntilAllLeft(*server, cmd.params.timeoutMs);
+    if (server) rendezvous::serveUntilAllLeft(*server, cmd.common().timeoutMs);
     if (info.rank == 0 && o.wrong > 0)
       throw Error(fmt::format("allreduce: {} wrong element(s) in the results (#wrong)", o.wrong));
     if (info.rank == 0 && !o.outlierSummary.empty()) {
@@ -150,8 +153,8 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     if (server) {
       try {
         const int64_t ranForMs = (nowNs() - startNs) / 1'000'000;
-        rendezvous::serveUntilRunComplete(*server,
-                                          std::max<int64_t>(3000, cmd.params.timeoutMs - ranForMs));
+        rendezvous::serveUntilRunComplete(
+            *server, std::max<int64_t>(3000, cmd.common().timeoutMs - ranForMs));
       } catch (const std::exception&) {
         server->stop();  // the original error is the one to report
       }
@@ -169,12 +172,13 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
     std::cout << cmd.helpText;
     return 0;
   }
-  cmd.params.commandLine = commandLine;
+  cmd.common().commandLine = commandLine;
   launch::RankInfo info = launch::detect(cmd.launch, launch::processEnv());
   if (info.source == "pmix") launch::applyPmixIdentity(info, rendezvous::pmixInit());
   cli::requireWorld(test, cmd, info);
   // The rule of lat/bw: verbs where a device is usable, else socket, said in the header.
-  if (!cmd.transportGiven) cmd.params.transport = cli::defaultTransport(cmd.params.transportNote);
+  if (!cmd.transportGiven)
+    cmd.common().transport = cli::defaultTransport(cmd.common().transportNote);
   // Rank 0 writes the report and the plot after the measurement: a path it cannot write fails
   // now, before any rank starts (the launcher for --np, rank 0 itself otherwise).
   if (cmd.launch.np > 0 || info.rank == 0) {
@@ -184,8 +188,8 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   if (cmd.launch.np > 0) {
     launch::LocalRunLimits limits;
     // A healthy rank leaves its last barrier within --timeout of the first one to exit.
-    limits.afterFirstExitMs = cmd.params.timeoutMs + 2000;
-    limits.handshakeMs = cmd.params.timeoutMs;
+    limits.afterFirstExitMs = cmd.common().timeoutMs + 2000;
+    limits.handshakeMs = cmd.common().timeoutMs;
     loadTopologyOnce();  // once here, inherited by every forked rank (common/placement.h)
     return launch::runLocal(
         cmd.launch.np, info, [&](const launch::RankInfo& ri) { return runRank(cmd, ri); }, limits);
