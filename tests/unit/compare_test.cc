@@ -17,6 +17,7 @@
 #include "compare/parse.h"
 #include "compare/plot.h"
 #include "compare/text_util.h"
+#include "fixtures.h"
 #include "report/report.h"
 
 namespace rdmabench::compare {
@@ -25,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fixtureDir() {
-  return fs::path(__FILE__).parent_path().parent_path() / "fixtures";
+  return fs::path(rdmabench::testing::fixturesDir());
 }
 
 std::string fixture(const std::string& name) {

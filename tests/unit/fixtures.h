@@ -1,22 +1,15 @@
 #pragma once
-// The text of tests/fixtures/NAME (tests/fixtures/README.md says how each was made), found next to
-// this header; a missing file is a test failure and returns "".
-#include <gtest/gtest.h>
-
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+// The text of tests/fixtures/NAME (tests/fixtures/README.md says how each was made), found by the
+// absolute path CMake compiles into fixtures.cc (not __FILE__: ccache's base_dir makes that
+// relative, and the tests run from another directory); a missing file is a test failure and
+// returns "".
 #include <string>
 
 namespace rdmabench::testing {
 
-inline std::string fixture(const std::string& name) {
-  std::ifstream in(std::filesystem::path(__FILE__).parent_path().parent_path() / "fixtures" / name,
-                   std::ios::binary);
-  EXPECT_TRUE(in.good()) << "missing fixture " << name;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string fixture(const std::string& name);
+
+// The absolute path of tests/fixtures.
+std::string fixturesDir();
 
 }  // namespace rdmabench::testing
