@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "transport/backends.h"
+#include "transport/info_json.h"
 #include "transport/transport.h"
 #ifdef RDMABENCH_HAVE_OFI
 #include "transport/ofi/ofi_device.h"
@@ -124,8 +125,8 @@ class Poller {
       if (deadline.expired()) {
         ADD_FAILURE() << "timeout waiting for completion " << context << " on " << d->name();
         Completion c;
-        c.status = -1;
-        c.error = "timeout";
+        c.status = CompletionStatus::kError;
+        c.code = -1;
         return c;
       }
       pollAll();
@@ -205,12 +206,12 @@ TEST_P(OfiTransport, PingPongAllProtocolSizesWithVerification) {
     ASSERT_GE(r, 0) << "send never accepted";
     if (firstRetries == -2) firstRetries = r;
     Completion rc = p.waitFor(b.get(), 100 + seed);
-    ASSERT_EQ(rc.status, 0) << rc.error;
+    ASSERT_TRUE(rc.ok()) << b->errorText(rc);
     EXPECT_EQ(rc.op, OpKind::kRecv);
     EXPECT_EQ(rc.bytes, n);
     EXPECT_TRUE(matches(bb.data, n, seed));
     Completion sc = p.waitFor(a.get(), 200 + seed);
-    ASSERT_EQ(sc.status, 0) << sc.error;
+    ASSERT_TRUE(sc.ok()) << a->errorText(sc);
     EXPECT_EQ(sc.op, OpKind::kSend);
     ++seed;
     // b -> a
@@ -218,11 +219,11 @@ TEST_P(OfiTransport, PingPongAllProtocolSizesWithVerification) {
     fill(bb.data, n, seed);
     ASSERT_GE(p.post([&] { return l.ba->postSend(*mb, 0, n, 200 + seed); }), 0);
     rc = p.waitFor(a.get(), 100 + seed);
-    ASSERT_EQ(rc.status, 0) << rc.error;
+    ASSERT_TRUE(rc.ok()) << a->errorText(rc);
     EXPECT_EQ(rc.bytes, n);
     EXPECT_TRUE(matches(ba.data, n, seed));
     sc = p.waitFor(b.get(), 200 + seed);
-    ASSERT_EQ(sc.status, 0) << sc.error;
+    ASSERT_TRUE(sc.ok()) << b->errorText(sc);
     ++seed;
   }
   // Connection-on-demand (rxm) answers the first send with many retries; it must still go.
@@ -256,7 +257,7 @@ TEST_P(OfiTransport, WindowedSendsArriveInOrderAndReportSignaledInPostOrder) {
       }
       for (uint32_t i = 0; i < kWindow; ++i) {
         Completion c = p.waitFor(b.get(), 10000 + i);
-        ASSERT_EQ(c.status, 0) << c.error;
+        ASSERT_TRUE(c.ok()) << b->errorText(c);
         ASSERT_EQ(c.bytes, msg);
         uint64_t got = 0;
         std::memcpy(&got, rb.data + i * msg, sizeof(got));
@@ -265,7 +266,7 @@ TEST_P(OfiTransport, WindowedSendsArriveInOrderAndReportSignaledInPostOrder) {
       }
       // The last signaled send completing implies all earlier ones did (post order).
       Completion last = p.waitFor(a.get(), seq + kWindow - 1);
-      ASSERT_EQ(last.status, 0) << last.error;
+      ASSERT_TRUE(last.ok()) << a->errorText(last);
       uint64_t prev = seq;
       for (const Completion& c : p.completions(a.get())) {
         EXPECT_GE(c.context, prev) << "send completions out of post order";
@@ -298,7 +299,7 @@ TEST_P(OfiTransport, RmaWriteLandsWhileTargetPollsAndReadReturnsData) {
     src.data[len - 1] = kMarker;
     ASSERT_GE(p.post([&] { return l.ab->postWrite(*ms, 0, len, remote, 0, 7); }), 0);
     Completion c = p.waitFor(a.get(), 7);
-    ASSERT_EQ(c.status, 0) << c.error;
+    ASSERT_TRUE(c.ok()) << a->errorText(c);
     EXPECT_EQ(c.op, OpKind::kWrite);
     // The target keeps polling until the last byte has landed.
     Deadline deadline(kWaitMs);
@@ -312,7 +313,7 @@ TEST_P(OfiTransport, RmaWriteLandsWhileTargetPollsAndReadReturnsData) {
     fill(dst.data, kBytes, 99);
     ASSERT_GE(p.post([&] { return l.ab->postRead(*mback, 0, kBytes, remote, 0, 8); }), 0);
     Completion c = p.waitFor(a.get(), 8);
-    ASSERT_EQ(c.status, 0) << c.error;
+    ASSERT_TRUE(c.ok()) << a->errorText(c);
     EXPECT_EQ(c.op, OpKind::kRead);
     EXPECT_TRUE(matches(back.data, kBytes, 99));
   }
@@ -335,7 +336,7 @@ TEST_P(OfiTransport, TwoPeersOnOneDeviceDoNotStealReceives) {
   ASSERT_GE(p.post([&] { return ab.ab->postRecv(*mra, 0, kMsg, 1); }), 0);
   fill(sc.data, kMsg, 3);
   ASSERT_GE(p.post([&] { return ac.ba->postSend(*msc, 0, kMsg, 30); }), 0);
-  ASSERT_EQ(p.waitFor(c.get(), 30).status, 0);
+  ASSERT_TRUE(p.waitFor(c.get(), 30).ok());
   Deadline quiet(300);
   while (!quiet.expired())
     p.pollAll();
@@ -345,8 +346,8 @@ TEST_P(OfiTransport, TwoPeersOnOneDeviceDoNotStealReceives) {
   ASSERT_GE(p.post([&] { return ab.ba->postSend(*msb, 0, kMsg, 20); }), 0);
   Completion fromB = p.waitFor(a.get(), 1);
   Completion fromC = p.waitFor(a.get(), 2);
-  ASSERT_EQ(fromB.status, 0) << fromB.error;
-  ASSERT_EQ(fromC.status, 0) << fromC.error;
+  ASSERT_TRUE(fromB.ok()) << a->errorText(fromB);
+  ASSERT_TRUE(fromC.ok()) << a->errorText(fromC);
   EXPECT_TRUE(matches(ra.data, kMsg, 2)) << "receive of peer b holds someone else's data";
   EXPECT_TRUE(matches(ra.data + kMsg, kMsg, 3)) << "receive of peer c holds someone else's data";
   EXPECT_NE(ab.ab->peerName(), ac.ab->peerName());
@@ -363,13 +364,14 @@ TEST_P(OfiTransport, OversizedMessageCompletesReceiveWithError) {
   ASSERT_GE(p.post([&] { return l.ba->postRecv(*mb, 0, 16, 5); }), 0);
   ASSERT_GE(p.post([&] { return l.ab->postSend(*ma, 0, 1000, 6); }), 0);
   Completion c = p.waitFor(b.get(), 5);
-  if (c.status == 0 && std::string(GetParam().provider) == "udp;ofi_rxd")
+  if (c.ok() && std::string(GetParam().provider) == "udp;ofi_rxd")
     GTEST_SKIP() << "udp;ofi_rxd (1.17) truncates silently: the receive completed with " << c.bytes
                  << " B and no FI_ETRUNC (provider deviation, see docs/transport-ofi.md)";
-  EXPECT_NE(c.status, 0) << "bytes " << c.bytes;
+  EXPECT_FALSE(c.ok()) << "bytes " << c.bytes;
   EXPECT_EQ(c.op, OpKind::kRecv);
-  EXPECT_NE(c.error.find("recv"), std::string::npos) << c.error;
-  EXPECT_NE(c.error.find("provider"), std::string::npos) << c.error;
+  const std::string why = b->errorText(c);
+  EXPECT_NE(why.find("recv"), std::string::npos) << why;
+  EXPECT_NE(why.find("provider"), std::string::npos) << why;
   p.waitFor(a.get(), 6);
 }
 
@@ -391,7 +393,7 @@ TEST_P(OfiTransport, EndpointTeardownWithPostedReceivesLeavesDeviceUsable) {
   fill(other.data, 1024, 5);
   ASSERT_GE(p.post([&] { return l.ba->postSend(*mb, 0, 1024, 51); }), 0);
   Completion c = p.waitFor(a.get(), 50);
-  ASSERT_EQ(c.status, 0) << c.error;
+  ASSERT_TRUE(c.ok()) << a->errorText(c);
   EXPECT_TRUE(matches(buf.data, 1024, 5));
   for (const Completion& x : p.completions(a.get()))
     EXPECT_FALSE(x.context >= 40 && x.context < 44) << "receive of a destroyed endpoint reported";
@@ -399,7 +401,7 @@ TEST_P(OfiTransport, EndpointTeardownWithPostedReceivesLeavesDeviceUsable) {
 
 TEST_P(OfiTransport, PropertiesNameProviderLimitsAndThresholds) {
   auto a = open();
-  nlohmann::json j = a->properties();
+  nlohmann::json j = toJson(a->info());
   EXPECT_EQ(j["provider"], GetParam().provider);
   EXPECT_EQ(j["domain"], a->name());
   EXPECT_EQ(j["endpoint_type"], "FI_EP_RDM");
@@ -581,10 +583,10 @@ class OfiMsgTransport : public ::testing::TestWithParam<ProviderCase> {
 TEST_P(OfiMsgTransport, PingPongWithVerification) {
   auto a = open();
   auto b = open();
-  EXPECT_EQ(a->properties()["endpoint_type"], "FI_EP_MSG");
+  EXPECT_EQ(toJson(a->info())["endpoint_type"], "FI_EP_MSG");
   Link l = connectPairConcurrently(*a, *b);
-  EXPECT_EQ(l.ab->properties()["endpoint_type"], "FI_EP_MSG");
-  EXPECT_NE(l.ab->properties()["role"], l.ba->properties()["role"]);
+  EXPECT_EQ(toJson(l.ab->info())["endpoint_type"], "FI_EP_MSG");
+  EXPECT_NE(toJson(l.ab->info())["role"], toJson(l.ba->info())["role"]);
   const Caps caps = a->caps();
   constexpr size_t kBuf = (1 << 20) + 64;
   Buffer ba(kBuf), bb(kBuf);
@@ -609,12 +611,12 @@ TEST_P(OfiMsgTransport, PingPongWithVerification) {
       fill(mtx.data(), n, seed);
       ASSERT_GE(p.post([&] { return tx.postSend(mtx, 0, n, 200 + seed); }), 0);
       Completion rc = p.waitFor(drx, 100 + seed);
-      ASSERT_EQ(rc.status, 0) << rc.error;
+      ASSERT_TRUE(rc.ok()) << drx->errorText(rc);
       EXPECT_EQ(rc.op, OpKind::kRecv);
       EXPECT_EQ(rc.bytes, n);
       EXPECT_TRUE(matches(mrx.data(), n, seed));
       Completion sc = p.waitFor(dtx, 200 + seed);
-      ASSERT_EQ(sc.status, 0) << sc.error;
+      ASSERT_TRUE(sc.ok()) << dtx->errorText(sc);
       EXPECT_EQ(sc.op, OpKind::kSend);
       ++seed;
     }
@@ -654,7 +656,7 @@ TEST_P(OfiMsgTransport, WindowedSendsWithRetryArriveInOrder) {
     }
     for (uint32_t i = base; i < base + n; ++i) {
       Completion c = p.waitFor(b.get(), 10000 + i);
-      ASSERT_EQ(c.status, 0) << c.error;
+      ASSERT_TRUE(c.ok()) << b->errorText(c);
       uint64_t got = 0;
       std::memcpy(&got, rb.data + i * kMsg, sizeof(got));
       EXPECT_EQ(got, i) << "receive " << i << " matched out of post order";
@@ -662,7 +664,7 @@ TEST_P(OfiMsgTransport, WindowedSendsWithRetryArriveInOrder) {
     }
   }
   Completion last = p.waitFor(a.get(), window - 1);
-  ASSERT_EQ(last.status, 0) << last.error;
+  ASSERT_TRUE(last.ok()) << a->errorText(last);
   EXPECT_EQ(posted, window);
   EXPECT_GT(retries, 0) << "a window of " << window << " on a send queue of 16 never saw kRetry";
   std::printf("[ %s msg ] window %u x %u B: %ld kRetry answers\n", GetParam().provider, window,
@@ -689,7 +691,7 @@ TEST_P(OfiMsgTransport, RmaWriteLandsWhileTargetPolls) {
     src.data[len - 1] = kMarker;
     ASSERT_GE(p.post([&] { return l.ab->postWrite(*ms, 0, len, remote, 0, 7); }), 0);
     Completion c = p.waitFor(a.get(), 7);
-    ASSERT_EQ(c.status, 0) << c.error;
+    ASSERT_TRUE(c.ok()) << a->errorText(c);
     EXPECT_EQ(c.op, OpKind::kWrite);
     Deadline deadline(kWaitMs);
     while (*reinterpret_cast<volatile uint8_t*>(dst.data + len - 1) != kMarker) {
@@ -702,7 +704,7 @@ TEST_P(OfiMsgTransport, RmaWriteLandsWhileTargetPolls) {
     fill(dst.data, kBytes, 99);
     ASSERT_GE(p.post([&] { return l.ab->postRead(*mback, 0, kBytes, remote, 0, 8); }), 0);
     Completion c = p.waitFor(a.get(), 8);
-    ASSERT_EQ(c.status, 0) << c.error;
+    ASSERT_TRUE(c.ok()) << a->errorText(c);
     EXPECT_EQ(c.op, OpKind::kRead);
     EXPECT_TRUE(matches(back.data, kBytes, 99));
   }
@@ -733,14 +735,14 @@ TEST_P(OfiMsgTransport, TwoConnectionsOnOneDevice) {
   ASSERT_GE(p.post([&] { return ab.ba->postSend(*msb, 0, kMsg, 20); }), 0);
   for (uint64_t ctx : {1, 2, 3}) {
     Completion x = p.waitFor(a.get(), ctx);
-    ASSERT_EQ(x.status, 0) << x.error;
+    ASSERT_TRUE(x.ok()) << a->errorText(x);
   }
   EXPECT_TRUE(matches(ra.data, kMsg, 2)) << "connection a-b received someone else's data";
   EXPECT_TRUE(matches(ra.data + kMsg, kMsg, 3)) << "connection a-c received someone else's data";
   EXPECT_TRUE(matches(ra.data + 2 * kMsg, kMsg, 4)) << "second a-b connection got wrong data";
-  EXPECT_EQ(p.waitFor(b.get(), 20).status, 0);
-  EXPECT_EQ(p.waitFor(b.get(), 40).status, 0);
-  EXPECT_EQ(p.waitFor(c.get(), 30).status, 0);
+  EXPECT_TRUE(p.waitFor(b.get(), 20).ok());
+  EXPECT_TRUE(p.waitFor(b.get(), 40).ok());
+  EXPECT_TRUE(p.waitFor(c.get(), 30).ok());
 }
 
 TEST_P(OfiMsgTransport, EndpointTeardownWithPostedReceivesLeavesDeviceUsable) {
@@ -761,7 +763,7 @@ TEST_P(OfiMsgTransport, EndpointTeardownWithPostedReceivesLeavesDeviceUsable) {
   fill(other.data, 1024, 5);
   ASSERT_GE(p.post([&] { return l.ba->postSend(*mb, 0, 1024, 51); }), 0);
   Completion c = p.waitFor(a.get(), 50);
-  ASSERT_EQ(c.status, 0) << c.error;
+  ASSERT_TRUE(c.ok()) << a->errorText(c);
   EXPECT_TRUE(matches(buf.data, 1024, 5));
   for (const Completion& x : p.completions(a.get()))
     EXPECT_FALSE(x.context >= 40 && x.context < 44) << "receive of a destroyed endpoint reported";

@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "transport/backends.h"
+#include "transport/info_json.h"
 #include "transport/transport.h"
 
 #ifdef RDMABENCH_HAVE_VERBS
@@ -64,7 +65,7 @@ Completion waitOne(Device& dev, bool useEvent = false, int timeoutMs = kWaitMs) 
 
 Completion waitOk(Device& dev, bool useEvent = false) {
   Completion c = waitOne(dev, useEvent);
-  EXPECT_EQ(c.status, 0) << c.error;
+  EXPECT_TRUE(c.ok()) << dev.errorText(c);
   return c;
 }
 
@@ -129,10 +130,10 @@ TEST(VerbsDevice, CapsAndProperties) {
   EXPECT_EQ(caps.maxSendQueue, 128u);
   EXPECT_EQ(caps.maxRecvQueue, 512u);
   EXPECT_LE(caps.inlineBytes, 220u);
-  auto props = dev->properties();
+  auto props = toJson(dev->info());
   EXPECT_EQ(props["device"], dev->name());
   // The shared facts under their one name (transport::CommonProperties), as the reports read them.
-  CommonProperties common = CommonProperties::readFrom(props);
+  CommonProperties common = readCommonProperties(props);
   EXPECT_EQ(common.inlineBytes, caps.inlineBytes) << props.dump();
   EXPECT_TRUE(common.port && common.gidIndex && common.activeMtu && common.mtu) << props.dump();
   EXPECT_FALSE(props.contains("inline")) << props.dump();
@@ -147,12 +148,12 @@ TEST(VerbsDevice, CapsAndProperties) {
 TEST(VerbsSendRecv, PingPongSizesWithDataCheck) {
   SKIP_WITHOUT_VERBS();
   Loopback lb;
-  auto props = lb.ea[0]->properties();
+  auto props = toJson(lb.ea[0]->info());
   std::cout << "[ endpoint ] " << props.dump() << "\n";
-  EXPECT_TRUE(CommonProperties::readFrom(props).inlineBytes) << props.dump();
+  EXPECT_TRUE(readCommonProperties(props).inlineBytes) << props.dump();
   const uint32_t mtu = props["mtu"].get<uint32_t>();
   const uint32_t inl = lb.a->caps().inlineBytes;
-  EXPECT_EQ(props["peer_qpn"], lb.eb[0]->properties()["qpn"]);
+  EXPECT_EQ(props["peer_qpn"], toJson(lb.eb[0]->info())["qpn"]);
   const size_t kMax = 1 << 20;
   std::vector<uint8_t> bufA(kMax), bufB(kMax);
   auto mrA = lb.a->registerMemory(bufA.data(), kMax);
@@ -198,9 +199,9 @@ TEST(VerbsSendRecv, RecvTooShortCompletesWithError) {
   ASSERT_EQ(lb.eb[0]->postRecv(*mrB, 0, 16, 1), PostResult::kOk);
   ASSERT_EQ(lb.ea[0]->postSend(*mrA, 0, 1024, 2), PostResult::kOk);
   Completion r = waitOne(*lb.b);
-  EXPECT_NE(r.status, 0);
-  EXPECT_TRUE(containsText(r.error, "QPN")) << r.error;
-  std::cout << "[ error    ] " << r.error << "\n";
+  EXPECT_EQ(r.status, CompletionStatus::kTruncated) << lb.b->errorText(r);
+  EXPECT_TRUE(containsText(lb.b->errorText(r), "QPN")) << lb.b->errorText(r);
+  std::cout << "[ error    ] " << lb.b->errorText(r) << "\n";
 }
 
 TEST(VerbsRma, WriteWithLastBytePolling) {
@@ -318,13 +319,13 @@ TEST(VerbsWindow, RetryWhenFullAndUnsignaledModeration) {
     }
     size_t n = lb.a->poll(c, 8);
     for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(c[i].status, 0) << c[i].error;
+      ASSERT_TRUE(c[i].ok()) << lb.a->errorText(c[i]);
       EXPECT_EQ((c[i].context + 1) % kMod == 0 || c[i].context + 1 == kMsgs, true);
       ++sendCompletions;
     }
     n = lb.b->poll(c, 8);
     for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(c[i].status, 0) << c[i].error;
+      ASSERT_TRUE(c[i].ok()) << lb.b->errorText(c[i]);
       ASSERT_EQ(c[i].bytes, kSize);
       ++received;
       --recvOutstanding;
@@ -335,7 +336,7 @@ TEST(VerbsWindow, RetryWhenFullAndUnsignaledModeration) {
     ASSERT_FALSE(deadline.expired());
     size_t n = lb.a->poll(c, 8);
     for (size_t i = 0; i < n; ++i)
-      ASSERT_EQ(c[i].status, 0) << c[i].error;
+      ASSERT_TRUE(c[i].ok()) << lb.a->errorText(c[i]);
     sendCompletions += static_cast<uint32_t>(n);
   }
   EXPECT_EQ(sendCompletions, kMsgs / kMod);
@@ -370,7 +371,7 @@ TEST(VerbsWindow, InOrderDeliveryWithSequenceNumbers) {
     (void)lb.a->poll(c, 16);
     size_t n = lb.b->poll(c, 16);
     for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(c[i].status, 0) << c[i].error;
+      ASSERT_TRUE(c[i].ok()) << lb.b->errorText(c[i]);
       uint64_t slot = c[i].context % kSlots;
       uint32_t seq;
       std::memcpy(&seq, bufB.data() + slot * kSize, 4);
@@ -388,7 +389,7 @@ TEST(VerbsEvent, PingPongSleepingOnEvents) {
   DeviceOptions o = baseOptions();
   o.useEvent = true;
   Loopback lb(o);
-  EXPECT_EQ(lb.a->properties()["event_mode"], true);
+  EXPECT_EQ(toJson(lb.a->info())["event_mode"], true);
   std::vector<uint8_t> bufA(256), bufB(256);
   auto mrA = lb.a->registerMemory(bufA.data(), bufA.size());
   auto mrB = lb.b->registerMemory(bufB.data(), bufB.size());
@@ -445,7 +446,7 @@ TEST(VerbsMultiQp, SeveralQpsShareOneCq) {
     EXPECT_TRUE(gotRecv[i] && gotSend[i]) << i;
   std::set<uint32_t> qpns;
   for (auto& e : lb.ea)
-    qpns.insert(e->properties()["qpn"].get<uint32_t>());
+    qpns.insert(toJson(e->info())["qpn"].get<uint32_t>());
   EXPECT_EQ(qpns.size(), static_cast<size_t>(kPairs));
   // Destroying one endpoint leaves the others working.
   lb.ea[0].reset();
@@ -521,7 +522,7 @@ TEST(VerbsErrors, DepthAboveMax) {
 TEST(VerbsErrors, MtuAboveActive) {
   SKIP_WITHOUT_VERBS();
   DeviceOptions o = baseOptions();
-  int active = verbs::openDevice(o)->properties()["active_mtu"].get<int>();
+  int active = static_cast<int>(verbs::openDevice(o)->info().common.activeMtu.value_or(0));
   if (active >= 4096) GTEST_SKIP() << "active MTU is already 4096";
   o.mtu = 4096;
   std::string msg = usageErrorOf([&] { (void)verbs::openDevice(o); });
@@ -537,8 +538,8 @@ TEST(VerbsErrors, MtuAboveActive) {
   auto cb = b->createConnector();
   auto ea = ca->connect(cb->localAddress(), Deadline(kWaitMs));
   auto eb = cb->connect(ca->localAddress(), Deadline(kWaitMs));
-  EXPECT_EQ(ea->properties()["mtu"], 256);
-  EXPECT_EQ(eb->properties()["mtu"], 256);
+  EXPECT_EQ(toJson(ea->info())["mtu"], 256);
+  EXPECT_EQ(toJson(eb->info())["mtu"], 256);
 }
 
 TEST(VerbsErrors, MalformedPeerAddress) {
@@ -560,19 +561,19 @@ TEST(VerbsErrors, DestroyedPeerFailsWithRetryExceeded) {
   try {
     c = waitOne(*lb.a, false, 20000);
   } catch (const TimeoutError& e) {
-    FAIL() << e.what() << "; endpoint " << lb.ea[0]->properties().dump();
+    FAIL() << e.what() << "; endpoint " << toJson(lb.ea[0]->info()).dump();
   }
   double seconds = static_cast<double>(nowNs() - t0) / 1e9;
-  EXPECT_NE(c.status, 0);
+  EXPECT_FALSE(c.ok());
   EXPECT_EQ(c.context, 5u);
-  EXPECT_TRUE(containsText(c.error, "QPN")) << c.error;
-  std::cout << "[ dead peer] after " << seconds << " s: " << c.error << "\n";
+  EXPECT_TRUE(containsText(lb.a->errorText(c), "QPN")) << lb.a->errorText(c);
+  std::cout << "[ dead peer] after " << seconds << " s: " << lb.a->errorText(c) << "\n";
   EXPECT_LT(seconds, 30.0);
   // Later posts on the dead QP fail too (flushed), they do not hang.
   PostResult pr = lb.ea[0]->postSend(*mrA, 0, 8, 6);
   if (pr == PostResult::kOk) {
     Completion f = waitOne(*lb.a, false, 10000);
-    EXPECT_NE(f.status, 0);
+    EXPECT_FALSE(f.ok());
   }
 }
 

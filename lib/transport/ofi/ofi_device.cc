@@ -85,13 +85,19 @@ class OfiEndpoint final : public Endpoint {
                         true);
   }
   std::string peerName() const override { return dev_.conn(conn_).peerName; }
-  nlohmann::json properties() const override {
+  ConnectionInfo info() const override {
     const ConnState& c = dev_.conn(conn_);
-    if (dev_.msg()) return {{"peer", c.peerName}, {"endpoint_type", "FI_EP_MSG"}, {"role", c.role}};
-    return {{"peer", c.peerName},
-            {"fi_addr", c.addr},
-            {"connection_tag", c.localTag},
-            {"peer_connection_tag", c.peerTag}};
+    ConnectionInfo i;
+    i.peer = c.peerName;
+    if (dev_.msg()) {
+      addFact(i.facts, "endpoint_type", "FI_EP_MSG");
+      addFact(i.facts, "role", c.role);
+      return i;
+    }
+    addFact(i.facts, "fi_addr", c.addr);
+    addFact(i.facts, "connection_tag", c.localTag);
+    addFact(i.facts, "peer_connection_tag", c.peerTag);
+    return i;
   }
 
  private:
@@ -276,37 +282,37 @@ void OfiDevice::fail(const char* call, int64_t rc) const {
   throw TransportError(fmt::format("{} on {}: {}", call, label_, fiError(rc)));
 }
 
-nlohmann::json OfiDevice::properties() const {
+DeviceInfo OfiDevice::info() const {
   const fi_info* info = sel_.info.get();
-  nlohmann::json j = {
-      {"provider", info->fabric_attr->prov_name},
-      {"fabric", info->fabric_attr->name ? info->fabric_attr->name : ""},
-      {"domain", domainName_},
-      {"endpoint_type", sel_.msg ? "FI_EP_MSG" : "FI_EP_RDM"},
-      {"local_address", sel_.msg ? std::string("per connection (passive endpoint each)")
-                                 : addressString(epName_.data())},
-      {"inject_used_up_to", injectLimit_},
-      {"max_msg_size", info->ep_attr->max_msg_size},
-      {"max_msg_size_used", maxMessage_},
-      {"mr_mode", mrModeNames(static_cast<uint64_t>(info->domain_attr->mr_mode))},
-      {"mode", modeNames(info->mode)},
-      {"rma", sel_.rmaGranted},
-      {"tx_size", info->tx_attr->size},
-      {"rx_size", info->rx_attr->size},
-      {"tx_depth", txDepth_},
-      {"rx_depth", rxDepth_},
-      {"threading", threadingName(info->domain_attr->threading)},
-      {"data_progress", progressName(info->domain_attr->data_progress)},
-      {"event_mode", waitFd_ >= 0},
-      {"av_type", sel_.msg ? "none" : "FI_AV_TABLE"},
-      {"matching", sel_.msg ? "one connected FI_EP_MSG endpoint per connection"
-                            : "FI_TAGGED, one 64-bit tag per connection"},
-      {"protocol", protocolThresholds(*info)},
-  };
-  CommonProperties common;
-  common.injectSize = info->tx_attr->inject_size;
-  common.writeTo(j);
-  return j;
+  DeviceInfo i;
+  i.txDepth = txDepth_;
+  i.rxDepth = rxDepth_;
+  i.eventMode = waitFd_ >= 0;
+  i.common.injectSize = info->tx_attr->inject_size;
+  Facts& f = i.facts;
+  addFact(f, "provider", info->fabric_attr->prov_name);
+  addFact(f, "fabric", info->fabric_attr->name ? info->fabric_attr->name : "");
+  addFact(f, "domain", domainName_);
+  addFact(f, "endpoint_type", sel_.msg ? "FI_EP_MSG" : "FI_EP_RDM");
+  addFact(f, "local_address",
+          sel_.msg ? std::string("per connection (passive endpoint each)")
+                   : addressString(epName_.data()));
+  addFact(f, "inject_used_up_to", injectLimit_);
+  addFact(f, "max_msg_size", info->ep_attr->max_msg_size);
+  addFact(f, "max_msg_size_used", maxMessage_);
+  addFact(f, "mr_mode", mrModeNames(static_cast<uint64_t>(info->domain_attr->mr_mode)));
+  addFact(f, "mode", modeNames(info->mode));
+  addFact(f, "rma", sel_.rmaGranted);
+  addFact(f, "tx_size", info->tx_attr->size);
+  addFact(f, "rx_size", info->rx_attr->size);
+  addFact(f, "threading", threadingName(info->domain_attr->threading));
+  addFact(f, "data_progress", progressName(info->domain_attr->data_progress));
+  addFact(f, "av_type", sel_.msg ? "none" : "FI_AV_TABLE");
+  addFact(f, "matching",
+          sel_.msg ? "one connected FI_EP_MSG endpoint per connection"
+                   : "FI_TAGGED, one 64-bit tag per connection");
+  addFact(f, "protocol", protocolThresholds(*info));
+  return i;
 }
 
 std::unique_ptr<MemoryRegion> OfiDevice::registerMemory(void* ptr, size_t bytes) {

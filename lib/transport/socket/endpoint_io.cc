@@ -206,10 +206,10 @@ bool SocketEndpoint::startIncoming() {
         r.done = true;
         r.status = EMSGSIZE;
         r.bytes = h.length;
-        r.error = fmt::format(
+        r.errorId = device_.keepError(fmt::format(
             "socket: message of {} bytes from peer {} is longer than the posted receive of {} "
             "bytes ({}); message discarded",
-            h.length, peer_, r.length, std::strerror(EMSGSIZE));
+            h.length, peer_, r.length, std::strerror(EMSGSIZE)));
       } else {
         in.dest = r.data;
         in.rq = &r;
