@@ -144,7 +144,24 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
   if (mrMode & ~kMrModeHonoured)
     throw TransportError(fmt::format("fi_getinfo on {}: returned mr_mode {} beyond what we asked",
                                      label_, mrModeNames(mrMode)));
+  applyLimits(options, tuning);
+  openFabric();
+  deviceId_ = rng_();
+  // A server session takes the accepting role of every FI_EP_MSG connection (ofi_msg.cc).
+  acceptOnly_ = options.acceptOnly;
+  if (acceptOnly_) deviceId_ = 0;
+  peerHost_ = options.peerHost;
+  const uint32_t poolSize = txDepth_ + rxDepth_ + 64;
+  openCq(poolSize, options.useEvent);
+  pool_.init(poolSize);
+  initCaps();
+  if (!sel_.msg) openRdmEndpoint();  // FI_EP_MSG: endpoints are opened per connection
+}
 
+// --inline against inject_size, the message size limit and the queue depths (UsageError when
+// an option exceeds the provider's limit).
+void OfiDevice::applyLimits(const DeviceOptions& options, const Tuning& tuning) {
+  const fi_info* info = sel_.info.get();
   const uint64_t injectSize = info->tx_attr->inject_size;
   if (options.inlineBytes >= 0) {
     if (static_cast<uint64_t>(options.inlineBytes) > injectSize)
@@ -166,7 +183,11 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
   };
   txDepth_ = depth(options.txDepth, info->tx_attr->size, "--tx-depth", "tx_attr->size");
   rxDepth_ = depth(options.rxDepth, info->rx_attr->size, "--rx-depth", "rx_attr->size");
+}
 
+// Fabric, domain and (FI_EP_RDM) the address vector.
+void OfiDevice::openFabric() {
+  fi_info* info = sel_.info.get();
   fid_fabric* fabric = nullptr;
   check("fi_fabric", fi_fabric(info->fabric_attr, &fabric, nullptr));
   fabric_.reset(fabric);
@@ -181,23 +202,20 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
     check("fi_av_open(FI_AV_TABLE)", fi_av_open(domain_.get(), &avAttr, &av, nullptr));
     av_.reset(av);
   }
-  deviceId_ = rng_();
-  // A server session takes the accepting role of every FI_EP_MSG connection (ofi_msg.cc).
-  acceptOnly_ = options.acceptOnly;
-  if (acceptOnly_) deviceId_ = 0;
-  peerHost_ = options.peerHost;
+}
 
-  const uint32_t poolSize = txDepth_ + rxDepth_ + 64;
+// The one CQ of `poolSize` entries; in event mode with a wait fd (waitFd_).
+void OfiDevice::openCq(uint32_t poolSize, bool useEvent) {
   fi_cq_attr cqAttr{};
   // verbs FI_EP_MSG offers no tagged CQ format (fi_cq_open: ENOSYS); MSG needs no tags.
   cqAttr.format = sel_.msg ? FI_CQ_FORMAT_MSG : FI_CQ_FORMAT_TAGGED;
   cqAttr.size = poolSize;
   // Event mode: a file descriptor to sleep on (fi_trywait + poll, fabtests' FT_COMP_WAIT_FD
   // method), so -e and oversubscribed collectives sleep instead of spinning.
-  cqAttr.wait_obj = options.useEvent ? FI_WAIT_FD : FI_WAIT_NONE;
+  cqAttr.wait_obj = useEvent ? FI_WAIT_FD : FI_WAIT_NONE;
   fid_cq* cq = nullptr;
   if (int rc = fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr); rc != 0) {
-    if (options.useEvent)
+    if (useEvent)
       throw TransportError(
           fmt::format("--use-event: {} cannot give its completion queue a wait fd (fi_cq_open with "
                       "FI_WAIT_FD: {}); run without -e",
@@ -205,7 +223,7 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
     fail("fi_cq_open", rc);
   }
   cq_.reset(cq);
-  if (options.useEvent) {
+  if (useEvent) {
     int fd = -1;
     if (int rc = fi_control(&cq_->fid, FI_GETWAIT, &fd); rc != 0 || fd < 0)
       throw TransportError(
@@ -213,11 +231,11 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
                       fiError(rc)));
     waitFd_ = fd;
   }
+}
 
-  pool_.init(poolSize);
-  initCaps();
-  if (sel_.msg) return;  // FI_EP_MSG: endpoints are opened per connection
-
+// FI_EP_RDM: the one endpoint, bound to the AV and CQ, enabled, and its name (epName_).
+void OfiDevice::openRdmEndpoint() {
+  fi_info* info = sel_.info.get();
   int rc = 0;
   fid_ep* ep = nullptr;
   check("fi_endpoint(FI_EP_RDM)", fi_endpoint(domain_.get(), info, &ep, nullptr));

@@ -123,6 +123,11 @@ class OfiDevice final : public Device {
 
  private:
   void drainForClose() noexcept;
+  // Constructor steps, in order (ofi_device.cc).
+  void applyLimits(const DeviceOptions& options, const Tuning& tuning);
+  void openFabric();
+  void openCq(uint32_t poolSize, bool useEvent);
+  void openRdmEndpoint();
   void initCaps();
   void openMsgConnector(ConnState& c);
   FidPtr<fid_ep> openMsgEndpoint(ConnState& c, fi_info* info);

@@ -274,6 +274,29 @@ Facts protocolThresholds(const fi_info& info) {
   return out;
 }
 
+namespace {
+
+// FI_EP_MSG providers (--ep msg) and their domains, in fi_getinfo order.
+nlohmann::json msgProvidersJson() {
+  nlohmann::json msgProviders = nlohmann::json::array();
+  InfoPtr msgList;
+  if (query("", false, "", FI_EP_MSG, msgList) != 0) return msgProviders;
+  std::map<std::string, std::vector<std::string>> byProv;
+  std::vector<std::string> msgOrder;
+  for (fi_info* i = msgList.get(); i; i = i->next) {
+    const std::string prov = str(i->fabric_attr->prov_name);
+    const std::string dom = str(i->domain_attr->name);
+    if (!byProv.count(prov)) msgOrder.push_back(prov);
+    auto& doms = byProv[prov];
+    if (std::find(doms.begin(), doms.end(), dom) == doms.end()) doms.push_back(dom);
+  }
+  for (const auto& prov : msgOrder)
+    msgProviders.push_back({{"provider", prov}, {"domains", byProv[prov]}});
+  return msgProviders;
+}
+
+}  // namespace
+
 BackendStatus probeProviders() {
   BackendStatus s;
   s.name = "ofi";
@@ -329,26 +352,10 @@ BackendStatus probeProviders() {
     list2.push_back({{"provider", prov}, {"domains", dl}});
     summary.push_back(fmt::format("{} ({})", prov, fmt::join(doms, ", ")));
   }
-  // FI_EP_MSG providers (--ep msg): name -> domains.
-  nlohmann::json msgProviders = nlohmann::json::array();
-  InfoPtr msgList;
-  if (query("", false, "", FI_EP_MSG, msgList) == 0) {
-    std::map<std::string, std::vector<std::string>> byProv;
-    std::vector<std::string> msgOrder;
-    for (fi_info* i = msgList.get(); i; i = i->next) {
-      const std::string prov = str(i->fabric_attr->prov_name);
-      const std::string dom = str(i->domain_attr->name);
-      if (!byProv.count(prov)) msgOrder.push_back(prov);
-      auto& doms = byProv[prov];
-      if (std::find(doms.begin(), doms.end(), dom) == doms.end()) doms.push_back(dom);
-    }
-    for (const auto& prov : msgOrder)
-      msgProviders.push_back({{"provider", prov}, {"domains", byProv[prov]}});
-  }
   s.details = {{"libfabric", version},
                {"endpoint_type", "FI_EP_RDM"},
                {"providers", list2},
-               {"msg_providers", msgProviders}};
+               {"msg_providers", msgProvidersJson()}};
   s.usable = !order.empty();
   s.reason = s.usable ? fmt::format("libfabric {}: {}", version, fmt::join(summary, "; "))
                       : fmt::format(

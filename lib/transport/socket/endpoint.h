@@ -16,6 +16,7 @@
 namespace rdmabench::transport::socket {
 
 class SocketDevice;
+struct RegionSlot;
 
 // Receive staging buffer per endpoint: small messages arrive with one recv() and are copied out.
 inline constexpr size_t kStageBytes = 64 * 1024;
@@ -117,6 +118,11 @@ class SocketEndpoint : public Endpoint {
   ssize_t recvSome(uint8_t* dst, size_t cap);
   // Interprets the header at the staging position; false when stalled or failed.
   bool startIncoming();
+  // startIncoming() per message kind (endpoint_io.cc).
+  bool matchSend(const WireHeader& h, Incoming& in);
+  const RegionSlot* targetRegion(const WireHeader& h);
+  bool queueReadResponse(const WireHeader& h, const RegionSlot& region);
+  bool matchReadResponse(const WireHeader& h, Incoming& in);
   void finishIncoming();
   void fail(int err, const std::string& text, bool reportEvenIfIdle);
   void protocolError(const std::string& what);
