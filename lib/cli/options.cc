@@ -14,6 +14,7 @@
 #include "common/token.h"
 #include "common/units.h"
 #include "report/report.h"
+#include "transport/probe.h"
 
 namespace rdmabench::cli {
 

@@ -8,6 +8,7 @@
 #include "collective/rank_placement.h"
 #include "collective/reduce.h"
 #include "common/host_info.h"
+#include "transport/info_json.h"
 
 namespace rdmabench::collective {
 
@@ -28,7 +29,7 @@ report::RunInfo rankRunInfo(Communicator& c, const RankParams& p, const launch::
     names += (names.empty() ? "" : ", ") + h;
   ri.remoteHost = fmt::format("{} ranks on {} node{} ({})", c.size(), nodes.size(),
                               nodes.size() == 1 ? "" : "s", names);
-  ri.local = c.device().properties();
+  ri.local = transport::toJson(c.device().info());
   ri.commandLine = p.commandLine;
   ri.date = isoDateUtc();
   ri.extra = extra;

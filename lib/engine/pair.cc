@@ -29,6 +29,7 @@
 #include "engine/session.h"
 #include "rendezvous/channel.h"
 #include "rendezvous/protocol.h"
+#include "transport/info_json.h"
 
 namespace rdmabench::engine {
 namespace {
@@ -201,8 +202,8 @@ class Client {
     info.localHost = hostName();
     const std::string what = fmt::format("test accept from {}", ch.peerName());
     info.remoteHost = escapeForLog(jsonString(accept, "host", what, {}, 256), 256);
-    info.local = side.device->properties();
-    info.local["connection"] = side.endpoints[0]->properties();
+    info.local = transport::toJson(side.device->info());
+    info.local["connection"] = transport::toJson(side.endpoints[0]->info());
     info.local["caps"] = capsJson(side.device->caps());
     info.clock = measureClockFacts().toJson();
     if (o_.placeThread) info.placement = o_.placeThread(side.device->name());
@@ -376,7 +377,7 @@ class Client {
       } catch (const TransportError& e) {
         // Smaller sizes passed and this one exceeded the retry count: name the path MTU.
         if (spec.transport != "verbs" || largestPassed == 0 || side.links.empty()) throw;
-        const uint64_t mtu = side.links[0].endpoint->properties().value("mtu", uint64_t{0});
+        const uint64_t mtu = side.links[0].endpoint->info().common.mtu.value_or(0);
         std::string hint = pathMtuHint(largestPassed, bytes, mtu, e.what());
         if (hint.empty()) throw;
         throw TransportError(e.what() + hint);

@@ -37,6 +37,7 @@
 #include "engine/session.h"
 #include "rendezvous/channel.h"
 #include "rendezvous/protocol.h"
+#include "transport/info_json.h"
 
 namespace rdmabench::engine {
 namespace {
@@ -132,7 +133,7 @@ void connectServerSide(Channel& ch, const TestSpec& spec, const transport::Devic
   ch.sendJson(rendezvous::kTestAccept,
               json{{"host", hostName()},
                    {"version", RDMABENCH_VERSION},
-                   {"device", side.device->properties()},
+                   {"device", transport::toJson(side.device->info())},
                    {"caps", capsJson(side.device->caps())},
                    {"timeout_ms", spec.timeoutMs},  // after the cap of --max-timeout
                    {"provider_env_own", ownEnv}},

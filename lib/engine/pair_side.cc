@@ -157,16 +157,7 @@ std::function<void()> controlWatchdog(Channel& ch) {
 // only the control port that still answers. "+N more" when there are several connections.
 std::string progressPeer(const Channel& ch, const Side& side) {
   std::string data;
-  if (!side.endpoints.empty()) {
-    json p = side.endpoints.front()->properties();
-    for (const char* key : {"peer", "peer_address"}) {
-      auto it = p.find(key);
-      if (it != p.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
-        data = it->get<std::string>();
-        break;
-      }
-    }
-  }
+  if (!side.endpoints.empty()) data = side.endpoints.front()->info().peer.value_or("");
   if (data.empty() || data == ch.peerName()) return ch.peerName();
   if (side.endpoints.size() > 1) data += fmt::format(" +{} more", side.endpoints.size() - 1);
   return fmt::format("{} (data path {})", ch.peerName(), data);

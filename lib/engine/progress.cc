@@ -96,9 +96,9 @@ void Progress::fail(const transport::Completion& c) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
-  throw TransportError(fmt::format("{} completion failed during {}{}: {}",
-                                   transport::toString(c.op), where(),
-                                   peer_.empty() ? "" : " with peer " + peer_, c.error));
+  throw TransportError(
+      fmt::format("{} completion failed during {}{}: {}", transport::toString(c.op), where(),
+                  peer_.empty() ? "" : " with peer " + peer_, device_.errorText(c)));
 }
 
 std::string Progress::where() const {

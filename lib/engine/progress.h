@@ -72,7 +72,7 @@ class Progress {
     progressMarked_ = false;
     for (size_t i = 0; i < n; ++i) {
       const transport::Completion& c = completions_[i];
-      if (c.status != 0) fail(c);
+      if (!c.ok()) fail(c);
       handler(c);
     }
     return n;

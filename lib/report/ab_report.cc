@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/version.h"
 #include "report/format_util.h"
+#include "transport/info_json.h"
 #include "transport/transport.h"
 
 namespace rdmabench::report {
@@ -53,7 +54,7 @@ std::string summary(const nlohmann::json& local) {
                      v.is_string() ? v.get<std::string>() : v.dump());
   }
   // The shared facts by their one typed name (transport::CommonProperties).
-  if (std::string common = transport::CommonProperties::readFrom(local).summary(); !common.empty())
+  if (std::string common = transport::readCommonProperties(local).summary(); !common.empty())
     s += (s.empty() ? "" : " ") + common;
   if (local.contains("protocol") && local["protocol"].is_object() &&
       local["protocol"].contains("summary") && local["protocol"]["summary"].is_string())

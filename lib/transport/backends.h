@@ -2,6 +2,7 @@
 // Entry points each backend directory implements (or its *_stub.cc, when compiled out).
 // Only registry.cc and backend tests include this; everyone else goes through transport.h.
 
+#include "transport/probe.h"
 #include "transport/transport.h"
 
 namespace rdmabench::transport {

@@ -1,9 +1,10 @@
-// CommonProperties (transport.h): the shared, typed device / connection facts.
+// The typed transport facts (info.h) and their one conversion to JSON (info_json.h).
 #include <limits>
 
 #include <fmt/format.h>
 
-#include "transport/transport.h"
+#include "transport/info.h"
+#include "transport/info_json.h"
 
 namespace rdmabench::transport {
 
@@ -27,6 +28,18 @@ void get(const nlohmann::json& j, const char* key, std::optional<T>& v) {
   }
 }
 
+nlohmann::json valueJson(const Fact::Value& v) {
+  return std::visit(
+      [](const auto& x) -> nlohmann::json {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, Facts>)
+          return toJson(x);
+        else
+          return nlohmann::json(x);
+      },
+      v);
+}
+
 }  // namespace
 
 const std::vector<const char*>& CommonProperties::keys() {
@@ -35,16 +48,25 @@ const std::vector<const char*>& CommonProperties::keys() {
   return k;
 }
 
-void CommonProperties::writeTo(nlohmann::json& j) const {
-  put(j, "port", port);
-  put(j, "gid_index", gidIndex);
-  put(j, "active_mtu", activeMtu);
-  put(j, "mtu", mtu);
-  put(j, "inline_bytes", inlineBytes);
-  put(j, "inject_size", injectSize);
+std::string CommonProperties::summary() const {
+  nlohmann::json j = nlohmann::json::object();
+  writeCommonProperties(*this, j);
+  std::string s;
+  for (const char* key : keys())
+    if (j.contains(key)) s += fmt::format("{}{}={}", s.empty() ? "" : " ", key, j[key].dump());
+  return s;
 }
 
-CommonProperties CommonProperties::readFrom(const nlohmann::json& j) {
+void writeCommonProperties(const CommonProperties& c, nlohmann::json& j) {
+  put(j, "port", c.port);
+  put(j, "gid_index", c.gidIndex);
+  put(j, "active_mtu", c.activeMtu);
+  put(j, "mtu", c.mtu);
+  put(j, "inline_bytes", c.inlineBytes);
+  put(j, "inject_size", c.injectSize);
+}
+
+CommonProperties readCommonProperties(const nlohmann::json& j) {
   CommonProperties c;
   if (!j.is_object()) return c;
   get(j, "port", c.port);
@@ -56,13 +78,27 @@ CommonProperties CommonProperties::readFrom(const nlohmann::json& j) {
   return c;
 }
 
-std::string CommonProperties::summary() const {
+nlohmann::json toJson(const Facts& facts) {
   nlohmann::json j = nlohmann::json::object();
-  writeTo(j);
-  std::string s;
-  for (const char* key : keys())
-    if (j.contains(key)) s += fmt::format("{}{}={}", s.empty() ? "" : " ", key, j[key].dump());
-  return s;
+  for (const Fact& f : facts)
+    j[f.name] = valueJson(f.value);
+  return j;
+}
+
+nlohmann::json toJson(const DeviceInfo& info) {
+  nlohmann::json j = toJson(info.facts);
+  put(j, "tx_depth", info.txDepth);
+  put(j, "rx_depth", info.rxDepth);
+  put(j, "event_mode", info.eventMode);
+  writeCommonProperties(info.common, j);
+  return j;
+}
+
+nlohmann::json toJson(const ConnectionInfo& info) {
+  nlohmann::json j = toJson(info.facts);
+  if (info.peer) j[info.peerAddress ? "peer_address" : "peer"] = *info.peer;
+  writeCommonProperties(info.common, j);
+  return j;
 }
 
 }  // namespace rdmabench::transport

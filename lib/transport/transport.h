@@ -28,9 +28,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "common/clock.h"
+#include "transport/info.h"
 
 namespace rdmabench::transport {
 
@@ -61,14 +60,30 @@ struct Caps {
   uint32_t maxOutstandingReads = 0;     // RDMA reads in flight per endpoint (0 = n/a)
 };
 
-// One completed work request. `status` 0 = success; otherwise `error` holds the library's
-// own text (ibv_wc_status_str, fi_cq_strerror, strerror) plus QP/peer detail.
+// Outcome of one work request. Anything but kSuccess is a failure; Device::errorText() tells
+// why (the library's own text plus QP/peer detail).
+enum class CompletionStatus : uint8_t {
+  kSuccess = 0,
+  kError,      // failed (transport error, peer gone, protocol error, ...)
+  kTruncated,  // a receive shorter than the incoming message (verbs LOC_LEN, FI_ETRUNC, EMSGSIZE)
+  kFlushed,    // flushed after an earlier failure of its connection (verbs WR_FLUSH, FI_ECANCELED)
+};
+
+const char* toString(CompletionStatus status);
+
+// One completed work request: plain data (24 bytes), no text. On failure `code` is the
+// library's own status (ibv_wc_status, the positive libfabric/errno error number) and
+// `errorId` names the failure for Device::errorText(), which is the only place its text is
+// formatted or kept.
 struct Completion {
   uint64_t context = 0;  // the value given at post time
+  uint32_t bytes = 0;    // receives: bytes that arrived; others: bytes posted (0 on failure)
   OpKind op = OpKind::kSend;
-  uint32_t bytes = 0;  // receives: bytes that arrived; others: bytes posted
-  int status = 0;
-  std::string error;
+  CompletionStatus status = CompletionStatus::kSuccess;
+  int32_t code = 0;      // the library's status; 0 on success
+  uint32_t errorId = 0;  // key for Device::errorText(); 0 on success
+
+  bool ok() const { return status == CompletionStatus::kSuccess; }
 };
 
 // What a peer needs to write into / read from a region: address (virtual address or offset,
@@ -103,7 +118,10 @@ class Endpoint {
   // Two-sided send. `signaled` false asks for no completion (CQ moderation); the backend may
   // still report one. Sends <= Caps::inlineBytes are posted inline/injected.
   virtual PostResult postSend(const MemoryRegion& mr, uint64_t offset, uint32_t length,
-                              uint64_t context, bool signaled = true) = 0;
+                              uint64_t context, bool signaled) = 0;
+  PostResult postSend(const MemoryRegion& mr, uint64_t offset, uint32_t length, uint64_t context) {
+    return postSend(mr, offset, length, context, true);
+  }
   // Posts a receive buffer of `length` bytes; an incoming message longer than it completes
   // with an error status.
   virtual PostResult postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
@@ -112,7 +130,11 @@ class Endpoint {
   // Throws TransportError if !Caps::rmaWrite.
   virtual PostResult postWrite(const MemoryRegion& mr, uint64_t offset, uint32_t length,
                                const RemoteRegion& remote, uint64_t remoteOffset, uint64_t context,
-                               bool signaled = true) = 0;
+                               bool signaled) = 0;
+  PostResult postWrite(const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                       const RemoteRegion& remote, uint64_t remoteOffset, uint64_t context) {
+    return postWrite(mr, offset, length, remote, remoteOffset, context, true);
+  }
   // One-sided read of remote.addr + remoteOffset into local [offset, offset+length).
   // Throws TransportError if !Caps::rmaRead.
   virtual PostResult postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
@@ -121,8 +143,9 @@ class Endpoint {
 
   // Human-readable peer name for errors ("10.0.0.2:40123", "QPN 0x1234 @ node2").
   virtual std::string peerName() const = 0;
-  // Negotiated per-connection facts for the run header (MTU, GIDs, inline, ...).
-  virtual nlohmann::json properties() const { return nlohmann::json::object(); }
+  // Negotiated per-connection facts for the run header (MTU, GIDs, inline, ...); typed
+  // (transport/info.h), written as JSON by toJson() (transport/info_json.h). Default: none.
+  virtual ConnectionInfo info() const { return {}; }
 };
 
 // Two-phase connect: localAddress() travels to the peer out of band, then both sides call
@@ -136,30 +159,6 @@ class Connector {
   // TransportError otherwise). Callable once.
   virtual std::unique_ptr<Endpoint> connect(const std::vector<uint8_t>& remoteAddress,
                                             const Deadline& deadline) = 0;
-};
-
-// The device and connection facts every backend states under one name (run header, A/B table,
-// `rdmabench info`). Typed, so that a backend cannot spell a shared fact differently from the
-// report that reads it (verbs once wrote "inline" where the A/B table read "inline_bytes", and
-// the fact was lost). Backend-specific facts stay free-form JSON next to these. A value type;
-// not synchronized. Units: bytes.
-struct CommonProperties {
-  std::optional<uint32_t> port;         // "port": verbs port number
-  std::optional<uint32_t> gidIndex;     // "gid_index": verbs GID table index in use
-  std::optional<uint32_t> activeMtu;    // "active_mtu": the port's active MTU
-  std::optional<uint32_t> mtu;          // "mtu": path MTU in use (verbs: the QP's)
-  std::optional<uint64_t> inlineBytes;  // "inline_bytes": largest payload posted inline
-  std::optional<uint64_t> injectSize;   // "inject_size": libfabric's inject limit
-
-  // The JSON names, in the order the A/B summary prints them.
-  static const std::vector<const char*>& keys();
-  // Writes the fields that are set into `j` (an object; those keys are overwritten).
-  void writeTo(nlohmann::json& j) const;
-  // Reads the fields back from a properties object: absent, negative or non-numeric values
-  // stay unset. Never throws (the peer's properties arrive over the wire).
-  static CommonProperties readFrom(const nlohmann::json& j);
-  // The set fields as "key=value" pairs joined by spaces, in keys() order.
-  std::string summary() const;
 };
 
 // Options for opening a device; each backend reads the fields that concern it and ignores the
@@ -193,8 +192,9 @@ class Device {
   virtual std::string backend() const = 0;  // "socket", "verbs", "ofi"
   virtual std::string name() const = 0;     // device / domain / interface name
   virtual Caps caps() const = 0;
-  // Facts for the run header: device, port, link layer, GID, provider, thresholds...
-  virtual nlohmann::json properties() const { return nlohmann::json::object(); }
+  // Facts for the run header and the peer: device, port, link layer, GID, provider,
+  // thresholds... (transport/info.h; toJson() in transport/info_json.h). Default: none.
+  virtual DeviceInfo info() const { return {}; }
 
   // Registers [ptr, ptr+bytes). Throws TransportError with the library's text on failure.
   virtual std::unique_ptr<MemoryRegion> registerMemory(void* ptr, size_t bytes) = 0;
@@ -203,18 +203,14 @@ class Device {
 
   // Non-blocking: drives progress and writes up to `max` completions, returns how many.
   virtual size_t poll(Completion* out, size_t max) = 0;
+  // The text of a failed completion this device returned: the library's own words
+  // (ibv_wc_status_str, fi_cq_strerror, strerror) plus QP / peer detail. Formatted when the
+  // failure happened; the last 1024 failures are kept (an older id gets a short note).
+  // The default (test doubles) names the status and code only.
+  virtual std::string errorText(const Completion& c) const;
   // Blocks up to `timeoutMs` until poll() may return something (event mode). Returns early
   // on a signal. Backends without events return at once (the caller then busy-polls).
   virtual void waitForEvent(int timeoutMs) { (void)timeoutMs; }
-};
-
-// Status of one backend on this host, for `rdmabench info` and test skips.
-struct BackendStatus {
-  std::string name;        // "socket", "verbs", "ofi"
-  bool built = false;      // compiled in
-  bool usable = false;     // at least one device/provider can be opened here
-  std::string reason;      // why not usable (or a one-line summary when usable)
-  nlohmann::json details;  // devices, ports, GID tables, providers... (backend-defined)
 };
 
 // Names of all backends, in preference order for loopback defaults: verbs, ofi, socket.
@@ -223,8 +219,5 @@ const std::vector<std::string>& backendNames();
 // Opens `backend` ("socket", "verbs", "ofi"). Throws UsageError for an unknown name (listing
 // the valid ones), TransportError when the backend is not built or cannot open the device.
 std::unique_ptr<Device> openDevice(std::string_view backend, const DeviceOptions& options);
-
-// Probes one backend (never throws: failures land in `reason`).
-BackendStatus probeBackend(std::string_view backend);
 
 }  // namespace rdmabench::transport

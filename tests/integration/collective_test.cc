@@ -21,6 +21,7 @@
 #include "common/error.h"
 #include "launch/launch.h"
 #include "report/report.h"
+#include "transport/probe.h"
 #include "transport/transport.h"
 
 namespace rdmabench::collective {

@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "transport/info_json.h"
 #include "transport/transport.h"
 #ifdef RDMABENCH_HAVE_OFI
 #include "transport/backends.h"
@@ -49,8 +50,8 @@ TEST(OfiEvent, WaitSleepsWithoutTrafficAndWakesOnACompletion) {
   } catch (const TransportError& e) {
     GTEST_SKIP() << "tcp;ofi_rxm on lo is not usable here: " << e.what();
   }
-  EXPECT_TRUE(b->properties().value("event_mode", false));
-  EXPECT_FALSE(a->properties().value("event_mode", true));
+  EXPECT_TRUE(toJson(b->info()).value("event_mode", false));
+  EXPECT_FALSE(toJson(a->info()).value("event_mode", true));
   auto ca = a->createConnector();
   auto cb = b->createConnector();
   auto ab = ca->connect(cb->localAddress(), Deadline(kWaitMs));
@@ -69,7 +70,7 @@ TEST(OfiEvent, WaitSleepsWithoutTrafficAndWakesOnACompletion) {
     a->poll(batch, 8);
     size_t n = b->poll(batch, 8);
     for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(batch[i].status, 0) << batch[i].error;
+      ASSERT_TRUE(batch[i].ok()) << b->errorText(batch[i]);
       received = received || batch[i].context == 1;
     }
   }
@@ -121,7 +122,7 @@ TEST(OfiEvent, WaitSleepsWithoutTrafficAndWakesOnACompletion) {
   EXPECT_TRUE(sendDone);
   ASSERT_EQ(gotCount, 1u);
   EXPECT_EQ(got.context, 3u);
-  EXPECT_EQ(got.status, 0) << got.error;
+  EXPECT_TRUE(got.ok()) << b->errorText(got);
   EXPECT_EQ(bufB[0], 0x5a);
   EXPECT_GE(wakeMs, 150.0);
   EXPECT_LT(wakeMs, 2500.0) << "the completion did not wake waitForEvent (" << waits << " waits)";

@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "transport/backends.h"
+#include "transport/info_json.h"
 #include "transport/socket/framing.h"
 #include "transport/socket/net_util.h"
 
@@ -86,7 +87,7 @@ TEST(SocketTransport, CapsAndProperties) {
   EXPECT_EQ(c.maxRecvQueue, 512u);
   EXPECT_EQ(h.a->backend(), "socket");
   EXPECT_EQ(h.a->name(), "lo");
-  auto p = h.ea->properties();
+  auto p = toJson(h.ea->info());
   EXPECT_EQ(p["peer_address"], h.ea->peerName());
   EXPECT_NE(h.ea->peerName().find("127.0.0.1:"), std::string::npos);
   EXPECT_LE(h.a->createConnector()->localAddress().size(), kMaxAddressBytes);
@@ -109,7 +110,7 @@ TEST(SocketTransport, PingPongSizesWithVerification) {
       ASSERT_EQ(h.ea->postSend(*msa, 0, size, 3), PostResult::kOk);
       ASSERT_TRUE(h.pollUntil([&] { return h.cb.size() == 1; })) << "ping of " << size;
       EXPECT_EQ(h.cb[0].op, OpKind::kRecv);
-      EXPECT_EQ(h.cb[0].status, 0) << h.cb[0].error;
+      EXPECT_TRUE(h.cb[0].ok()) << h.b->errorText(h.cb[0]);
       EXPECT_EQ(h.cb[0].bytes, size);
       EXPECT_EQ(h.cb[0].context, 1u);
       EXPECT_EQ(std::memcmp(sa.data(), rb.data(), size), 0) << size;
@@ -160,13 +161,13 @@ TEST(SocketTransport, WindowedSendsWithRetryInOrder) {
     Completion buf[64];
     size_t n = h.a->poll(buf, 64);
     for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(buf[i].status, 0) << buf[i].error;
+      ASSERT_TRUE(buf[i].ok()) << h.a->errorText(buf[i]);
       if (buf[i].context != sendDone) ordered = false;
       ++sendDone;
     }
     n = h.b->poll(buf, 64);
     for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(buf[i].status, 0) << buf[i].error;
+      ASSERT_TRUE(buf[i].ok()) << h.b->errorText(buf[i]);
       ASSERT_EQ(buf[i].context, received);
       uint64_t seq;
       uint32_t slot = buf[i].context % kWindow;
@@ -242,7 +243,7 @@ TEST(SocketTransport, EmulatedWriteLandsWhileTargetPolls) {
   EXPECT_EQ(dst[63], 0);
   EXPECT_EQ(dst[64 + kSize], 0);
   EXPECT_EQ(h.ca[0].op, OpKind::kWrite);
-  EXPECT_EQ(h.ca[0].status, 0) << h.ca[0].error;
+  EXPECT_TRUE(h.ca[0].ok()) << h.a->errorText(h.ca[0]);
   EXPECT_TRUE(h.cb.empty()) << "a write must not complete at the target";
   // Out-of-range remote offsets are caught at post time.
   EXPECT_THROW((void)h.ea->postWrite(*ms, 0, 256, remote, kSize, 8), UsageError);
@@ -269,7 +270,7 @@ TEST(SocketTransport, EmulatedRead) {
   EXPECT_EQ(h.ca[1].context, 12u);
   EXPECT_EQ(h.ca[2].context, 13u);
   for (auto& c : h.ca)
-    EXPECT_EQ(c.status, 0) << c.error;
+    EXPECT_TRUE(c.ok()) << h.a->errorText(c);
   EXPECT_EQ(std::memcmp(local.data() + 5, remoteBuf.data() + 15, kSize - 5), 0);
   EXPECT_EQ(std::memcmp(local.data(), remoteBuf.data(), 5), 0);
 }
@@ -286,13 +287,13 @@ TEST(SocketTransport, ReceiveTooSmallIsAnErrorCompletionAndStreamContinues) {
   ASSERT_EQ(h.ea->postSend(*ms, 0, 50, 4), PostResult::kOk);
   ASSERT_TRUE(h.pollUntil([&] { return h.cb.size() == 2; }));
   EXPECT_EQ(h.cb[0].context, 1u);
-  EXPECT_NE(h.cb[0].status, 0);
-  EXPECT_NE(h.cb[0].error.find("longer than the posted receive"), std::string::npos)
-      << h.cb[0].error;
+  EXPECT_EQ(h.cb[0].status, CompletionStatus::kTruncated);
+  EXPECT_NE(h.b->errorText(h.cb[0]).find("longer than the posted receive"), std::string::npos)
+      << h.b->errorText(h.cb[0]);
   EXPECT_TRUE(std::all_of(r.begin(), r.begin() + 200, [](uint8_t x) { return x == 0; }))
       << "nothing of the discarded message lands anywhere";
   EXPECT_EQ(h.cb[1].context, 2u);
-  EXPECT_EQ(h.cb[1].status, 0) << h.cb[1].error;
+  EXPECT_TRUE(h.cb[1].ok()) << h.b->errorText(h.cb[1]);
   EXPECT_EQ(h.cb[1].bytes, 50u);
   EXPECT_EQ(r[200], 0x22);
   EXPECT_EQ(r[249], 0x11);
@@ -315,26 +316,26 @@ TEST(SocketTransport, PeerDestroyedMidTransferGivesErrorNamingPeer) {
   h.eb.reset();  // peer dies with data in flight
   auto start = std::chrono::steady_clock::now();
   auto hasError = [&] {
-    return std::any_of(h.ca.begin(), h.ca.end(), [](const Completion& c) { return c.status; });
+    return std::any_of(h.ca.begin(), h.ca.end(), [](const Completion& c) { return !c.ok(); });
   };
   ASSERT_TRUE(h.pollUntil(hasError, 5000)) << "no error completion within 5 s";
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   for (auto& c : h.ca) {
-    if (c.status == 0) continue;
-    EXPECT_NE(c.error.find(peerOfA), std::string::npos) << c.error;
+    if (c.ok()) continue;
+    EXPECT_NE(h.a->errorText(c).find(peerOfA), std::string::npos) << h.a->errorText(c);
   }
   // Everything outstanding fails, and later posts fail the same way (kOk + error completion).
   ASSERT_TRUE(h.pollUntil(
       [&] {
         return std::any_of(h.ca.begin(), h.ca.end(),
-                           [](const Completion& c) { return c.context == 99 && c.status != 0; });
+                           [](const Completion& c) { return c.context == 99 && !c.ok(); });
       },
       5000));
   h.ca.clear();
   ASSERT_EQ(h.ea->postSend(*ms, 0, 10, 555), PostResult::kOk);
   ASSERT_TRUE(h.pollUntil([&] { return !h.ca.empty() && h.ca.back().context == 555; }, 2000));
-  EXPECT_NE(h.ca.back().status, 0);
-  EXPECT_NE(h.ca.back().error.find(peerOfA), std::string::npos);
+  EXPECT_FALSE(h.ca.back().ok());
+  EXPECT_NE(h.a->errorText(h.ca.back()).find(peerOfA), std::string::npos);
 }
 
 TEST(SocketTransport, ConnectNobodyAnswersTimesOut) {
@@ -418,8 +419,8 @@ void rawPeerSends(const std::vector<uint8_t>& header, bool expectUnsolicited) {
   while (n == 0 && !d.expired())
     n = dev->poll(c, 4);
   ASSERT_EQ(n, 1u);
-  EXPECT_NE(c[0].status, 0);
-  EXPECT_NE(c[0].error.find("protocol error"), std::string::npos) << c[0].error;
+  EXPECT_FALSE(c[0].ok());
+  EXPECT_NE(dev->errorText(c[0]).find("protocol error"), std::string::npos) << dev->errorText(c[0]);
   EXPECT_EQ(c[0].context, expectUnsolicited ? 0u : 5u);
   EXPECT_TRUE(std::all_of(buf.begin(), buf.end(), [](uint8_t x) { return x == 0; }));
   // The target closed the connection: the raw peer reads EOF (or a reset).
@@ -523,7 +524,7 @@ void fullMesh(const int kRanks, unsigned seed) {
       Completion c[8];
       size_t n = devs[i]->poll(c, 8);
       for (size_t k = 0; k < n; ++k) {
-        ASSERT_EQ(c[k].status, 0) << c[k].error;
+        ASSERT_TRUE(c[k].ok()) << devs[i]->errorText(c[k]);
         if (c[k].op == OpKind::kRecv) ++recvs[i];
       }
     }
@@ -575,7 +576,7 @@ TEST(SocketTransport, EventModeWaitsAndWakes) {
   }
   sender.join();
   ASSERT_EQ(got, 1u);
-  EXPECT_EQ(c[0].status, 0) << c[0].error;
+  EXPECT_TRUE(c[0].ok()) << b->errorText(c[0]);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
 }
 

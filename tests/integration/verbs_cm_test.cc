@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "transport/backends.h"
+#include "transport/info_json.h"
 #include "transport/transport.h"
 
 namespace rdmabench::transport {
@@ -41,7 +42,7 @@ Completion waitOk(Device& dev) {
   Completion c;
   while (dev.poll(&c, 1) == 0)
     if (deadline.expired()) throw TimeoutError("test: no completion on " + dev.name());
-  EXPECT_EQ(c.status, 0) << c.error;
+  EXPECT_TRUE(c.ok()) << dev.errorText(c);
   return c;
 }
 
@@ -70,8 +71,8 @@ TEST(VerbsCm, ConnectsQpsThatSendWriteAndRead) {
   SKIP_WITHOUT_VERBS();
   CmPair p(2);
   for (int i = 0; i < 2; ++i) {
-    auto pa = p.ea[i]->properties();
-    auto pb = p.eb[i]->properties();
+    auto pa = toJson(p.ea[i]->info());
+    auto pb = toJson(p.eb[i]->info());
     std::cout << "[ endpoint ] " << pa.dump() << "\n";
     EXPECT_EQ(pa["connection_manager"], "rdma_cm");
     EXPECT_EQ(pa["state"], "RTS");
@@ -82,10 +83,10 @@ TEST(VerbsCm, ConnectsQpsThatSendWriteAndRead) {
     EXPECT_EQ(pa["retry_cnt"], 6);
     EXPECT_EQ(pa["mtu"], pb["mtu"]);
     EXPECT_GT(pa["max_rd_atomic"].get<int>(), 0);
-    EXPECT_NE(pa["qpn"], p.ea[1 - i]->properties()["qpn"]);
+    EXPECT_NE(pa["qpn"], toJson(p.ea[1 - i]->info())["qpn"]);
   }
   const uint32_t inl = p.a->caps().inlineBytes;
-  const uint32_t mtu = p.ea[0]->properties()["mtu"].get<uint32_t>();
+  const uint32_t mtu = toJson(p.ea[0]->info())["mtu"].get<uint32_t>();
   const size_t kMax = 1 << 20;
   std::vector<uint8_t> bufA(kMax), bufB(kMax);
   auto mrA = p.a->registerMemory(bufA.data(), kMax);

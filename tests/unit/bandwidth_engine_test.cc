@@ -113,16 +113,16 @@ class FakeDevice : public transport::Device {
         rq_.pop_front();
         std::memcpy(r.dst, it.data.data(), it.length);
         if (data) corrupt(r.dst, it.length);
-        cq_.push_back(Completion{r.ctx, OpKind::kRecv, it.length, 0, {}});
+        cq_.push_back(Completion{.context = r.ctx, .bytes = it.length, .op = OpKind::kRecv});
       } else if (it.kind == OpKind::kWrite) {
         std::memcpy(region_ + it.remoteOffset, it.data.data(), it.length);
         if (data) corrupt(region_ + it.remoteOffset, it.length);
       } else {
         std::memcpy(it.readDest, region_ + it.remoteOffset, it.length);
-        peer.cq_.push_back(Completion{it.ctx, OpKind::kRead, it.length, 0, {}});
+        peer.cq_.push_back(Completion{.context = it.ctx, .bytes = it.length, .op = OpKind::kRead});
       }
       if (!f_.lazy && it.signaled && it.kind != OpKind::kRead)
-        peer.cq_.push_back(Completion{it.ctx, it.kind, it.length, 0, {}});
+        peer.cq_.push_back(Completion{.context = it.ctx, .bytes = it.length, .op = it.kind});
       if (data) f_.timeNs += kNsPerMessage;
       inbound_.pop_front();
     }
@@ -142,7 +142,7 @@ class FakeDevice : public transport::Device {
   void post(Item it) {
     FakeDevice& peer = *f_.dev[1 - side_];
     if (f_.lazy && it.signaled && it.kind != OpKind::kRead)
-      cq_.push_back(Completion{it.ctx, it.kind, it.length, 0, {}});
+      cq_.push_back(Completion{.context = it.ctx, .bytes = it.length, .op = it.kind});
     peer.inbound_.push_back(std::move(it));
   }
   void postRecv(RecvPost r) { rq_.push_back(r); }

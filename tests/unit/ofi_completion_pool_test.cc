@@ -78,14 +78,14 @@ TEST(OfiCompletionPool, FailedReceiveKeepsPostedSizeAndStatus) {
   ConnQueues q = queues(1);
   uint32_t r = pool.allocate(3, OpKind::kRecv, 7, 256, true);
   ++q.recvCount;
-  pool.error(r) = "truncated";
+  pool[r].errorId = 9;
   pool.complete(q, r, 9999, -5);
   uint32_t idx = 0;
   ASSERT_TRUE(pool.popReady(idx));
   EXPECT_EQ(pool[idx].status, -5);
   EXPECT_EQ(pool[idx].bytes, 256u);
   EXPECT_EQ(pool[idx].conn, 3u);
-  EXPECT_EQ(pool.error(idx), "truncated");
+  EXPECT_EQ(pool[idx].errorId, 9u);
 }
 
 TEST(OfiCompletionPool, ConnectionsAreOrderedIndependently) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "report/ab_report.h"
+#include "transport/info_json.h"
 #include "transport/transport.h"
 
 namespace rdmabench::transport {
@@ -18,14 +19,14 @@ TEST(CommonProperties, RoundTripKeepsOnlySetFields) {
   c.mtu = 1024;
   c.inlineBytes = 220;
   nlohmann::json j = {{"device", "rxe0"}};
-  c.writeTo(j);
+  writeCommonProperties(c, j);
   EXPECT_EQ(j["inline_bytes"], 220);
   EXPECT_EQ(j["gid_index"], 3);
   EXPECT_FALSE(j.contains("inline"));
   EXPECT_FALSE(j.contains("inject_size"));  // unset: absent, not null
   EXPECT_FALSE(j.contains("active_mtu"));
   EXPECT_EQ(j["device"], "rxe0");  // other keys untouched
-  CommonProperties r = CommonProperties::readFrom(j);
+  CommonProperties r = readCommonProperties(j);
   EXPECT_EQ(r.port, c.port);
   EXPECT_EQ(r.gidIndex, c.gidIndex);
   EXPECT_EQ(r.mtu, c.mtu);
@@ -42,15 +43,15 @@ TEST(CommonProperties, ReadFromUntrustedValuesNeverThrows) {
                       {"active_mtu", 1ull << 40},
                       {"inline_bytes", nullptr},
                       {"inject_size", 64}};
-  CommonProperties r = CommonProperties::readFrom(j);
+  CommonProperties r = readCommonProperties(j);
   EXPECT_FALSE(r.port);       // negative
   EXPECT_FALSE(r.gidIndex);   // a string
   EXPECT_FALSE(r.mtu);        // not an integer
   EXPECT_FALSE(r.activeMtu);  // beyond uint32
   EXPECT_FALSE(r.inlineBytes);
   EXPECT_EQ(r.injectSize, 64u);
-  EXPECT_EQ(CommonProperties::readFrom(nlohmann::json::array()).summary(), "");
-  EXPECT_EQ(CommonProperties::readFrom(nullptr).summary(), "");
+  EXPECT_EQ(readCommonProperties(nlohmann::json::array()).summary(), "");
+  EXPECT_EQ(readCommonProperties(nullptr).summary(), "");
 }
 
 TEST(CommonProperties, AbTableShowsEveryBackendsInlineSize) {
@@ -70,11 +71,11 @@ TEST(CommonProperties, AbTableShowsEveryBackendsInlineSize) {
   CommonProperties v;
   v.inlineBytes = 220;
   v.gidIndex = 1;
-  v.writeTo(verbs);
+  writeCommonProperties(v, verbs);
   nlohmann::json socket = {{"interface", "lo"}};
   CommonProperties s;
   s.inlineBytes = 1024;
-  s.writeTo(socket);
+  writeCommonProperties(s, socket);
   std::ostringstream out;
   report::printAb(out, "table", {capture("verbs", verbs), capture("socket", socket)});
   const std::string text = out.str();

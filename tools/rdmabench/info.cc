@@ -11,6 +11,7 @@
 #include "collective/sharp/sharp.h"
 #include "common/error.h"
 #include "tools/rdmabench/commands.h"
+#include "transport/probe.h"
 #include "transport/transport.h"
 
 namespace rdmabench {

@@ -40,7 +40,8 @@ class CompletionPool {
     uint32_t bytes;
     uint32_t conn;
     uint32_t nextFree;
-    int32_t status;
+    int32_t status;    // 0, or the positive libfabric error number (-1: none given)
+    uint32_t errorId;  // ErrorTexts id of a failed operation's text, else 0
     OpKind op;
     SlotState state;
     bool signaled;
@@ -51,7 +52,6 @@ class CompletionPool {
   // (Re)creates `size` free slots; the ready queue holds at most `size` entries.
   void init(uint32_t size) {
     pool_.resize(size);
-    errors_.resize(size);
     ready_.resize(size);
     for (uint32_t i = 0; i < size; ++i) {
       pool_[i] = Slot{};
@@ -67,8 +67,6 @@ class CompletionPool {
   Slot& operator[](uint32_t idx) { return pool_[idx]; }
   const Slot& operator[](uint32_t idx) const { return pool_[idx]; }
   std::vector<Slot>& slots() { return pool_; }
-  // Error text of slot `idx` (filled only for error completions).
-  std::string& error(uint32_t idx) { return errors_[idx]; }
 
   // Takes a free slot (the caller checks freeCount() != 0 first) in state kPosted.
   uint32_t allocate(uint32_t conn, OpKind op, uint64_t user, uint32_t bytes, bool signaled) {
@@ -80,6 +78,7 @@ class CompletionPool {
     o.bytes = bytes;
     o.conn = conn;
     o.status = 0;
+    o.errorId = 0;
     o.op = op;
     o.state = SlotState::kPosted;
     o.signaled = signaled;
@@ -156,7 +155,6 @@ class CompletionPool {
 
  private:
   std::vector<Slot> pool_;
-  std::vector<std::string> errors_;  // per slot, filled only on error completions
   uint32_t freeHead_ = 0;
   uint32_t freeCount_ = 0;
   std::vector<uint32_t> ready_;  // completed slots waiting for poll(), in report order

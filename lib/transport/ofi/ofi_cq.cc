@@ -19,6 +19,18 @@
 
 namespace rdmabench::transport::ofi {
 
+namespace {
+
+// A slot's status (0 or the positive libfabric error number) as the transport's code.
+CompletionStatus completionStatus(int32_t status) {
+  if (status == 0) return CompletionStatus::kSuccess;
+  if (status == FI_ETRUNC) return CompletionStatus::kTruncated;
+  if (status == FI_ECANCELED) return CompletionStatus::kFlushed;
+  return CompletionStatus::kError;
+}
+
+}  // namespace
+
 void OfiDevice::drainForClose() noexcept {
   // ofi_rxm over verbs still has protocol work queued after the last user completion (SAR
   // acknowledgements); closing the endpoint before it has run crashed libfabric 1.17 inside
@@ -61,10 +73,10 @@ void OfiDevice::readError() {
   const auto& o = pool_[idx];
   const ConnState& c = *conns_[o.conn];
   std::string extra = err.err == FI_ETRUNC ? fmt::format(", {} B did not fit", err.olen) : "";
-  pool_.error(idx) = fmt::format(
+  pool_[idx].errorId = errors_.keep(fmt::format(
       "{} of {} B with peer {} (connection tag {}) on {}: {}{} (provider: {}, prov_errno {})",
       toString(o.op), o.bytes, c.peerName, c.localTag, label_, fi_strerror(err.err), extra,
-      provText ? provText : "?", err.prov_errno);
+      provText ? provText : "?", err.prov_errno));
   finish(idx, err.len, err.err != 0 ? err.err : -1);
 }
 
@@ -120,11 +132,9 @@ size_t OfiDevice::poll(Completion* out, size_t max) {
       d.context = o.user;
       d.op = o.op;
       d.bytes = o.bytes;
-      d.status = o.status;
-      if (o.status != 0)
-        d.error = std::move(pool_.error(idx));
-      else
-        d.error.clear();
+      d.status = completionStatus(o.status);
+      d.code = o.status;
+      d.errorId = o.errorId;
     }
     pool_.release(idx);
   }

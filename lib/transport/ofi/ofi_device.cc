@@ -85,13 +85,19 @@ class OfiEndpoint final : public Endpoint {
                         true);
   }
   std::string peerName() const override { return dev_.conn(conn_).peerName; }
-  nlohmann::json properties() const override {
+  ConnectionInfo info() const override {
     const ConnState& c = dev_.conn(conn_);
-    if (dev_.msg()) return {{"peer", c.peerName}, {"endpoint_type", "FI_EP_MSG"}, {"role", c.role}};
-    return {{"peer", c.peerName},
-            {"fi_addr", c.addr},
-            {"connection_tag", c.localTag},
-            {"peer_connection_tag", c.peerTag}};
+    ConnectionInfo i;
+    i.peer = c.peerName;
+    if (dev_.msg()) {
+      addFact(i.facts, "endpoint_type", "FI_EP_MSG");
+      addFact(i.facts, "role", c.role);
+      return i;
+    }
+    addFact(i.facts, "fi_addr", c.addr);
+    addFact(i.facts, "connection_tag", c.localTag);
+    addFact(i.facts, "peer_connection_tag", c.peerTag);
+    return i;
   }
 
  private:
@@ -138,7 +144,24 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
   if (mrMode & ~kMrModeHonoured)
     throw TransportError(fmt::format("fi_getinfo on {}: returned mr_mode {} beyond what we asked",
                                      label_, mrModeNames(mrMode)));
+  applyLimits(options, tuning);
+  openFabric();
+  deviceId_ = rng_();
+  // A server session takes the accepting role of every FI_EP_MSG connection (ofi_msg.cc).
+  acceptOnly_ = options.acceptOnly;
+  if (acceptOnly_) deviceId_ = 0;
+  peerHost_ = options.peerHost;
+  const uint32_t poolSize = txDepth_ + rxDepth_ + 64;
+  openCq(poolSize, options.useEvent);
+  pool_.init(poolSize);
+  initCaps();
+  if (!sel_.msg) openRdmEndpoint();  // FI_EP_MSG: endpoints are opened per connection
+}
 
+// --inline against inject_size, the message size limit and the queue depths (UsageError when
+// an option exceeds the provider's limit).
+void OfiDevice::applyLimits(const DeviceOptions& options, const Tuning& tuning) {
+  const fi_info* info = sel_.info.get();
   const uint64_t injectSize = info->tx_attr->inject_size;
   if (options.inlineBytes >= 0) {
     if (static_cast<uint64_t>(options.inlineBytes) > injectSize)
@@ -160,7 +183,11 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
   };
   txDepth_ = depth(options.txDepth, info->tx_attr->size, "--tx-depth", "tx_attr->size");
   rxDepth_ = depth(options.rxDepth, info->rx_attr->size, "--rx-depth", "rx_attr->size");
+}
 
+// Fabric, domain and (FI_EP_RDM) the address vector.
+void OfiDevice::openFabric() {
+  fi_info* info = sel_.info.get();
   fid_fabric* fabric = nullptr;
   check("fi_fabric", fi_fabric(info->fabric_attr, &fabric, nullptr));
   fabric_.reset(fabric);
@@ -175,23 +202,20 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
     check("fi_av_open(FI_AV_TABLE)", fi_av_open(domain_.get(), &avAttr, &av, nullptr));
     av_.reset(av);
   }
-  deviceId_ = rng_();
-  // A server session takes the accepting role of every FI_EP_MSG connection (ofi_msg.cc).
-  acceptOnly_ = options.acceptOnly;
-  if (acceptOnly_) deviceId_ = 0;
-  peerHost_ = options.peerHost;
+}
 
-  const uint32_t poolSize = txDepth_ + rxDepth_ + 64;
+// The one CQ of `poolSize` entries; in event mode with a wait fd (waitFd_).
+void OfiDevice::openCq(uint32_t poolSize, bool useEvent) {
   fi_cq_attr cqAttr{};
   // verbs FI_EP_MSG offers no tagged CQ format (fi_cq_open: ENOSYS); MSG needs no tags.
   cqAttr.format = sel_.msg ? FI_CQ_FORMAT_MSG : FI_CQ_FORMAT_TAGGED;
   cqAttr.size = poolSize;
   // Event mode: a file descriptor to sleep on (fi_trywait + poll, fabtests' FT_COMP_WAIT_FD
   // method), so -e and oversubscribed collectives sleep instead of spinning.
-  cqAttr.wait_obj = options.useEvent ? FI_WAIT_FD : FI_WAIT_NONE;
+  cqAttr.wait_obj = useEvent ? FI_WAIT_FD : FI_WAIT_NONE;
   fid_cq* cq = nullptr;
   if (int rc = fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr); rc != 0) {
-    if (options.useEvent)
+    if (useEvent)
       throw TransportError(
           fmt::format("--use-event: {} cannot give its completion queue a wait fd (fi_cq_open with "
                       "FI_WAIT_FD: {}); run without -e",
@@ -199,7 +223,7 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
     fail("fi_cq_open", rc);
   }
   cq_.reset(cq);
-  if (options.useEvent) {
+  if (useEvent) {
     int fd = -1;
     if (int rc = fi_control(&cq_->fid, FI_GETWAIT, &fd); rc != 0 || fd < 0)
       throw TransportError(
@@ -207,11 +231,11 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
                       fiError(rc)));
     waitFd_ = fd;
   }
+}
 
-  pool_.init(poolSize);
-  initCaps();
-  if (sel_.msg) return;  // FI_EP_MSG: endpoints are opened per connection
-
+// FI_EP_RDM: the one endpoint, bound to the AV and CQ, enabled, and its name (epName_).
+void OfiDevice::openRdmEndpoint() {
+  fi_info* info = sel_.info.get();
   int rc = 0;
   fid_ep* ep = nullptr;
   check("fi_endpoint(FI_EP_RDM)", fi_endpoint(domain_.get(), info, &ep, nullptr));
@@ -276,37 +300,37 @@ void OfiDevice::fail(const char* call, int64_t rc) const {
   throw TransportError(fmt::format("{} on {}: {}", call, label_, fiError(rc)));
 }
 
-nlohmann::json OfiDevice::properties() const {
+DeviceInfo OfiDevice::info() const {
   const fi_info* info = sel_.info.get();
-  nlohmann::json j = {
-      {"provider", info->fabric_attr->prov_name},
-      {"fabric", info->fabric_attr->name ? info->fabric_attr->name : ""},
-      {"domain", domainName_},
-      {"endpoint_type", sel_.msg ? "FI_EP_MSG" : "FI_EP_RDM"},
-      {"local_address", sel_.msg ? std::string("per connection (passive endpoint each)")
-                                 : addressString(epName_.data())},
-      {"inject_used_up_to", injectLimit_},
-      {"max_msg_size", info->ep_attr->max_msg_size},
-      {"max_msg_size_used", maxMessage_},
-      {"mr_mode", mrModeNames(static_cast<uint64_t>(info->domain_attr->mr_mode))},
-      {"mode", modeNames(info->mode)},
-      {"rma", sel_.rmaGranted},
-      {"tx_size", info->tx_attr->size},
-      {"rx_size", info->rx_attr->size},
-      {"tx_depth", txDepth_},
-      {"rx_depth", rxDepth_},
-      {"threading", threadingName(info->domain_attr->threading)},
-      {"data_progress", progressName(info->domain_attr->data_progress)},
-      {"event_mode", waitFd_ >= 0},
-      {"av_type", sel_.msg ? "none" : "FI_AV_TABLE"},
-      {"matching", sel_.msg ? "one connected FI_EP_MSG endpoint per connection"
-                            : "FI_TAGGED, one 64-bit tag per connection"},
-      {"protocol", protocolThresholds(*info)},
-  };
-  CommonProperties common;
-  common.injectSize = info->tx_attr->inject_size;
-  common.writeTo(j);
-  return j;
+  DeviceInfo i;
+  i.txDepth = txDepth_;
+  i.rxDepth = rxDepth_;
+  i.eventMode = waitFd_ >= 0;
+  i.common.injectSize = info->tx_attr->inject_size;
+  Facts& f = i.facts;
+  addFact(f, "provider", info->fabric_attr->prov_name);
+  addFact(f, "fabric", info->fabric_attr->name ? info->fabric_attr->name : "");
+  addFact(f, "domain", domainName_);
+  addFact(f, "endpoint_type", sel_.msg ? "FI_EP_MSG" : "FI_EP_RDM");
+  addFact(f, "local_address",
+          sel_.msg ? std::string("per connection (passive endpoint each)")
+                   : addressString(epName_.data()));
+  addFact(f, "inject_used_up_to", injectLimit_);
+  addFact(f, "max_msg_size", info->ep_attr->max_msg_size);
+  addFact(f, "max_msg_size_used", maxMessage_);
+  addFact(f, "mr_mode", mrModeNames(static_cast<uint64_t>(info->domain_attr->mr_mode)));
+  addFact(f, "mode", modeNames(info->mode));
+  addFact(f, "rma", sel_.rmaGranted);
+  addFact(f, "tx_size", info->tx_attr->size);
+  addFact(f, "rx_size", info->rx_attr->size);
+  addFact(f, "threading", threadingName(info->domain_attr->threading));
+  addFact(f, "data_progress", progressName(info->domain_attr->data_progress));
+  addFact(f, "av_type", sel_.msg ? "none" : "FI_AV_TABLE");
+  addFact(f, "matching",
+          sel_.msg ? "one connected FI_EP_MSG endpoint per connection"
+                   : "FI_TAGGED, one 64-bit tag per connection");
+  addFact(f, "protocol", protocolThresholds(*info));
+  return i;
 }
 
 std::unique_ptr<MemoryRegion> OfiDevice::registerMemory(void* ptr, size_t bytes) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "transport/error_texts.h"
 #include "transport/ofi/completion_pool.h"
 #include "transport/ofi/ofi_device.h"
 #include "transport/ofi/ofi_fid.h"
@@ -95,10 +96,11 @@ class OfiDevice final : public Device {
   std::string backend() const override { return "ofi"; }
   std::string name() const override { return domainName_; }
   Caps caps() const override { return caps_; }
-  nlohmann::json properties() const override;
+  DeviceInfo info() const override;
   std::unique_ptr<MemoryRegion> registerMemory(void* ptr, size_t bytes) override;
   std::unique_ptr<Connector> createConnector() override;
   size_t poll(Completion* out, size_t max) override;
+  std::string errorText(const Completion& c) const override { return errors_.text(c.errorId); }
   // Event mode (DeviceOptions::useEvent): fi_trywait on the CQ, then poll() on its wait fd
   // (FI_WAIT_FD) for up to timeoutMs. Returns at once when completions are ready or the provider
   // needs progress (fi_trywait -FI_EAGAIN). Busy mode: returns at once.
@@ -121,6 +123,11 @@ class OfiDevice final : public Device {
 
  private:
   void drainForClose() noexcept;
+  // Constructor steps, in order (ofi_device.cc).
+  void applyLimits(const DeviceOptions& options, const Tuning& tuning);
+  void openFabric();
+  void openCq(uint32_t poolSize, bool useEvent);
+  void openRdmEndpoint();
   void initCaps();
   void openMsgConnector(ConnState& c);
   FidPtr<fid_ep> openMsgEndpoint(ConnState& c, fi_info* info);
@@ -176,6 +183,7 @@ class OfiDevice final : public Device {
 
   // One slot per operation in flight; libfabric owns each slot's fi_context2 while posted.
   CompletionPool<fi_context2> pool_;
+  ErrorTexts errors_;  // texts of failed completions (errorText)
 
   std::vector<std::unique_ptr<ConnState>> conns_;
   std::mt19937_64 rng_{std::random_device{}()};

@@ -218,9 +218,9 @@ Selection selectInfo(const DeviceOptions& options) {
   return s;
 }
 
-nlohmann::json protocolThresholds(const fi_info& info) {
+Facts protocolThresholds(const fi_info& info) {
   const std::string prov = str(info.fabric_attr->prov_name);
-  nlohmann::json out = nlohmann::json::object();
+  Facts out;
   if (prov.find("ofi_rxm") == std::string::npos) return out;
   const std::string core = prov.substr(0, prov.find(';'));
   Params params;
@@ -231,16 +231,22 @@ nlohmann::json protocolThresholds(const fi_info& info) {
   const ParamValue rndvWrite = params.get("FI_OFI_RXM_USE_RNDV_WRITE", "false");
   const ParamValue dynRbuf = params.get("FI_OFI_RXM_ENABLE_DYN_RBUF", "true");
   const ParamValue srx = params.get("FI_OFI_RXM_USE_SRX", "0");
-  nlohmann::json knobs = nlohmann::json::object();
+  auto knob = [](const std::string& value, const std::string& source) {
+    Facts k;
+    addFact(k, "value", value);
+    addFact(k, "source", source);
+    return k;
+  };
+  Facts knobs;
   for (const auto& [name, p] : {std::pair{"FI_OFI_RXM_BUFFER_SIZE", buffer},
                                 {"FI_OFI_RXM_EAGER_LIMIT", eager},
                                 {"FI_OFI_RXM_SAR_LIMIT", sar},
                                 {"FI_OFI_RXM_USE_RNDV_WRITE", rndvWrite},
                                 {"FI_OFI_RXM_ENABLE_DYN_RBUF", dynRbuf},
                                 {"FI_OFI_RXM_USE_SRX", srx}})
-    knobs[name] = {{"value", p.value}, {"source", p.source}};
+    addFact(knobs, name, knob(p.value, p.source));
   for (const char* name : {"FI_TCP_IFACE", "FI_VERBS_IFACE", "FI_VERBS_DEVICE_NAME"})
-    if (const char* v = getenv(name)) knobs[name] = {{"value", v}, {"source", "env"}};
+    if (const char* v = getenv(name)) addFact(knobs, name, knob(v, "env"));
 
   const uint64_t bufferBytes = toBytes(buffer.value, 16384);
   const uint64_t sarBytes = toBytes(sar.value, 131072);
@@ -250,20 +256,46 @@ nlohmann::json protocolThresholds(const fi_info& info) {
   const uint64_t eagerBytes = tcpLike ? toBytes(eager.value, bufferBytes) : bufferBytes;
   const bool sarUsed = !(tcpLike && toBool(dynRbuf.value)) && sarBytes > eagerBytes;
   const std::string rndv = toBool(rndvWrite.value) ? "RMA write" : "RMA read";
-  out["layer"] = "ofi_rxm";
-  out["core"] = core;
-  out["eager_limit_bytes"] = eagerBytes;
-  out["sar_limit_bytes"] = sarUsed ? nlohmann::json(sarBytes) : nlohmann::json(nullptr);
-  out["rendezvous"] = rndv;
-  out["summary"] = sarUsed ? fmt::format("eager <= {} B, SAR <= {} B, rendezvous ({}) above",
-                                         eagerBytes, sarBytes, rndv)
-                           : fmt::format(
-                                 "eager <= {} B, rendezvous ({}) above (no SAR: dynamic receive "
-                                 "buffers)",
-                                 eagerBytes, rndv);
-  out["knobs"] = knobs;
+  addFact(out, "layer", "ofi_rxm");
+  addFact(out, "core", core);
+  addFact(out, "eager_limit_bytes", eagerBytes);
+  if (sarUsed)
+    addFact(out, "sar_limit_bytes", sarBytes);
+  else
+    addFact(out, "sar_limit_bytes", nullptr);
+  addFact(out, "rendezvous", rndv);
+  addFact(out, "summary",
+          sarUsed ? fmt::format("eager <= {} B, SAR <= {} B, rendezvous ({}) above", eagerBytes,
+                                sarBytes, rndv)
+                  : fmt::format("eager <= {} B, rendezvous ({}) above (no SAR: dynamic receive "
+                                "buffers)",
+                                eagerBytes, rndv));
+  addFact(out, "knobs", std::move(knobs));
   return out;
 }
+
+namespace {
+
+// FI_EP_MSG providers (--ep msg) and their domains, in fi_getinfo order.
+nlohmann::json msgProvidersJson() {
+  nlohmann::json msgProviders = nlohmann::json::array();
+  InfoPtr msgList;
+  if (query("", false, "", FI_EP_MSG, msgList) != 0) return msgProviders;
+  std::map<std::string, std::vector<std::string>> byProv;
+  std::vector<std::string> msgOrder;
+  for (fi_info* i = msgList.get(); i; i = i->next) {
+    const std::string prov = str(i->fabric_attr->prov_name);
+    const std::string dom = str(i->domain_attr->name);
+    if (!byProv.count(prov)) msgOrder.push_back(prov);
+    auto& doms = byProv[prov];
+    if (std::find(doms.begin(), doms.end(), dom) == doms.end()) doms.push_back(dom);
+  }
+  for (const auto& prov : msgOrder)
+    msgProviders.push_back({{"provider", prov}, {"domains", byProv[prov]}});
+  return msgProviders;
+}
+
+}  // namespace
 
 BackendStatus probeProviders() {
   BackendStatus s;
@@ -320,26 +352,10 @@ BackendStatus probeProviders() {
     list2.push_back({{"provider", prov}, {"domains", dl}});
     summary.push_back(fmt::format("{} ({})", prov, fmt::join(doms, ", ")));
   }
-  // FI_EP_MSG providers (--ep msg): name -> domains.
-  nlohmann::json msgProviders = nlohmann::json::array();
-  InfoPtr msgList;
-  if (query("", false, "", FI_EP_MSG, msgList) == 0) {
-    std::map<std::string, std::vector<std::string>> byProv;
-    std::vector<std::string> msgOrder;
-    for (fi_info* i = msgList.get(); i; i = i->next) {
-      const std::string prov = str(i->fabric_attr->prov_name);
-      const std::string dom = str(i->domain_attr->name);
-      if (!byProv.count(prov)) msgOrder.push_back(prov);
-      auto& doms = byProv[prov];
-      if (std::find(doms.begin(), doms.end(), dom) == doms.end()) doms.push_back(dom);
-    }
-    for (const auto& prov : msgOrder)
-      msgProviders.push_back({{"provider", prov}, {"domains", byProv[prov]}});
-  }
   s.details = {{"libfabric", version},
                {"endpoint_type", "FI_EP_RDM"},
                {"providers", list2},
-               {"msg_providers", msgProviders}};
+               {"msg_providers", msgProvidersJson()}};
   s.usable = !order.empty();
   s.reason = s.usable ? fmt::format("libfabric {}: {}", version, fmt::join(summary, "; "))
                       : fmt::format(

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "transport/probe.h"
 #include "transport/transport.h"
 
 namespace rdmabench::transport::ofi {
@@ -59,7 +60,7 @@ Selection selectInfo(const DeviceOptions& options);
 // rendezvous mode, dynamic receive buffers; values from the environment through
 // fi_getparams(), defaults parsed from libfabric's own help text). Empty object for
 // providers without known thresholds.
-nlohmann::json protocolThresholds(const fi_info& info);
+Facts protocolThresholds(const fi_info& info);
 
 // Backend status: every provider/domain that opens an FI_EP_RDM endpoint here (details
 // "providers"), plus the FI_EP_MSG providers and their domains (details "msg_providers").

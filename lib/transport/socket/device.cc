@@ -134,22 +134,21 @@ Caps SocketDevice::caps() const {
   return c;
 }
 
-nlohmann::json SocketDevice::properties() const {
-  nlohmann::json j;
-  j["interface"] = interfaceFor(advertised_);
-  j["bind_address"] = formatSockaddr(bind_.sa());
-  j["local_address"] = formatSockaddr(advertised_.sa());
-  if (!peerHost_.empty()) j["peer_host"] = peerHost_;
-  j["tx_depth"] = txDepth_;
-  j["rx_depth"] = rxDepth_;
-  CommonProperties common;
-  common.inlineBytes = inlineBytes_;
-  common.writeTo(j);
-  j["max_message_bytes"] = kMaxMessageBytes;
-  j["device_id"] = fmt::format("{:016x}", deviceId_);
-  j["progress"] = useEvent_ ? "event (epoll)" : "busy-poll";
-  j["rma"] = "emulated (needs target progress)";
-  return j;
+DeviceInfo SocketDevice::info() const {
+  DeviceInfo i;
+  i.txDepth = txDepth_;
+  i.rxDepth = rxDepth_;
+  i.common.inlineBytes = inlineBytes_;
+  Facts& f = i.facts;
+  addFact(f, "interface", interfaceFor(advertised_));
+  addFact(f, "bind_address", formatSockaddr(bind_.sa()));
+  addFact(f, "local_address", formatSockaddr(advertised_.sa()));
+  if (!peerHost_.empty()) addFact(f, "peer_host", peerHost_);
+  addFact(f, "max_message_bytes", kMaxMessageBytes);
+  addFact(f, "device_id", fmt::format("{:016x}", deviceId_));
+  addFact(f, "progress", useEvent_ ? "event (epoll)" : "busy-poll");
+  addFact(f, "rma", "emulated (needs target progress)");
+  return i;
 }
 
 std::unique_ptr<MemoryRegion> SocketDevice::registerMemory(void* ptr, size_t bytes) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "transport/error_texts.h"
 #include "transport/socket/listener.h"
 #include "transport/socket/net_util.h"
 #include "transport/transport.h"
@@ -42,10 +43,11 @@ class SocketDevice : public Device {
   std::string backend() const override { return "socket"; }
   std::string name() const override { return name_; }
   Caps caps() const override;
-  nlohmann::json properties() const override;
+  DeviceInfo info() const override;
   std::unique_ptr<MemoryRegion> registerMemory(void* ptr, size_t bytes) override;
   std::unique_ptr<Connector> createConnector() override;
   size_t poll(Completion* out, size_t max) override;
+  std::string errorText(const Completion& c) const override { return errors_.text(c.errorId); }
   void waitForEvent(int timeoutMs) override;
 
   // --- for the backend's own classes ---
@@ -61,6 +63,8 @@ class SocketDevice : public Device {
   uint32_t txDepth() const { return txDepth_; }
   uint32_t rxDepth() const { return rxDepth_; }
   uint32_t inlineBytes() const { return inlineBytes_; }
+  // Keeps the text of a failure for errorText(); returns its id (Completion::errorId).
+  uint32_t keepError(std::string text) { return errors_.keep(std::move(text)); }
   // Region for an incoming write/read key, or nullptr when unknown.
   const RegionSlot* findRegion(uint64_t key) const {
     auto it = regions_.find(key);
@@ -88,6 +92,7 @@ class SocketDevice : public Device {
   std::vector<SocketEndpoint*> endpoints_;
   Fd epoll_;
   std::shared_ptr<ListenerHub> listeners_;
+  ErrorTexts errors_;  // texts of failed completions (errorText)
 };
 
 }  // namespace rdmabench::transport::socket

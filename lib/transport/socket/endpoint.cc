@@ -82,11 +82,11 @@ PostResult SocketEndpoint::postOp(OpKind op, const MemoryRegion& mr, uint64_t of
   e.bytes = length;
   e.context = context;
   e.readDest = nullptr;
-  e.error.clear();
+  e.errorId = 0;
   if (closed_) {
     e.done = true;
     e.status = closedStatus_;
-    e.error = closedText_;
+    e.errorId = closedErrorId_;
     return PostResult::kOk;
   }
   TxItem& t = wire_.pushBack();
@@ -160,11 +160,11 @@ PostResult SocketEndpoint::postRecv(const MemoryRegion& mr, uint64_t offset, uin
   r.context = context;
   r.done = false;
   r.status = 0;
-  r.error.clear();
+  r.errorId = 0;
   if (closed_) {
     r.done = true;
     r.status = closedStatus_;
-    r.error = closedText_;
+    r.errorId = closedErrorId_;
     ++rqMatched_;
   }
   return PostResult::kOk;
@@ -177,8 +177,7 @@ size_t SocketEndpoint::harvest(Completion* out, size_t max) {
     c.context = 0;
     c.op = OpKind::kRecv;
     c.bytes = 0;
-    c.status = closedStatus_;
-    c.error = closedText_;
+    setStatus(c, closedStatus_, closedErrorId_);
     unsolicited_ = false;
   }
   while (n < max && !rq_.empty() && rq_.front().done) {
@@ -187,11 +186,7 @@ size_t SocketEndpoint::harvest(Completion* out, size_t max) {
     c.context = r.context;
     c.op = OpKind::kRecv;
     c.bytes = r.bytes;
-    c.status = r.status;
-    if (r.status != 0)
-      c.error = std::move(r.error);
-    else
-      c.error.clear();
+    setStatus(c, r.status, r.errorId);
     rq_.popFront();
     --rqMatched_;
   }
@@ -203,15 +198,19 @@ size_t SocketEndpoint::harvest(Completion* out, size_t max) {
       c.context = e.context;
       c.op = e.op;
       c.bytes = e.bytes;
-      c.status = e.status;
-      if (e.status != 0)
-        c.error = std::move(e.error);
-      else
-        c.error.clear();
+      setStatus(c, e.status, e.errorId);
     }
     sq_.popFront();
   }
   return n;
+}
+
+void SocketEndpoint::setStatus(Completion& c, int status, uint32_t errorId) {
+  c.status = status == 0          ? CompletionStatus::kSuccess
+             : status == EMSGSIZE ? CompletionStatus::kTruncated
+                                  : CompletionStatus::kError;
+  c.code = status;
+  c.errorId = errorId;
 }
 
 bool SocketEndpoint::hasWork() const {
@@ -245,7 +244,7 @@ void SocketEndpoint::fail(int err, const std::string& text, bool reportEvenIfIdl
   if (closed_) return;
   closed_ = true;
   closedStatus_ = err;
-  closedText_ = text;
+  closedErrorId_ = device_.keepError(text);
   if (fd_) {
     device_.unwatch(fd_.get());
     fd_.reset();
@@ -256,7 +255,7 @@ void SocketEndpoint::fail(int err, const std::string& text, bool reportEvenIfIdl
     if (e.done) continue;
     e.done = true;
     e.status = err;
-    e.error = text;
+    e.errorId = closedErrorId_;
     reported = true;
   }
   for (size_t i = 0; i < rq_.size(); ++i) {
@@ -264,7 +263,7 @@ void SocketEndpoint::fail(int err, const std::string& text, bool reportEvenIfIdl
     if (r.done) continue;
     r.done = true;
     r.status = err;
-    r.error = text;
+    r.errorId = closedErrorId_;
     reported = true;
   }
   rqMatched_ = rq_.size();
@@ -283,20 +282,22 @@ void SocketEndpoint::protocolError(const std::string& what) {
        true);
 }
 
-nlohmann::json SocketEndpoint::properties() const {
-  nlohmann::json j;
-  j["peer_address"] = peer_;
-  j["local_address"] = local_;
-  j["role"] = role_;
-  j["tcp_nodelay"] = true;
+ConnectionInfo SocketEndpoint::info() const {
+  ConnectionInfo i;
+  i.peer = peer_;
+  i.peerAddress = true;
+  Facts& f = i.facts;
+  addFact(f, "local_address", local_);
+  addFact(f, "role", role_);
+  addFact(f, "tcp_nodelay", true);
   if (fd_) {
     int v = 0;
     socklen_t len = sizeof(v);
-    if (getsockopt(fd_.get(), SOL_SOCKET, SO_SNDBUF, &v, &len) == 0) j["so_sndbuf"] = v;
+    if (getsockopt(fd_.get(), SOL_SOCKET, SO_SNDBUF, &v, &len) == 0) addFact(f, "so_sndbuf", v);
     len = sizeof(v);
-    if (getsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &v, &len) == 0) j["so_rcvbuf"] = v;
+    if (getsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &v, &len) == 0) addFact(f, "so_rcvbuf", v);
   }
-  return j;
+  return i;
 }
 
 }  // namespace rdmabench::transport::socket

@@ -16,6 +16,7 @@
 namespace rdmabench::transport::socket {
 
 class SocketDevice;
+struct RegionSlot;
 
 // Receive staging buffer per endpoint: small messages arrive with one recv() and are copied out.
 inline constexpr size_t kStageBytes = 64 * 1024;
@@ -49,13 +50,15 @@ class SocketEndpoint : public Endpoint {
   PostResult postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
                       const RemoteRegion& remote, uint64_t remoteOffset, uint64_t context) override;
   std::string peerName() const override { return peer_; }
-  nlohmann::json properties() const override;
+  ConnectionInfo info() const override;
 
   // --- driven by SocketDevice ---
   // Moves bytes in both directions without blocking.
   void progress();
   // Writes up to `max` finished completions to `out`; returns how many.
   size_t harvest(Completion* out, size_t max);
+  // Fills `c` from an entry's errno-style status and error id.
+  static void setStatus(Completion& c, int status, uint32_t errorId);
   // True when poll() can make progress without new socket events.
   bool hasWork() const;
   // Brings the epoll interest set in line with what the endpoint waits for.
@@ -73,7 +76,7 @@ class SocketEndpoint : public Endpoint {
     uint64_t context = 0;
     uint8_t* readDest = nullptr;   // kRead: where the response lands
     uint8_t* inlineBuf = nullptr;  // fixed per slot: header + copy of a small send, contiguous
-    std::string error;
+    uint32_t errorId = 0;          // SocketDevice::keepError id when status != 0
   };
   struct RqEntry {
     uint8_t* data = nullptr;
@@ -82,7 +85,7 @@ class SocketEndpoint : public Endpoint {
     bool done = false;
     int status = 0;
     uint64_t context = 0;
-    std::string error;
+    uint32_t errorId = 0;  // SocketDevice::keepError id when status != 0
   };
   struct TxItem {
     uint8_t header[kHeaderBytes];
@@ -115,6 +118,11 @@ class SocketEndpoint : public Endpoint {
   ssize_t recvSome(uint8_t* dst, size_t cap);
   // Interprets the header at the staging position; false when stalled or failed.
   bool startIncoming();
+  // startIncoming() per message kind (endpoint_io.cc).
+  bool matchSend(const WireHeader& h, Incoming& in);
+  const RegionSlot* targetRegion(const WireHeader& h);
+  bool queueReadResponse(const WireHeader& h, const RegionSlot& region);
+  bool matchReadResponse(const WireHeader& h, Incoming& in);
   void finishIncoming();
   void fail(int err, const std::string& text, bool reportEvenIfIdle);
   void protocolError(const std::string& what);
@@ -139,8 +147,8 @@ class SocketEndpoint : public Endpoint {
   uint32_t interest_ = 0;  // epoll events currently registered
   bool closed_ = false;
   int closedStatus_ = 0;
-  std::string closedText_;
-  bool unsolicited_ = false;  // report one error completion (context 0) on the next harvest
+  uint32_t closedErrorId_ = 0;  // the failure's text (SocketDevice::keepError)
+  bool unsolicited_ = false;    // report one error completion (context 0) on the next harvest
   // TEST ONLY (RDMABENCH_TEST_CORRUPT_EVERY=N, docs/transport.md): flip the first byte of every
   // Nth incoming payload longer than 8 bytes, so tests can prove that --check catches bad data.
   uint64_t corruptEvery_ = 0;

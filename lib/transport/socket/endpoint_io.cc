@@ -179,6 +179,93 @@ void SocketEndpoint::progressRx() {
   }
 }
 
+// A send: the next posted receive takes it (or, when shorter, completes with EMSGSIZE and the
+// payload is discarded). False when stalled (no receive posted) or failed.
+bool SocketEndpoint::matchSend(const WireHeader& h, Incoming& in) {
+  if (h.offset != 0 || h.key != 0) {
+    protocolError("send header with nonzero offset/key");
+    return false;
+  }
+  if (rqMatched_ == rq_.size()) {  // no receive posted: stop reading (TCP backpressure)
+    rxStall_ = RxStall::kNeedRecv;
+    return false;
+  }
+  RqEntry& r = rq_[rqMatched_++];
+  if (h.length > r.length) {
+    r.done = true;
+    r.status = EMSGSIZE;
+    r.bytes = h.length;
+    r.errorId = device_.keepError(fmt::format(
+        "socket: message of {} bytes from peer {} is longer than the posted receive of {} "
+        "bytes ({}); message discarded",
+        h.length, peer_, r.length, std::strerror(EMSGSIZE)));
+  } else {
+    in.dest = r.data;
+    in.rq = &r;
+  }
+  return true;
+}
+
+// The local region a write or read request names, checked against its size; nullptr (after a
+// protocol error) when the key or range is bad.
+const RegionSlot* SocketEndpoint::targetRegion(const WireHeader& h) {
+  const RegionSlot* region = device_.findRegion(h.key);
+  const char* what = h.op == WireOp::kWrite ? "write" : "read";
+  if (region == nullptr) {
+    protocolError(fmt::format("{} to unknown region key 0x{:x}", what, h.key));
+    return nullptr;
+  }
+  if (h.offset > region->size || h.length > region->size - h.offset) {
+    protocolError(fmt::format("{} of {} bytes at offset {} outside region key 0x{:x} of {} bytes",
+                              what, h.length, h.offset, h.key, region->size));
+    return nullptr;
+  }
+  return region;
+}
+
+// A read request: queues the response (header + the region's bytes) and consumes the header.
+// False when no response slot is free (stalled).
+bool SocketEndpoint::queueReadResponse(const WireHeader& h, const RegionSlot& region) {
+  if (responses_ >= kResponseDepth || wire_.full()) {
+    rxStall_ = RxStall::kNeedResponseSlot;
+    return false;
+  }
+  TxItem& t = wire_.pushBack();
+  WireHeader resp;
+  resp.op = WireOp::kReadResp;
+  resp.length = h.length;
+  t.frame = t.header;
+  t.contiguous = false;
+  encodeHeader(resp, t.header);
+  t.payload = region.data + h.offset;
+  t.payloadLen = h.length;
+  t.sent = 0;
+  t.sq = nullptr;
+  t.response = true;
+  ++responses_;
+  stageBegin_ += kHeaderBytes;
+  rxStall_ = RxStall::kNeedBytes;
+  return true;
+}
+
+// A read response: lands in the oldest outstanding read. False (after a protocol error) when
+// none is outstanding or the length differs.
+bool SocketEndpoint::matchReadResponse(const WireHeader& h, Incoming& in) {
+  if (pendingReads_.empty()) {
+    protocolError("read response without an outstanding read");
+    return false;
+  }
+  SqEntry* e = pendingReads_.front();
+  if (h.offset != 0 || h.key != 0 || h.length != e->bytes) {
+    protocolError(
+        fmt::format("read response of {} bytes for a read of {} bytes", h.length, e->bytes));
+    return false;
+  }
+  in.dest = e->readDest;
+  in.read = e;
+  return true;
+}
+
 bool SocketEndpoint::startIncoming() {
   std::optional<WireHeader> decoded = decodeHeader(stage_.get() + stageBegin_);
   if (!decoded) {
@@ -192,84 +279,20 @@ bool SocketEndpoint::startIncoming() {
   in.active = true;
   in.length = h.length;
   switch (h.op) {
-    case WireOp::kMsg: {
-      if (h.offset != 0 || h.key != 0) {
-        protocolError("send header with nonzero offset/key");
-        return false;
-      }
-      if (rqMatched_ == rq_.size()) {  // no receive posted: stop reading (TCP backpressure)
-        rxStall_ = RxStall::kNeedRecv;
-        return false;
-      }
-      RqEntry& r = rq_[rqMatched_++];
-      if (h.length > r.length) {
-        r.done = true;
-        r.status = EMSGSIZE;
-        r.bytes = h.length;
-        r.error = fmt::format(
-            "socket: message of {} bytes from peer {} is longer than the posted receive of {} "
-            "bytes ({}); message discarded",
-            h.length, peer_, r.length, std::strerror(EMSGSIZE));
-      } else {
-        in.dest = r.data;
-        in.rq = &r;
-      }
+    case WireOp::kMsg:
+      if (!matchSend(h, in)) return false;
       break;
-    }
     case WireOp::kWrite:
     case WireOp::kReadReq: {
-      const RegionSlot* region = device_.findRegion(h.key);
-      const char* what = h.op == WireOp::kWrite ? "write" : "read";
-      if (region == nullptr) {
-        protocolError(fmt::format("{} to unknown region key 0x{:x}", what, h.key));
-        return false;
-      }
-      if (h.offset > region->size || h.length > region->size - h.offset) {
-        protocolError(
-            fmt::format("{} of {} bytes at offset {} outside region key 0x{:x} of {} bytes", what,
-                        h.length, h.offset, h.key, region->size));
-        return false;
-      }
-      if (h.op == WireOp::kReadReq) {
-        if (responses_ >= kResponseDepth || wire_.full()) {
-          rxStall_ = RxStall::kNeedResponseSlot;
-          return false;
-        }
-        TxItem& t = wire_.pushBack();
-        WireHeader resp;
-        resp.op = WireOp::kReadResp;
-        resp.length = h.length;
-        t.frame = t.header;
-        t.contiguous = false;
-        encodeHeader(resp, t.header);
-        t.payload = region->data + h.offset;
-        t.payloadLen = h.length;
-        t.sent = 0;
-        t.sq = nullptr;
-        t.response = true;
-        ++responses_;
-        stageBegin_ += kHeaderBytes;
-        rxStall_ = RxStall::kNeedBytes;
-        return true;
-      }
+      const RegionSlot* region = targetRegion(h);
+      if (region == nullptr) return false;
+      if (h.op == WireOp::kReadReq) return queueReadResponse(h, *region);
       in.dest = region->data + h.offset;
       break;
     }
-    case WireOp::kReadResp: {
-      if (pendingReads_.empty()) {
-        protocolError("read response without an outstanding read");
-        return false;
-      }
-      SqEntry* e = pendingReads_.front();
-      if (h.offset != 0 || h.key != 0 || h.length != e->bytes) {
-        protocolError(
-            fmt::format("read response of {} bytes for a read of {} bytes", h.length, e->bytes));
-        return false;
-      }
-      in.dest = e->readDest;
-      in.read = e;
+    case WireOp::kReadResp:
+      if (!matchReadResponse(h, in)) return false;
       break;
-    }
   }
   stageBegin_ += kHeaderBytes;
   cur_ = in;

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "transport/error_texts.h"
 #include "transport/transport.h"
 #include "transport/verbs/gid_select.h"
 
@@ -74,6 +75,7 @@ struct Core {
   int liveQps = 0;  // QPs created on the CQ (connectors + endpoints)
   std::unordered_map<uint32_t, VerbsEndpoint*> endpoints;  // by local QPN
   std::deque<Completion> pending;  // completions polled early (QP teardown, event wait)
+  ErrorTexts errors;               // texts of failed completions (Device::errorText)
 
   Core() = default;
   Core(const Core&) = delete;

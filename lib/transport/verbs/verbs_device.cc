@@ -36,30 +36,30 @@ class VerbsDevice : public Device {
     return c;
   }
 
-  nlohmann::json properties() const override {
+  DeviceInfo info() const override {
     const Core& c = *core_;
-    nlohmann::json j = {{"device", c.name},
-                        {"link_layer", linkLayerName(c.portAttr.link_layer)},
-                        {"gid", gidToString(c.gid.gid)},
-                        {"gid_type", toString(c.gid.type)},
-                        {"netdev", c.gid.netdev},
-                        {"tx_depth", c.txDepth},
-                        {"rx_depth", c.rxDepth},
-                        {"max_qp_wr", c.devAttr.max_qp_wr},
-                        {"max_msg_sz", c.portAttr.max_msg_sz},
-                        {"max_qp_rd_atom", c.devAttr.max_qp_rd_atom},
-                        {"fw_ver", c.devAttr.fw_ver},
-                        {"event_mode", c.channel != nullptr},
-                        {"connection_manager", c.rdmaCm ? "rdma_cm" : "out-of-band"},
-                        {"cq_size", c.cqSize}};
-    CommonProperties common;
-    common.port = static_cast<uint32_t>(c.port);
-    common.gidIndex = static_cast<uint32_t>(c.gidIndex);
-    common.activeMtu = static_cast<uint32_t>(mtuToBytes(c.portAttr.active_mtu));
-    common.mtu = static_cast<uint32_t>(mtuToBytes(c.mtu));
-    common.inlineBytes = c.inlineBytes;
-    common.writeTo(j);
-    return j;
+    DeviceInfo i;
+    i.txDepth = c.txDepth;
+    i.rxDepth = c.rxDepth;
+    i.eventMode = c.channel != nullptr;
+    i.common.port = static_cast<uint32_t>(c.port);
+    i.common.gidIndex = static_cast<uint32_t>(c.gidIndex);
+    i.common.activeMtu = static_cast<uint32_t>(mtuToBytes(c.portAttr.active_mtu));
+    i.common.mtu = static_cast<uint32_t>(mtuToBytes(c.mtu));
+    i.common.inlineBytes = c.inlineBytes;
+    Facts& f = i.facts;
+    addFact(f, "device", c.name);
+    addFact(f, "link_layer", linkLayerName(c.portAttr.link_layer));
+    addFact(f, "gid", gidToString(c.gid.gid));
+    addFact(f, "gid_type", toString(c.gid.type));
+    addFact(f, "netdev", c.gid.netdev);
+    addFact(f, "max_qp_wr", c.devAttr.max_qp_wr);
+    addFact(f, "max_msg_sz", c.portAttr.max_msg_sz);
+    addFact(f, "max_qp_rd_atom", c.devAttr.max_qp_rd_atom);
+    addFact(f, "fw_ver", std::string(c.devAttr.fw_ver));
+    addFact(f, "connection_manager", c.rdmaCm ? "rdma_cm" : "out-of-band");
+    addFact(f, "cq_size", c.cqSize);
+    return i;
   }
 
   std::unique_ptr<MemoryRegion> registerMemory(void* ptr, size_t bytes) override {
@@ -80,6 +80,10 @@ class VerbsDevice : public Device {
     }
     if (n < max) n += core_->pollCq(out + n, max - n);
     return n;
+  }
+
+  std::string errorText(const Completion& c) const override {
+    return core_->errors.text(c.errorId);
   }
 
   void waitForEvent(int timeoutMs) override {

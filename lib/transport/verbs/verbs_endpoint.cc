@@ -82,7 +82,7 @@ PostResult VerbsEndpoint::postRecv(const MemoryRegion& mr, uint64_t offset, uint
   return PostResult::kOk;
 }
 
-nlohmann::json VerbsEndpoint::properties() const {
+ConnectionInfo VerbsEndpoint::info() const {
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
   const char* state = "?";
@@ -91,32 +91,32 @@ nlohmann::json VerbsEndpoint::properties() const {
                                   IBV_QP_MIN_RNR_TIMER,
                               &init) == 0;
   if (queried) state = qpStateName(attr.qp_state);
-  nlohmann::json j = {{"qpn", qp_->qp_num},
-                      {"state", state},
-                      {"peer_qpn", remote_.qpn},
-                      {"peer", peerName_},
-                      {"local_gid", gidToString(local_.gid)},
-                      {"remote_gid", gidToString(remote_.gid)},
-                      {"remote_gid_index", remote_.gidIndex},
-                      {"local_lid", local_.lid},
-                      {"remote_lid", remote_.lid},
-                      {"max_rd_atomic", maxRdAtomic_},
-                      {"max_dest_rd_atomic", maxDestRdAtomic_},
-                      {"psn", local_.psn},
-                      {"tx_depth", core_->txDepth},
-                      {"rx_depth", core_->rxDepth},
-                      {"connection_manager", cm_ ? "rdma_cm" : "out-of-band"}};
-  CommonProperties common;
-  common.mtu = static_cast<uint32_t>(mtuToBytes(mtu_));
-  common.inlineBytes = core_->inlineBytes;
-  common.gidIndex = static_cast<uint32_t>(local_.gidIndex);
-  common.writeTo(j);
+  ConnectionInfo i;
+  i.peer = peerName_;
+  i.common.mtu = static_cast<uint32_t>(mtuToBytes(mtu_));
+  i.common.inlineBytes = core_->inlineBytes;
+  i.common.gidIndex = static_cast<uint32_t>(local_.gidIndex);
+  Facts& f = i.facts;
+  addFact(f, "qpn", qp_->qp_num);
+  addFact(f, "state", state);
+  addFact(f, "peer_qpn", remote_.qpn);
+  addFact(f, "local_gid", gidToString(local_.gid));
+  addFact(f, "remote_gid", gidToString(remote_.gid));
+  addFact(f, "remote_gid_index", remote_.gidIndex);
+  addFact(f, "local_lid", local_.lid);
+  addFact(f, "remote_lid", remote_.lid);
+  addFact(f, "max_rd_atomic", maxRdAtomic_);
+  addFact(f, "max_dest_rd_atomic", maxDestRdAtomic_);
+  addFact(f, "psn", local_.psn);
+  addFact(f, "tx_depth", core_->txDepth);
+  addFact(f, "rx_depth", core_->rxDepth);
+  addFact(f, "connection_manager", cm_ ? "rdma_cm" : "out-of-band");
   if (queried) {
-    j["timeout"] = attr.timeout;
-    j["retry_cnt"] = attr.retry_cnt;
-    j["rnr_retry"] = attr.rnr_retry;
+    addFact(f, "timeout", attr.timeout);
+    addFact(f, "retry_cnt", attr.retry_cnt);
+    addFact(f, "rnr_retry", attr.rnr_retry);
   }
-  return j;
+  return i;
 }
 
 bool VerbsEndpoint::translate(const ibv_wc& wc, Completion& out) {
@@ -133,20 +133,25 @@ bool VerbsEndpoint::translate(const ibv_wc& wc, Completion& out) {
   }
   out.context = slot->context;
   out.op = slot->op;
-  out.status = static_cast<int>(wc.status);
   if (wc.status == IBV_WC_SUCCESS) {
     out.bytes = isRecv ? wc.byte_len : slot->bytes;
-    out.error.clear();
+    out.status = CompletionStatus::kSuccess;
+    out.code = 0;
+    out.errorId = 0;
   } else {
     out.bytes = 0;
-    out.error = fmt::format(
+    out.status = wc.status == IBV_WC_LOC_LEN_ERR    ? CompletionStatus::kTruncated
+                 : wc.status == IBV_WC_WR_FLUSH_ERR ? CompletionStatus::kFlushed
+                                                    : CompletionStatus::kError;
+    out.code = static_cast<int32_t>(wc.status);
+    out.errorId = core_->errors.keep(fmt::format(
         "{} completion on {} QPN {:#x} (peer {}): {} (status {}, vendor_err {:#x}){}",
         toString(slot->op), core_->name, wc.qp_num, peerName_, ibv_wc_status_str(wc.status),
         static_cast<int>(wc.status), wc.vendor_err,
         wc.status == IBV_WC_RETRY_EXC_ERR
             ? "; the peer did not answer: is it still running? check --gid-index / routing "
               "to the peer"
-            : "");
+            : ""));
   }
   return true;
 }

@@ -59,7 +59,7 @@ class VerbsEndpoint : public Endpoint {
   PostResult postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
                       uint64_t context) override;
   std::string peerName() const override { return peerName_; }
-  nlohmann::json properties() const override;
+  ConnectionInfo info() const override;
 
   // Translates one work completion of this QP; returns false when nothing is reported (a
   // successful completion of a post the user asked to be unsignaled).

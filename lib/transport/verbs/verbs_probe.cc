@@ -71,6 +71,32 @@ const char* portStateName(ibv_port_state s) {
   return "?";
 }
 
+// Port `p`'s facts for `rdmabench info`: state, MTUs, link layer, speed and the GID table with
+// the entry chosen without a route hint marked "auto" (its index in `*autoIndex`).
+nlohmann::json portFacts(ibv_context* ctx, int p, const ibv_port_attr& pa, int* autoIndex) {
+  nlohmann::json port;
+  port["port"] = p;
+  port["state"] = portStateName(pa.state);
+  port["active_mtu"] = mtuToBytes(pa.active_mtu);
+  port["max_mtu"] = mtuToBytes(pa.max_mtu);
+  port["link_layer"] = linkLayerName(pa.link_layer);
+  port["lid"] = pa.lid;
+  port["max_msg_sz"] = pa.max_msg_sz;
+  double gbps = laneGbps(pa.active_speed) * laneCount(pa.active_width);
+  if (gbps > 0) port["speed_gbps"] = gbps;
+  std::vector<GidEntry> table = readGidTable(ctx, p, pa.gid_tbl_len);
+  RouteHint noHint;
+  *autoIndex = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? selectGidIndex(table, noHint) : 0;
+  port["gids"] = nlohmann::json::array();
+  for (const GidEntry& e : table)
+    port["gids"].push_back({{"index", e.index},
+                            {"gid", gidToString(e.gid)},
+                            {"type", toString(e.type)},
+                            {"netdev", e.netdev},
+                            {"auto", e.index == *autoIndex}});
+  return port;
+}
+
 }  // namespace
 
 BackendStatus probe() {
@@ -93,7 +119,6 @@ BackendStatus probe() {
   }
   std::string firstActive;
   std::string problems;
-  RouteHint noHint;
   for (int d = 0; d < count; ++d) {
     nlohmann::json dev;
     std::string name = ibv_get_device_name(list.get()[d]);
@@ -117,26 +142,8 @@ BackendStatus probe() {
       for (int p = 1; p <= da.phys_port_cnt; ++p) {
         ibv_port_attr pa{};
         if (ibv_query_port(ctx.get(), static_cast<uint8_t>(p), &pa) != 0) continue;
-        nlohmann::json port;
-        port["port"] = p;
-        port["state"] = portStateName(pa.state);
-        port["active_mtu"] = mtuToBytes(pa.active_mtu);
-        port["max_mtu"] = mtuToBytes(pa.max_mtu);
-        port["link_layer"] = linkLayerName(pa.link_layer);
-        port["lid"] = pa.lid;
-        port["max_msg_sz"] = pa.max_msg_sz;
-        double gbps = laneGbps(pa.active_speed) * laneCount(pa.active_width);
-        if (gbps > 0) port["speed_gbps"] = gbps;
-        std::vector<GidEntry> table = readGidTable(ctx.get(), p, pa.gid_tbl_len);
-        int autoIndex =
-            pa.link_layer == IBV_LINK_LAYER_ETHERNET ? selectGidIndex(table, noHint) : 0;
-        port["gids"] = nlohmann::json::array();
-        for (const GidEntry& e : table)
-          port["gids"].push_back({{"index", e.index},
-                                  {"gid", gidToString(e.gid)},
-                                  {"type", toString(e.type)},
-                                  {"netdev", e.netdev},
-                                  {"auto", e.index == autoIndex}});
+        int autoIndex = 0;
+        nlohmann::json port = portFacts(ctx.get(), p, pa, &autoIndex);
         if (pa.state == IBV_PORT_ACTIVE && firstActive.empty())
           firstActive =
               fmt::format("{} port {} ACTIVE ({}, MTU {}, auto GID index {})", name, p,
