@@ -66,7 +66,7 @@ def mask_string(s):
     s = VERSION.sub(r"\1<VERSION>", s)
     s = GIT.sub("(git <GIT>)", s)
     if HOST:
-        s = s.replace(HOST, "<HOST>")
+        s = re.sub(r"(?<![\w.-])" + re.escape(HOST) + r"(?![\w-])", "<HOST>", s)
     return s
 
 
@@ -103,7 +103,7 @@ def mask_json(v, key=None):
 
 # Text lines dropped: present or not depending on timing or the machine.
 DROP_LINE = re.compile(r"^\s*#?\s*WARNING\b|^# note: \[short\]|^# outliers: (\d+|none)\s*$|"
-                       r"^# \d+\. (link|node) ")
+                       r"^#\s+\d+\. (link|node) ")
 # "label: value" lines whose value is a fact of the machine.
 FACT_LINE = re.compile(r"^([#\s]*(?:clock|placement)\s*:).*$", re.IGNORECASE)
 # Device property lines: only the property names are kept.
@@ -134,7 +134,7 @@ def mask_text_line(line, fmt, state):
         cells = line.split()
         line = " " + " ".join(cells[:2] + ["#" for _ in cells[2:]])
     # pairs: the last two cells of a row are outlier verdicts (-, link, node).
-    line = re.sub(r"\s(?:-|link|node)\s(?:-|link|node)$", " <flag> <flag>", line)
+    line = re.sub(r"\s+(?:-|link|node)\s+(?:-|link|node)$", " <flag> <flag>", line)
     return re.sub(r"[ \t]+", " ", line).rstrip()
 
 
