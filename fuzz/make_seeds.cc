@@ -104,10 +104,10 @@ int main(int argc, char** argv) {
             jframe(rv::kSizeStart, json{{"bytes", 8}, {"iterations", 1000}, {"warmup", 10}}) +
             frame(rv::kDone, std::string_view()));
   engine::TestSpec bw;
-  bw.test = "bw";
+  bw.test = engine::TestKind::kBandwidth;
   bw.transport = "verbs";
-  bw.op = "write";
-  bw.mode = "stream";
+  bw.op = engine::Op::kWrite;
+  bw.mode = engine::BwMode::kStream;
   bw.queuePairs = 2;
   bw.sizes = {65536, 1 << 20};
   bw.iterations = 100;

@@ -35,23 +35,17 @@
 #include "common/desched.h"
 #include "engine/link.h"
 #include "engine/progress.h"
+#include "engine/spec.h"
 
 namespace rdmabench::engine {
 
-enum class BwOp : uint8_t { kSend, kWrite, kRead };
-enum class BwMode : uint8_t { kWindow, kStream };
-
-// "send"/"tagged" -> kSend, "write", "read"; throws UsageError naming --op otherwise.
-BwOp parseBwOp(std::string_view op);
-// "window" / "stream"; throws UsageError naming --mode otherwise.
-BwMode parseBwMode(std::string_view mode);
-const char* toString(BwMode mode);
+// DataOp and BwMode (and their names) are the test description's (engine/spec.h).
 
 // Largest number of messages the untimed verification pass of --check sends per direction.
 inline constexpr uint64_t kCheckMessages = 256;
 
 struct BandwidthParams {
-  BwOp op = BwOp::kSend;
+  DataOp op = DataOp::kSend;
   BwMode mode = BwMode::kWindow;
   uint64_t bytes = 0;
   uint64_t iterations = 0;  // window mode: windows; stream mode: messages per connection

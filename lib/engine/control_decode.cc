@@ -253,4 +253,24 @@ SizeRun decodeSizeStart(const json& j, const TestSpec& spec, std::string_view wh
   return run;
 }
 
+json encodeSizeResult(const SizeResult& r, TestKind test) {
+  if (test == TestKind::kLatency)
+    return json{{"seconds", r.seconds}, {"check_errors", r.wrong}, {"wrong", r.wrong}};
+  return json{{"seconds", r.seconds},
+              {"mb_per_s", r.megabytesPerSec},
+              {"msg_per_s", r.messagesPerSec},
+              {"messages", r.messages},
+              {"target", r.target},
+              {"checked", r.checked},
+              {"wrong", r.wrong}};
+}
+
+SizeResult decodeSizeResult(const json& j, std::string_view what) {
+  SizeResult r;
+  r.wrong = jsonUint(j, "wrong", what, 0);
+  r.megabytesPerSec = jsonDouble(j, "mb_per_s", what, 0.0, 0.0);
+  r.seconds = jsonDouble(j, "seconds", what, 0.0, 0.0);
+  return r;
+}
+
 }  // namespace rdmabench::engine::pairing

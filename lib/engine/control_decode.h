@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/desched.h"
 #include "engine/spec.h"
 #include "transport/transport.h"
 
@@ -69,5 +70,24 @@ std::vector<PeerConnection> decodeAddresses(const nlohmann::json& remote, size_t
 // Decodes a SizeStart frame ({"bytes", "iterations", "warmup"}) against the test description:
 // the size must be one of spec.sizes, iterations in 1..kMaxIterations.
 SizeRun decodeSizeStart(const nlohmann::json& j, const TestSpec& spec, std::string_view what);
+
+// One side's measurement of one run of a size (pair_side.h runSize), as the client uses it and
+// as the server sends it (kSizeResult).
+struct SizeResult {
+  double seconds = 0;          // this side's measured interval
+  uint64_t wrong = 0;          // --check: payload errors this side found (lat: iterations)
+  double megabytesPerSec = 0;  // bw: this side's figure (MB/s = 10^6 B/s)
+  double messagesPerSec = 0;   // bw: messages/s
+  uint64_t messages = 0;       // bw: messages this side sent (or, target: received) while timed
+  bool target = false;         // bw: this side was the data target
+  uint64_t checked = 0;        // bw --check: messages this side verified
+  DeschedDelta desched;        // what this side's loop lost (common/desched.h; not on the wire)
+};
+// The kSizeResult frame: lat {"seconds", "check_errors", "wrong"}; bw {"seconds", "mb_per_s",
+// "msg_per_s", "messages", "target", "checked", "wrong"}.
+nlohmann::json encodeSizeResult(const SizeResult& r, TestKind test);
+// What the client reads of the server's kSizeResult: wrong, seconds and mb_per_s (>= 0; absent
+// = 0). ProtocolError naming `what` and the field for a wrong type or range.
+SizeResult decodeSizeResult(const nlohmann::json& j, std::string_view what);
 
 }  // namespace rdmabench::engine::pairing

@@ -180,25 +180,17 @@ class Client {
     if (theirs) rendezvous::throwPeerReport("server " + ch.peerName(), *theirs, local.what());
   }
 
-  void sessionWithSide(Channel& ch, Side& side, const transport::DeviceOptions& opts) {
+  // The run header: the test, both sides' devices and hosts, the clock and placement facts, and
+  // the server's answer (`accept`, untrusted: read through json_read, escaped).
+  report::RunInfo runInfo(Channel& ch, Side& side, const json& accept) const {
     const TestSpec& spec = o_.spec;
-    auto dl = [&] { return Deadline(spec.timeoutMs); };
-    openSide(side, spec, opts, "local");
-    json accept = expectJson(ch, rendezvous::kTestAccept, Deadline(spec.timeoutMs),
-                             "the server to open its device");
-    ch.sendJson(rendezvous::kAddresses, addressesJson(side), dl());
-    json remote = expectJson(ch, rendezvous::kAddresses, Deadline(spec.timeoutMs),
-                             "server connection addresses");
-    connectSide(side, remote, Deadline(spec.timeoutMs), ch.peerName());
-
     report::RunInfo info;
-    info.test = spec.test;
+    info.test = toString(spec.test);
     info.transport = spec.transport;
-    info.op = spec.op;
+    info.op = toString(spec.op);
     info.bidirectional = spec.bidirectional;
-    info.roundTrip = spec.op == "read";
-    const bool stream = spec.test == "bw" && spec.mode == "stream";
-    info.window = spec.test == "bw" ? (stream ? spec.streamDepth() : spec.window) : 0;
+    info.roundTrip = spec.op == Op::kRead;
+    info.window = spec.inFlight();
     info.localHost = hostName();
     const std::string what = fmt::format("test accept from {}", ch.peerName());
     info.remoteHost = escapeForLog(jsonString(accept, "host", what, {}, 256), 256);
@@ -233,17 +225,17 @@ class Client {
         jsonInt(accept, "timeout_ms", what, spec.timeoutMs, 0, spec.timeoutMs);
     if (serverTimeoutMs < spec.timeoutMs)
       info.extra["server_timeout_s"] = static_cast<double>(serverTimeoutMs) / 1000;
-    if (spec.test == "bw") {
+    if (spec.bandwidth()) {
       // One signaled completion per cq_moderation sends (ib_*_bw --cq-mod); ping-pong has none.
       info.extra["cq_moderation"] = spec.cqModeration;
-      info.extra["mode"] = spec.mode;
+      info.extra["mode"] = toString(spec.mode);
       // Which figure leads: the side that owns the timed interval (docs/metrics.md).
       info.extra["headline"] =
           spec.bidirectional
               ? "client: both directions, first post to delivery of both (osu_bibw)"
-              : (spec.op == "read" ? "client (reader): first post to last read completion"
-                                   : "client (sender): first post to delivery at the target; "
-                                     "peer_BW = the target's own interval");
+              : (spec.op == Op::kRead ? "client (reader): first post to last read completion"
+                                      : "client (sender): first post to delivery at the target; "
+                                        "peer_BW = the target's own interval");
     }
     if (!o_.transportNote.empty()) info.extra["transport_note"] = o_.transportNote;
     if (!o_.progressNote.empty()) info.extra["progress_note"] = o_.progressNote;
@@ -256,7 +248,21 @@ class Client {
         server += fmt::format(" (its own: {})", describeEnv(*own));
       info.extra["provider_env"] = fmt::format("client {}; {}", describeEnv(clientEnv), server);
     }
-    reporter_.begin(info);
+    return info;
+  }
+
+  void sessionWithSide(Channel& ch, Side& side, const transport::DeviceOptions& opts) {
+    const TestSpec& spec = o_.spec;
+    auto dl = [&] { return Deadline(spec.timeoutMs); };
+    openSide(side, spec, opts, "local");
+    json accept = expectJson(ch, rendezvous::kTestAccept, Deadline(spec.timeoutMs),
+                             "the server to open its device");
+    ch.sendJson(rendezvous::kAddresses, addressesJson(side), dl());
+    json remote = expectJson(ch, rendezvous::kAddresses, Deadline(spec.timeoutMs),
+                             "server connection addresses");
+    connectSide(side, remote, Deadline(spec.timeoutMs), ch.peerName());
+
+    reporter_.begin(runInfo(ch, side, accept));
     begun_ = true;
 
     Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), progressPeer(ch, side),
@@ -275,12 +281,12 @@ class Client {
 
   // One size's measurement, summed over the runs (chunks) it took.
   struct Measured {
-    PingPongResult pp;        // lat: samples of every chunk; seconds/checkErrors: summed
-    double seconds = 0;       // measured time, all chunks
-    double megabytes = 0;     // bw: MB moved (10^6 B), all chunks (both directions if bidir)
-    double messages = 0;      // bw: messages counted in msg_per_s
-    uint64_t bwMessages = 0;  // bw: messages this side sent (or received), all connections
-    uint64_t wrong = 0;       // --check: both sides
+    stats::SampleSet samples;  // lat: samples of every chunk
+    double seconds = 0;        // measured time, all chunks
+    double megabytes = 0;      // bw: MB moved (10^6 B), all chunks (both directions if bidir)
+    double messages = 0;       // bw: messages counted in msg_per_s
+    uint64_t bwMessages = 0;   // bw: messages this side sent (or received), all connections
+    uint64_t wrong = 0;        // --check: both sides
     double peerSeconds = 0, peerMegabytes = 0;
     uint64_t iterations = 0;
     DeschedDelta desched;  // what this side's loops lost, all chunks (common/desched.h)
@@ -295,29 +301,19 @@ class Client {
   }
 
   void runChunk(Channel& ch, Side& side, Progress& progress, const SizeRun& run, Measured& m) {
-    BandwidthResult bw;
-    PingPongResult pp;
-    pp.samples = std::move(m.pp.samples);
-    json server = runOneSize(ch, side, progress, run, &pp, &bw);
-    m.pp.samples = std::move(pp.samples);
-    const uint64_t peerWrong = jsonUint(server, "wrong", "the server's size result", 0);
+    SizeResult peer;
+    const SizeResult mine = runOneSize(ch, side, progress, run, m.samples, peer);
     m.iterations += run.iterations;
-    addDesched(m.desched, o_.spec.test == "lat" ? pp.desched : bw.desched);
-    if (o_.spec.test == "lat") {
-      m.seconds += pp.seconds;
-      m.wrong += pp.checkErrors + peerWrong;
-      return;
-    }
-    m.seconds += bw.seconds;
-    m.megabytes += bw.megabytesPerSec * bw.seconds;
-    m.messages += bw.messagesPerSec * bw.seconds;
-    m.bwMessages += bw.messages;
-    m.wrong += bw.wrong + peerWrong;
-    const double peer = jsonDouble(server, "mb_per_s", "the server's size result", 0.0, 0.0);
-    const double peerSec = jsonDouble(server, "seconds", "the server's size result", 0.0, 0.0);
-    if (peer > 0 && peerSec > 0) {
-      m.peerMegabytes += peer * peerSec;
-      m.peerSeconds += peerSec;
+    addDesched(m.desched, mine.desched);
+    m.seconds += mine.seconds;
+    m.wrong += mine.wrong + peer.wrong;
+    if (o_.spec.latency()) return;
+    m.megabytes += mine.megabytesPerSec * mine.seconds;
+    m.messages += mine.messagesPerSec * mine.seconds;
+    m.bwMessages += mine.messages;
+    if (peer.megabytesPerSec > 0 && peer.seconds > 0) {
+      m.peerMegabytes += peer.megabytesPerSec * peer.seconds;
+      m.peerSeconds += peer.seconds;
     }
   }
 
@@ -387,8 +383,8 @@ class Client {
       row.iterations = m.iterations;
       row.warmup = warmupReported;
       row.seconds = m.seconds;
-      if (spec.test == "lat") {
-        row.latency = m.pp.samples.summarize();
+      if (spec.latency()) {
+        row.latency = m.samples.summarize();
         row.messages = m.iterations;
       } else if (m.seconds > 0) {
         row.megabytesPerSec = m.megabytes / m.seconds;
@@ -410,8 +406,9 @@ class Client {
     }
   }
 
-  json runOneSize(Channel& ch, Side& side, Progress& progress, const SizeRun& run,
-                  PingPongResult* pp, BandwidthResult* bw) {
+  // One run of a size on both sides: this side's result, and the server's in `peer`.
+  SizeResult runOneSize(Channel& ch, Side& side, Progress& progress, const SizeRun& run,
+                        stats::SampleSet& samples, SizeResult& peer) {
     const TestSpec& spec = o_.spec;
     zeroReceiveAreas(side);
     progress.setStage(fmt::format("size {}", run.bytes));
@@ -421,9 +418,11 @@ class Client {
                 Deadline(spec.timeoutMs));
     expectJson(ch, rendezvous::kSizeReady, Deadline(spec.timeoutMs),
                fmt::format("the server to get ready for size {}", run.bytes));
-    runSize(spec, side, progress, run, true, pp, bw);
-    return expectJson(ch, rendezvous::kSizeResult, Deadline(spec.timeoutMs),
-                      fmt::format("the server's result for size {}", run.bytes));
+    SizeResult mine = runSize(spec, side, progress, run, true, &samples);
+    peer = decodeSizeResult(expectJson(ch, rendezvous::kSizeResult, Deadline(spec.timeoutMs),
+                                       fmt::format("the server's result for size {}", run.bytes)),
+                            "the server's size result");
+    return mine;
   }
 
   const ClientOptions& o_;

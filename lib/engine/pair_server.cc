@@ -75,8 +75,9 @@ void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
   if (admit) admit(spec);
   detail::testAllocHook();
   if (so.verbose)
-    log::write(fmt::format("rdmabench server: session {}: {} {} {} from {}\n", session, spec.test,
-                           escapeForLog(spec.transport, 64), spec.op, ch.peerName()));
+    log::write(fmt::format("rdmabench server: session {}: {} {} {} from {}\n", session,
+                           toString(spec.test), escapeForLog(spec.transport, 64),
+                           toString(spec.op), ch.peerName()));
   transport::DeviceOptions opts = spec.serverDevice;
   // The target of a one-sided verbs bw (write/read, one direction) has nothing to do until the
   // initiator's closing control message: the HCA places the data. It sleeps on completion events,
@@ -84,8 +85,7 @@ void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
   // polling a core that a loopback initiator needs (rxe in the 4-vCPU TCG VM, write 64 KiB
   // stream: 34-38 MB/s with a spinning target, 46-50 with a sleeping one, ib_write_bw 48-52).
   // Socket and ofi targets progress the emulated writes themselves and keep the client's mode.
-  if (spec.test == "bw" && spec.transport == "verbs" && !spec.bidirectional &&
-      (spec.op == "write" || spec.op == "read"))
+  if (spec.bandwidth() && spec.transport == "verbs" && !spec.bidirectional && spec.oneSided())
     opts.useEvent = true;
   opts.localHost = ch.localAddress();
   opts.peerHost = ch.peerAddress();
@@ -174,8 +174,9 @@ void serveSizes(Channel& ch, const TestSpec& spec, Side& side, Progress& progres
       if (sizesRun == 0 && run.warmup > 0) testHold("warmup", -1, where + ", warmup");
       if (sizesRun == 1) testHold("mid-run", -1, where);
     };
-    json result = runSize(spec, side, progress, run, false, nullptr, nullptr, ready);
-    ch.sendJson(rendezvous::kSizeResult, result, Deadline(spec.timeoutMs));
+    const SizeResult result = runSize(spec, side, progress, run, false, nullptr, ready);
+    ch.sendJson(rendezvous::kSizeResult, encodeSizeResult(result, spec.test),
+                Deadline(spec.timeoutMs));
   }
 }
 

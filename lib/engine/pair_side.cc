@@ -86,10 +86,10 @@ static void checkCaps(const TestSpec& spec, const transport::Device& device, con
     if (caps.maxMessageBytes && b > caps.maxMessageBytes)
       throw UsageError(fmt::format("--size {}: above the {} {} device {} limit of {} bytes", b, who,
                                    device.backend(), device.name(), caps.maxMessageBytes));
-  if (spec.op == "write" && !caps.rmaWrite)
+  if (spec.op == Op::kWrite && !caps.rmaWrite)
     throw UsageError(fmt::format("--op write: the {} transport on {} does not support RDMA write",
                                  device.backend(), device.name()));
-  if (spec.op == "read" && !caps.rmaRead)
+  if (spec.op == Op::kRead && !caps.rmaRead)
     throw UsageError(fmt::format("--op read: the {} transport on {} does not support RDMA read",
                                  device.backend(), device.name()));
 }
@@ -132,7 +132,7 @@ void zeroReceiveAreas(Side& s) {
 
 // lat --op read --check: the data the initiator reads, in place before the size starts.
 void stampReadSource(Side& s, const TestSpec& spec, uint64_t bytes) {
-  if (!spec.check || spec.op != "read") return;
+  if (!spec.check || spec.op != Op::kRead) return;
   for (auto& link : s.links)
     stampPattern(link.region->data() + link.layout.sendOffset(), bytes, readPatternTag(bytes));
 }
@@ -163,53 +163,50 @@ std::string progressPeer(const Channel& ch, const Side& side) {
   return fmt::format("{} (data path {})", ch.peerName(), data);
 }
 
-// Runs one size on one side. Returns this side's measurement as JSON (the server sends it to the
-// client) and fills `pp` / `bw` for the client.
-json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
-             bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut,
-             const std::function<void()>& ready) {
+// Runs one size on one side (pair_side.h).
+SizeResult runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
+                   bool initiator, stats::SampleSet* samples, const std::function<void()>& ready) {
   progress.setStage(fmt::format("size {}", run.bytes));
   progress.setWarmup(run.warmup > 0);
-  if (spec.test == "lat") {
+  SizeResult out;
+  if (spec.latency()) {
     PingPongParams p;
-    p.op = spec.op == "tagged" ? "send" : spec.op;  // RDM sends are tagged
+    p.op = dataOp(spec.op);
     p.bytes = run.bytes;
     p.iterations = run.iterations;
     p.warmup = run.warmup;
     p.initiator = initiator;
     p.check = spec.check;
     p.ready = ready;
-    p.samplesInto = ppOut ? &ppOut->samples : nullptr;  // appended: -D runs a size in chunks
+    p.samplesInto = samples;  // appended: -D runs a size in chunks
     PingPongResult r = runPingPong(*side.device, side.links[0], progress, p);
-    json j{{"seconds", r.seconds}, {"check_errors", r.checkErrors}, {"wrong", r.checkErrors}};
-    if (ppOut) {
-      ppOut->seconds = r.seconds;
-      ppOut->checkErrors = r.checkErrors;
-      ppOut->desched = r.desched;  // this chunk's; the client sums the chunks of a size
-    }
-    return j;
+    out.seconds = r.seconds;
+    out.wrong = r.checkErrors;
+    out.desched = r.desched;  // this chunk's; the client sums the chunks of a size
+    return out;
   }
   BandwidthParams p;
-  p.op = parseBwOp(spec.op);  // RDM sends are tagged
-  p.mode = parseBwMode(spec.mode);
+  p.op = dataOp(spec.op);
+  p.mode = spec.mode;
   p.bytes = run.bytes;
   p.iterations = run.iterations;
   p.warmup = run.warmup;
-  p.window = p.mode == BwMode::kStream ? spec.streamDepth() : spec.window;
+  p.window = spec.inFlight();
   p.cqModeration = spec.cqModeration;
   p.sender = initiator;
   p.bidirectional = spec.bidirectional;
   p.check = spec.check;
   p.ready = ready;
   BandwidthResult r = runBandwidth(*side.device, side.links, progress, p);
-  if (bwOut) *bwOut = r;
-  return json{{"seconds", r.seconds},
-              {"mb_per_s", r.megabytesPerSec},
-              {"msg_per_s", r.messagesPerSec},
-              {"messages", r.messages},
-              {"target", r.target},
-              {"checked", r.checked},
-              {"wrong", r.wrong}};
+  out.seconds = r.seconds;
+  out.wrong = r.wrong;
+  out.megabytesPerSec = r.megabytesPerSec;
+  out.messagesPerSec = r.messagesPerSec;
+  out.messages = r.messages;
+  out.target = r.target;
+  out.checked = r.checked;
+  out.desched = r.desched;
+  return out;
 }
 
 // Sends a one-line kError to the peer once per channel (best effort, 1 s).

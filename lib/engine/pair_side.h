@@ -62,12 +62,12 @@ void stampReadSource(Side& s, const TestSpec& spec, uint64_t bytes);
 std::function<void()> controlWatchdog(rendezvous::Channel& ch);
 // The peer as errors name it: control address and the data-path address of its first connection.
 std::string progressPeer(const rendezvous::Channel& ch, const Side& side);
-// Runs one size on one side; returns this side's measurement as JSON, fills pp / bw (pp's
-// samples are appended to what it holds; its seconds and checkErrors are this run's). `ready`
-// (may be empty) is called once this side's first receives are posted (PingPongParams::ready).
-nlohmann::json runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
-                       bool initiator, PingPongResult* ppOut, BandwidthResult* bwOut,
-                       const std::function<void()>& ready = {});
+// Runs one size on one side and returns this side's measurement; lat appends its samples to
+// `samples` (may be null: the server keeps none). `ready` (may be empty) is called once this
+// side's first receives are posted (PingPongParams::ready).
+SizeResult runSize(const TestSpec& spec, Side& side, Progress& progress, const SizeRun& run,
+                   bool initiator, stats::SampleSet* samples,
+                   const std::function<void()>& ready = {});
 // Sends a one-line kError to the peer once per channel (best effort, 1 s).
 void tellPeer(rendezvous::Channel& ch, const std::string& message);
 

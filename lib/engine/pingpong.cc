@@ -54,14 +54,17 @@ class PingPong {
     samples_ = p_.samplesInto ? p_.samplesInto : &r.samples;
     samples_->reserve(samples_->count() + p_.iterations);
     int64_t start = now_();
-    if (p_.op == "send")
-      p_.initiator ? sendInitiator(r) : sendResponder();
-    else if (p_.op == "write")
-      writeLoop(r);
-    else if (p_.op == "read")
-      p_.initiator ? readInitiator(r) : passiveUntilFin();
-    else
-      throw UsageError(fmt::format("--op {}: not supported by the latency engine", p_.op));
+    switch (p_.op) {
+      case DataOp::kSend:
+        p_.initiator ? sendInitiator(r) : sendResponder();
+        break;
+      case DataOp::kWrite:
+        writeLoop(r);
+        break;
+      case DataOp::kRead:
+        p_.initiator ? readInitiator(r) : passiveUntilFin();
+        break;
+    }
     // Warmup excluded, as bandwidth: from the first measured iteration on.
     if (measureStartNs_ != INT64_MIN) start = measureStartNs_;
     r.seconds = static_cast<double>(now_() - start) / 1e9;
@@ -254,8 +257,8 @@ class PingPong {
 
 PingPongResult runPingPong(transport::Device& device, Link& link, Progress& progress,
                            const PingPongParams& params) {
-  if ((params.op == "write" || params.op == "read") && params.bytes == 0)
-    throw UsageError(fmt::format("--size 0: --op {} needs at least 1 byte", params.op));
+  if (params.op != DataOp::kSend && params.bytes == 0)
+    throw UsageError(fmt::format("--size 0: --op {} needs at least 1 byte", toString(params.op)));
   PingPong engine(device, link, progress, params);
   const DeschedProbe probe;  // outside the hot path: read before and after the size
   PingPongResult r = engine.run();

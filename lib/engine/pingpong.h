@@ -26,12 +26,13 @@
 #include "common/desched.h"
 #include "engine/link.h"
 #include "engine/progress.h"
+#include "engine/spec.h"
 #include "stats/summary.h"
 
 namespace rdmabench::engine {
 
 struct PingPongParams {
-  std::string op = "send";  // send | write | read
+  DataOp op = DataOp::kSend;
   uint64_t bytes = 0;
   uint64_t iterations = 0;  // measured
   uint64_t warmup = 0;

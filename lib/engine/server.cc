@@ -35,6 +35,7 @@
 #include "common/json_read.h"
 #include "common/log.h"
 #include "engine/pair.h"
+#include "engine/server_slot.h"
 #include "engine/session.h"
 #include "rendezvous/channel.h"
 #include "rendezvous/protocol.h"
@@ -44,56 +45,6 @@ namespace detail {
 namespace {
 
 using rendezvous::Channel;
-
-// Who holds the one test slot; lives in memory shared by the parent and every child.
-struct TestSlot {
-  std::atomic<int32_t> owner;  // pid of the child running a test, 0 = free
-  std::atomic<uint32_t> described;
-  char what[256];
-};
-static_assert(std::atomic<int32_t>::is_always_lock_free);
-
-class SharedSlot {
- public:
-  SharedSlot() {
-    void* p =
-        mmap(nullptr, sizeof(TestSlot), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw SystemError("mmap (server test slot)", errno);
-    slot_ = new (p) TestSlot{};
-  }
-  ~SharedSlot() { munmap(slot_, sizeof(TestSlot)); }
-  SharedSlot(const SharedSlot&) = delete;
-  SharedSlot& operator=(const SharedSlot&) = delete;
-
-  // In a child: takes the slot or throws "server busy" naming the running test. Waits up to
-  // `graceMs` first, so back-to-back runs (A/B variants, scripts) do not collide with the
-  // previous session's teardown.
-  void take(const std::string& description, int64_t graceMs) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(graceMs);
-    for (;;) {
-      int32_t expected = 0;
-      if (slot_->owner.compare_exchange_strong(expected, static_cast<int32_t>(getpid()))) break;
-      if (std::chrono::steady_clock::now() >= until) {
-        std::string running = slot_->described.load() ? std::string(slot_->what) : "a test";
-        throw Error(fmt::format("server busy: running {}, retry later", running));
-      }
-      throwIfInterrupted("a running test to end");
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    std::snprintf(slot_->what, sizeof slot_->what, "%s", description.c_str());
-    slot_->described.store(1);
-  }
-  // Frees the slot when `pid` holds it; true when it did.
-  bool release(pid_t pid) {
-    int32_t expected = static_cast<int32_t>(pid);
-    if (slot_->owner.load() != expected) return false;
-    slot_->described.store(0);
-    return slot_->owner.compare_exchange_strong(expected, 0);
-  }
-
- private:
-  TestSlot* slot_ = nullptr;
-};
 
 struct Child {
   uint64_t session = 0;
@@ -137,23 +88,6 @@ int64_t busyGraceMs(int64_t clientTimeoutMs) {
 // How long a session may outlive its client's hang-up. A healthy session notices a closed
 // control connection within ~70 ms (its watchdog) or at its next control read.
 constexpr std::chrono::milliseconds kOrphanGrace{3000};
-
-// "stopped (SIGSTOP)" or "running", from /proc/PID/stat, for the log.
-std::string processState(pid_t pid) {
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  std::string line;
-  std::getline(stat, line);
-  auto paren = line.rfind(')');
-  if (paren != std::string::npos && paren + 2 < line.size() &&
-      (line[paren + 2] == 'T' || line[paren + 2] == 't'))
-    return "stopped (SIGSTOP)";
-  return "running";
-}
-
-std::string signalName(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
-}
 
 class Daemon {
  public:
@@ -421,7 +355,7 @@ class Daemon {
       serveSession(
           ch, so_, session,
           [&](const TestSpec& spec) {
-            slot_.take(fmt::format("{} over {} for {} (session {})", spec.test,
+            slot_.take(fmt::format("{} over {} for {} (session {})", toString(spec.test),
                                    escapeForLog(spec.transport, 64), ch.peerName(), session),
                        busyGraceMs(spec.timeoutMs));
           },

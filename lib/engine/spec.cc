@@ -47,17 +47,70 @@ transport::DeviceOptions deviceOptionsFromJson(const json& j) {
   return o;
 }
 
+namespace {
+// `names` in enumerator order; `quoted`: the message quotes the bad name ("--op: 'x' unknown")
+// or not ("--mode x: unknown"), as the messages always read.
+template <typename Enum, size_t N>
+Enum parseName(std::string_view name, const char* const (&names)[N], std::string_view option,
+               bool quoted) {
+  for (size_t i = 0; i < N; ++i)
+    if (name == names[i]) return static_cast<Enum>(i);
+  std::string valid;
+  for (const char* n : names)
+    valid += (valid.empty() ? "" : ", ") + std::string(n);
+  throw UsageError(quoted ? fmt::format("{} '{}' unknown (valid: {})", option, name, valid)
+                          : fmt::format("{} {}: unknown (valid: {})", option, name, valid));
+}
+constexpr const char* kTestNames[] = {"lat", "bw"};
+constexpr const char* kOpNames[] = {"send", "write", "read", "tagged"};
+constexpr const char* kModeNames[] = {"window", "stream"};
+}  // namespace
+
+const char* toString(TestKind kind) {
+  return kTestNames[static_cast<size_t>(kind)];
+}
+const char* toString(Op op) {
+  return kOpNames[static_cast<size_t>(op)];
+}
+const char* toString(DataOp op) {
+  return kOpNames[static_cast<size_t>(op)];
+}
+const char* toString(BwMode mode) {
+  return kModeNames[static_cast<size_t>(mode)];
+}
+TestKind parseTestKind(std::string_view name) {
+  return parseName<TestKind>(name, kTestNames, "test", true);
+}
+Op parseOp(std::string_view name) {
+  return parseName<Op>(name, kOpNames, "--op:", true);
+}
+BwMode parseBwMode(std::string_view name) {
+  return parseName<BwMode>(name, kModeNames, "--mode", false);
+}
+DataOp dataOp(Op op) {
+  switch (op) {
+    case Op::kWrite:
+      return DataOp::kWrite;
+    case Op::kRead:
+      return DataOp::kRead;
+    case Op::kSend:
+    case Op::kTagged:
+      break;
+  }
+  return DataOp::kSend;
+}
+
 json TestSpec::toJson() const {
-  return json{{"test", test},
+  return json{{"test", toString(test)},
               {"transport", transport},
-              {"op", op},
+              {"op", toString(op)},
               {"bidirectional", bidirectional},
               {"sizes", sizes},
               {"iterations", iterations},
               {"warmup", warmup},
               {"duration_s", durationSec},
               {"window", window},
-              {"mode", mode},
+              {"mode", toString(mode)},
               {"queue_pairs", queuePairs},
               {"cq_moderation", cqModeration},
               {"check", check},
@@ -77,9 +130,9 @@ TestSpec TestSpec::fromJson(const json& j) {
       throw ProtocolError(fmt::format("test description: field \"{}\" missing", key));
     return jsonString(j, key, what, {}, 64);
   };
-  s.test = required("test");
+  s.test = parseTestKind(required("test"));
   s.transport = required("transport");
-  s.op = required("op");
+  s.op = parseOp(required("op"));
   s.bidirectional = jsonBool(j, "bidirectional", what, false);
   const json* sizes = jsonArray(j, "sizes", what, kMaxSizes);
   if (!sizes) throw ProtocolError("test description: field \"sizes\" missing");
@@ -94,34 +147,39 @@ TestSpec TestSpec::fromJson(const json& j) {
   s.warmup = jsonInt(j, "warmup", what, -1, -1, static_cast<int64_t>(kMaxIterations));
   s.durationSec = jsonDouble(j, "duration_s", what, 0.0, 0, 3600);
   s.window = static_cast<uint32_t>(jsonUint(j, "window", what, 64, 0, kMaxWindow));
-  s.mode = jsonString(j, "mode", what, "window", 16);
+  s.mode = parseBwMode(jsonString(j, "mode", what, "window", 16));
   s.queuePairs = static_cast<uint32_t>(jsonUint(j, "queue_pairs", what, 1, 0, kMaxQueuePairs));
   s.cqModeration = static_cast<uint32_t>(jsonUint(j, "cq_moderation", what, 1, 0, kMaxWindow));
   s.check = jsonBool(j, "check", what, false);
   s.timeoutMs = jsonInt(j, "timeout_ms", what, 10'000, 0, kMaxTimeoutMs);
   if (const json* dev = jsonObject(j, "server_device", what))
     s.serverDevice = deviceOptionsFromJson(*dev);
+  s.txDepth = s.serverDevice.txDepth;  // the client's --tx-depth (TestSpec::txDepth)
   s.validate();
   return s;
 }
 
 void TestSpec::validate() const {
-  if (test != "lat" && test != "bw")
-    throw UsageError(fmt::format("test '{}' unknown (valid: lat, bw)", test));
-  if (op != "send" && op != "write" && op != "read" && op != "tagged")
-    throw UsageError(fmt::format("--op: '{}' unknown (valid: send, write, read, tagged)", op));
+  validateOperation();
+  validateSizes();
+  validateCounts();
+  if (transport.empty()) throw UsageError("--transport: empty");
+}
+
+void TestSpec::validateOperation() const {
   // libfabric RDM endpoints post every message with fi_tsend/fi_trecv on a per-connection tag
   // (docs/transport-ofi.md), so `tagged` names that path explicitly; elsewhere it does not exist.
-  if (op == "tagged" && (transport != "ofi" || serverDevice.endpointType == "msg"))
+  if (op == Op::kTagged && (transport != "ofi" || serverDevice.endpointType == "msg"))
     throw UsageError(
         fmt::format("--op tagged: only for -t ofi with --ep rdm (FI_TAGGED), not -t {}{}",
                     transport, serverDevice.endpointType == "msg" ? " --ep msg" : ""));
-  if (mode != "window" && mode != "stream")
-    throw UsageError(fmt::format("--mode {}: unknown (valid: window, stream)", mode));
-  if (test == "bw" && op == "read" && check)
+  if (bandwidth() && op == Op::kRead && check)
     throw UsageError(
         "--check: not available for `bw --op read` (the reader cannot tell a stale buffer from a "
         "fresh one without a target pass; use `lat --op read --check`)");
+}
+
+void TestSpec::validateSizes() const {
   if (sizes.empty()) throw UsageError("--size: no message sizes given");
   if (sizes.size() > kMaxSizes)
     throw UsageError(fmt::format("--size: {} sizes given, limit {}", sizes.size(), kMaxSizes));
@@ -129,10 +187,13 @@ void TestSpec::validate() const {
     if (b > (1ull << 31) - 1)
       throw UsageError(fmt::format("--size {}: larger than the limit of {} bytes (2 GiB - 1)", b,
                                    (1ull << 31) - 1));
-    if (b == 0 && op != "send" && op != "tagged")
-      throw UsageError(fmt::format("--size 0: --op {} needs at least 1 byte", op));
-    if (b == 0 && test == "bw") throw UsageError("--size 0: bandwidth needs at least 1 byte");
+    if (b == 0 && oneSided())
+      throw UsageError(fmt::format("--size 0: --op {} needs at least 1 byte", toString(op)));
+    if (b == 0 && bandwidth()) throw UsageError("--size 0: bandwidth needs at least 1 byte");
   }
+}
+
+void TestSpec::validateCounts() const {
   if (iterations > kMaxIterations)
     throw UsageError(fmt::format("--iters {}: out of range 1..{}", iterations, kMaxIterations));
   if (warmup > static_cast<int64_t>(kMaxIterations) || warmup < -1)
@@ -143,27 +204,25 @@ void TestSpec::validate() const {
     throw UsageError(fmt::format("--window {}: out of range 1..{}", window, kMaxWindow));
   if (queuePairs < 1 || queuePairs > kMaxQueuePairs)
     throw UsageError(fmt::format("--qp {}: out of range 1..{}", queuePairs, kMaxQueuePairs));
-  if (test == "lat" && queuePairs != 1)
+  if (latency() && queuePairs != 1)
     throw UsageError("--qp: several queue pairs only apply to `bw`");
-  const bool stream = test == "bw" && mode == "stream";
-  const uint32_t inFlight = stream ? streamDepth() : window;
+  const uint32_t inFlight = stream() ? streamDepth() : window;
   if (cqModeration < 1 || cqModeration > inFlight)
     throw UsageError(fmt::format("--cq-mod {}: out of range 1..{} ({})", cqModeration, inFlight,
-                                 stream ? "the --tx-depth" : "the window"));
+                                 stream() ? "the --tx-depth" : "the window"));
   if (timeoutMs < 100 || timeoutMs > kMaxTimeoutMs)
     throw UsageError(fmt::format("--timeout {}: out of range 0.1..3600 seconds",
                                  static_cast<double>(timeoutMs) / 1000));
-  if (transport.empty()) throw UsageError("--transport: empty");
 }
 
 uint64_t TestSpec::iterationsFor(uint64_t bytes) const {
-  if (test == "lat") return osuIterations(iterations, bytes, kLatencyIterations);
-  return osuIterations(iterations, bytes, kBandwidthIterations, mode == "stream" ? 64 : 1);
+  if (latency()) return osuIterations(iterations, bytes, kLatencyIterations);
+  return osuIterations(iterations, bytes, kBandwidthIterations, stream() ? 64 : 1);
 }
 
 uint64_t TestSpec::warmupFor(uint64_t bytes) const {
-  if (test == "lat") return osuWarmup(warmup, bytes, kLatencyIterations);
-  return osuWarmup(warmup, bytes, kBandwidthIterations, mode == "stream" ? 64 : 1);
+  if (latency()) return osuWarmup(warmup, bytes, kLatencyIterations);
+  return osuWarmup(warmup, bytes, kBandwidthIterations, stream() ? 64 : 1);
 }
 
 uint64_t TestSpec::maxSize() const {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,31 @@
 
 namespace rdmabench::engine {
 
+// What a point-to-point test measures: ping-pong latency (`lat`) or bandwidth (`bw`).
+enum class TestKind : uint8_t { kLatency, kBandwidth };
+// The data operation (--op): two-sided send/receive, RDMA write, RDMA read, or libfabric tagged
+// send (RDM endpoints; the engines post it as a send: every RDM message is tagged).
+enum class Op : uint8_t { kSend, kWrite, kRead, kTagged };
+// What the engines post: tagged is a send (see Op).
+enum class DataOp : uint8_t { kSend, kWrite, kRead };
+// bw method (docs/metrics.md, "window vs stream"): osu_bw's acked windows or perftest's stream.
+enum class BwMode : uint8_t { kWindow, kStream };
+
+// Names as on the command line and the wire: "lat"/"bw", "send"/"write"/"read"/"tagged",
+// "window"/"stream".
+const char* toString(TestKind kind);
+const char* toString(Op op);
+const char* toString(DataOp op);
+const char* toString(BwMode mode);
+// The inverse, for the command line and the wire alike (one set of messages); UsageError naming
+// the option and the valid names, e.g. "--op: 'atomic' unknown (valid: send, write, read,
+// tagged)".
+TestKind parseTestKind(std::string_view name);
+Op parseOp(std::string_view name);
+BwMode parseBwMode(std::string_view name);
+// The engines' operation for `op` (tagged -> send).
+DataOp dataOp(Op op);
+
 // Hard limits a test description must respect (the server additionally applies its --max-bytes).
 inline constexpr uint64_t kMaxIterations = 1'000'000'000;
 inline constexpr uint32_t kMaxWindow = 4096;
@@ -22,20 +48,23 @@ inline constexpr size_t kMaxSizes = 64;
 inline constexpr int64_t kMaxTimeoutMs = 3'600'000;
 
 struct TestSpec {
-  std::string test = "lat";          // "lat" (ping-pong) or "bw" (windowed bandwidth)
+  TestKind test = TestKind::kLatency;
   std::string transport = "socket";  // backend name
-  std::string op = "send";           // "send", "write", "read" (read: lat only here)
-  bool bidirectional = false;        // bw: both sides send at once (osu_bibw)
-  std::vector<uint64_t> sizes;       // message sizes, bytes, in run order
-  uint64_t iterations = 0;           // measured iterations per size; 0 = automatic
-  int64_t warmup = -1;               // warmup iterations per size; -1 = automatic
-  double durationSec = 0;            // > 0: each size runs this long by the clock (DurationChunks)
-  uint32_t window = 64;              // bw window mode: messages per window (osu_bw's 64)
-  std::string mode = "window";       // bw: "window" (osu_bw) or "stream" (perftest)
-  uint32_t queuePairs = 1;           // bw: connections used in parallel (perftest -q)
-  uint32_t cqModeration = 1;         // bw: request a completion every N posts (perftest -Q)
-  bool check = false;                // verify payload data (latency echo / bandwidth pattern)
-  int64_t timeoutMs = 10'000;        // longest wait without progress, on either side
+  Op op = Op::kSend;
+  bool bidirectional = false;     // bw: both sides send at once (osu_bibw)
+  std::vector<uint64_t> sizes;    // message sizes, bytes, in run order
+  uint64_t iterations = 0;        // measured iterations per size; 0 = automatic
+  int64_t warmup = -1;            // warmup iterations per size; -1 = automatic
+  double durationSec = 0;         // > 0: each size runs this long by the clock (DurationChunks)
+  uint32_t window = 64;           // bw window mode: messages per window (osu_bw's 64)
+  BwMode mode = BwMode::kWindow;  // bw only
+  uint32_t queuePairs = 1;        // bw: connections used in parallel (perftest -q)
+  uint32_t cqModeration = 1;      // bw: request a completion every N posts (perftest -Q)
+  // bw stream mode: posts kept in flight per connection (--tx-depth); 0 = perftest's 128. On the
+  // wire it travels as server_device.tx_depth (the same --tx-depth; protocol unchanged).
+  uint32_t txDepth = 0;
+  bool check = false;          // verify payload data (latency echo / bandwidth pattern)
+  int64_t timeoutMs = 10'000;  // longest wait without progress, on either side
   // Device options for the server's side (provider, depths, inline, mtu, event, rdma_cm);
   // `device` is the server's device name (empty = its default).
   transport::DeviceOptions serverDevice;
@@ -44,17 +73,29 @@ struct TestSpec {
   // Parses and validates; throws ProtocolError for malformed JSON shapes and UsageError for
   // values out of range (messages name the option and limit).
   static TestSpec fromJson(const nlohmann::json& j);
-  // Throws UsageError naming the option, the value and the limit.
+  // The one check of a description, on the client (cli::parseClientCommand) and on the server
+  // (fromJson): throws UsageError naming the option, the value and the limit.
   void validate() const;
+  void validateOperation() const;  // op x test x transport
+  void validateSizes() const;
+  void validateCounts() const;  // iterations, warmup, duration, window, qp, cq-mod, timeout
+
+  bool latency() const { return test == TestKind::kLatency; }
+  bool bandwidth() const { return test == TestKind::kBandwidth; }
+  bool stream() const { return bandwidth() && mode == BwMode::kStream; }
+  // One-sided (RDMA write or read).
+  bool oneSided() const { return op == Op::kWrite || op == Op::kRead; }
 
   // Iterations / warmup actually used for `bytes` (OSU defaults when automatic:
   // latency 10000/100 up to 8 KiB and 1000/10 above; bandwidth 100/10 and 20/2 windows; bw
   // stream mode counts messages: the same data as 64-message windows, 6400/640 and 1280/128).
   uint64_t iterationsFor(uint64_t bytes) const;
   uint64_t warmupFor(uint64_t bytes) const;
-  // bw stream mode: posts kept in flight per connection = --tx-depth (serverDevice.txDepth,
-  // which the CLI copies from the client's), default 128 as perftest's bandwidth tests.
-  uint32_t streamDepth() const { return serverDevice.txDepth ? serverDevice.txDepth : 128; }
+  // bw stream mode: posts kept in flight per connection = --tx-depth, default 128 as
+  // perftest's bandwidth tests.
+  uint32_t streamDepth() const { return txDepth ? txDepth : 128; }
+  // Messages in flight per connection and iteration: the window, or the stream depth; 0 = lat.
+  uint32_t inFlight() const { return latency() ? 0 : (stream() ? streamDepth() : window); }
   // Largest size in the sweep.
   uint64_t maxSize() const;
   // Bytes one side allocates per connection for this test (buffer layout in buffers.h).

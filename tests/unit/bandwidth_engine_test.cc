@@ -241,7 +241,7 @@ struct Pair {
 };
 
 struct Case {
-  BwOp op;
+  DataOp op;
   BwMode mode;
   bool lazy;
   bool bidirectional;
@@ -291,7 +291,7 @@ Pair runPair(const Case& c, uint64_t iterations, uint32_t window, bool check = f
 }
 
 std::string name(const Case& c) {
-  const char* op = c.op == BwOp::kSend ? "send" : c.op == BwOp::kWrite ? "write" : "read";
+  const char* op = c.op == DataOp::kSend ? "send" : c.op == DataOp::kWrite ? "write" : "read";
   return fmt::format("{} {} {} {} warmup {}", op, toString(c.mode), c.lazy ? "lazy" : "eager",
                      c.bidirectional ? "bidir" : "uni", c.warmup);
 }
@@ -300,7 +300,7 @@ std::string name(const Case& c) {
 // measured messages (1 us each): warmup excluded, local completions never stop the clock.
 TEST(BandwidthKnownAnswer, IntervalIsFirstPostToDeliveryOnEveryMethod) {
   std::vector<Case> cases;
-  for (BwOp op : {BwOp::kSend, BwOp::kWrite, BwOp::kRead})
+  for (DataOp op : {DataOp::kSend, DataOp::kWrite, DataOp::kRead})
     for (BwMode mode : {BwMode::kWindow, BwMode::kStream})
       for (bool lazy : {false, true})
         for (uint64_t warmup : {uint64_t{0}, uint64_t{3}}) {
@@ -321,13 +321,13 @@ TEST(BandwidthKnownAnswer, IntervalIsFirstPostToDeliveryOnEveryMethod) {
     // The target's own interval: same rate (send without warmup drops its first message).
     EXPECT_TRUE(r.server.target);
     EXPECT_NEAR(r.server.megabytesPerSec, 1000.0, 1e-6);
-    uint64_t targetMessages = c.op == BwOp::kSend && c.warmup == 0 ? measured - 1 : measured;
+    uint64_t targetMessages = c.op == DataOp::kSend && c.warmup == 0 ? measured - 1 : measured;
     EXPECT_EQ(r.server.messages, targetMessages);
   }
 }
 
 TEST(BandwidthKnownAnswer, BidirectionalCountsBothDirections) {
-  for (BwOp op : {BwOp::kSend, BwOp::kWrite})
+  for (DataOp op : {DataOp::kSend, DataOp::kWrite})
     for (BwMode mode : {BwMode::kWindow, BwMode::kStream}) {
       Case c{op, mode, false, true, 2};
       SCOPED_TRACE(name(c));
@@ -348,13 +348,13 @@ TEST(BandwidthKnownAnswer, BidirectionalCountsBothDirections) {
 TEST(BandwidthKnownAnswer, LazyCompletionWithoutDeliveryHandshakeWouldBeFaster) {
   // Control: on the lazy fabric the sender's local completions all arrive before any delivery;
   // the engine's interval still equals the delivery time of every message.
-  Case c{BwOp::kWrite, BwMode::kStream, true, false, 0};
+  Case c{DataOp::kWrite, BwMode::kStream, true, false, 0};
   Pair r = runPair(c, 200, 16);
   EXPECT_DOUBLE_EQ(r.client.seconds, 200e-6);
 }
 
 TEST(BandwidthCheck, CleanRunHasNoWrongMessages) {
-  for (BwOp op : {BwOp::kSend, BwOp::kWrite})
+  for (DataOp op : {DataOp::kSend, DataOp::kWrite})
     for (BwMode mode : {BwMode::kWindow, BwMode::kStream})
       for (bool bidir : {false, true}) {
         Case c{op, mode, true, bidir, 1};
@@ -368,7 +368,7 @@ TEST(BandwidthCheck, CleanRunHasNoWrongMessages) {
 }
 
 TEST(BandwidthCheck, CorruptedPayloadsAreCounted) {
-  for (BwOp op : {BwOp::kSend, BwOp::kWrite}) {
+  for (DataOp op : {DataOp::kSend, DataOp::kWrite}) {
     Case c{op, BwMode::kStream, false, false, 0};
     SCOPED_TRACE(name(c));
     Pair r = runPair(c, 100, 8, true, /*corruptEvery=*/7);
@@ -398,11 +398,11 @@ TEST(BandwidthEngine, RefusesBadParameters) {
   p.iterations = 1;
   EXPECT_THROW(runBandwidth(a.device, a.links, a.progress, p), UsageError);
   p.bytes = 8;
-  p.op = BwOp::kRead;
+  p.op = DataOp::kRead;
   p.check = true;
   EXPECT_THROW(runBandwidth(a.device, a.links, a.progress, p), UsageError);
   EXPECT_THROW(parseBwMode("burst"), UsageError);
-  EXPECT_EQ(parseBwOp("tagged"), BwOp::kSend);
+  EXPECT_EQ(dataOp(parseOp("tagged")), DataOp::kSend);
 }
 
 // Ping-pong: latency = RTT/2 (2 messages of 1 us = 1 us), warmup excluded from samples and
@@ -414,7 +414,7 @@ TEST(PingPongKnownAnswer, HalfRoundTripAndWarmupExcluded) {
     gFabric = &f;
     FakeSide a(f, 0), b(f, 1);
     PingPongParams p;
-    p.op = op;
+    p.op = dataOp(parseOp(op));
     p.bytes = kBytes;
     p.iterations = 50;
     p.warmup = 7;

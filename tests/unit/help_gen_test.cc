@@ -113,7 +113,8 @@ TEST(HelpGen, HelpStatesWhatTheParserDoes) {
   EXPECT_NE(bw.find("stream mode min(100, --tx-depth)"), std::string::npos) << bw;
   EXPECT_NE(bw.find("a comma list"), std::string::npos) << bw;
   // --op read parses for bw (the help said send | write | tagged).
-  EXPECT_EQ(parseClientCommand("bw", {"--op", "read", "-t", "socket"}).client.spec.op, "read");
+  EXPECT_EQ(parseClientCommand("bw", {"--op", "read", "-t", "socket"}).client.spec.op,
+            engine::Op::kRead);
   // --cq-mod: stream mode defaults to min(100, tx depth), window mode to 1, as the help says.
   EXPECT_EQ(
       parseClientCommand("bw", {"--mode", "stream", "--tx-depth", "64"}).client.spec.cqModeration,

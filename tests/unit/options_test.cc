@@ -90,14 +90,14 @@ TEST(ClientOptions, BandwidthModes) {
   // window is the default (osu_bw). Issue 22 item 8: the format only formats, so -f perftest
   // keeps window mode and what -n counts (it used to switch to stream mode).
   auto c = parseClientCommand("bw", {"-t", "socket", "-s", "8"});
-  EXPECT_EQ(c.client.spec.mode, "window");
+  EXPECT_EQ(c.client.spec.mode, engine::BwMode::kWindow);
   EXPECT_EQ(c.client.spec.cqModeration, 1u);
   c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "-n", "5", "-f", "perftest"});
-  EXPECT_EQ(c.client.spec.mode, "window");
+  EXPECT_EQ(c.client.spec.mode, engine::BwMode::kWindow);
   EXPECT_EQ(c.client.spec.cqModeration, 1u);
   EXPECT_EQ(c.client.spec.iterationsFor(8), 5u);  // windows, as without -f perftest
   c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "-f", "perftest", "--mode", "stream"});
-  EXPECT_EQ(c.client.spec.mode, "stream");
+  EXPECT_EQ(c.client.spec.mode, engine::BwMode::kStream);
   EXPECT_EQ(c.client.spec.cqModeration, 100u);  // perftest -Q 100, capped at the tx depth 128
   c = parseClientCommand("bw", {"-t", "socket", "-s", "8", "--mode", "stream", "--tx-depth", "16"});
   EXPECT_EQ(c.client.spec.streamDepth(), 16u);
@@ -113,7 +113,7 @@ TEST(ClientOptions, BandwidthModes) {
             std::string::npos);
   // bw --op read is ib_read_bw now.
   c = parseClientCommand("bw", {"-t", "socket", "--op", "read", "-s", "64"});
-  EXPECT_EQ(c.client.spec.op, "read");
+  EXPECT_EQ(c.client.spec.op, engine::Op::kRead);
 }
 
 TEST(ClientOptions, BackendOptionGivenToAnotherTransportIsAUsageError) {

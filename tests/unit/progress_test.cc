@@ -160,23 +160,23 @@ TEST_P(PingPongClean, NoWatchdogInTimedLoop) {
       dev, 5000, [&] { ++watchdogRuns; }, "fake-peer", false);
   progress.setClock(&fakeNowNs);
   PingPongParams params;
-  params.op = GetParam();
+  params.op = dataOp(parseOp(GetParam()));
   params.bytes = 8;
   params.iterations = 20'000;
   params.warmup = 100;
-  params.check = params.op == "send";
+  params.check = params.op == DataOp::kSend;
   const int64_t start = fakeClockNs();
   PingPongResult r = runPingPong(dev, link, progress, params);
   EXPECT_GE(fakeClockNs() - start, 900 * kMs);  // ~1 s of fake time
   EXPECT_EQ(watchdogRuns, 0);
   EXPECT_EQ(r.samples.count(), 20'000u);
   EXPECT_EQ(r.checkErrors, 0u);
-  if (params.op != "read") {
+  if (params.op != DataOp::kRead) {
     // Moderated completions: one signaled post in signalEvery (64), plus the last one.
     EXPECT_EQ(ep.sends(), 20'100u);
     EXPECT_LE(ep.sends() - ep.unsignaled(), 20'100u / 64 + 2);
     EXPECT_EQ(dev.completionsReported,
-              20'100u - ep.unsignaled() + (params.op == "send" ? 20'100u : 0));
+              20'100u - ep.unsignaled() + (params.op == DataOp::kSend ? 20'100u : 0));
   }
 }
 
@@ -203,7 +203,7 @@ TEST_P(PingPongReady, ResponderPostsItsReceiveBeforeReady) {
       dev, 5000, [] {}, "fake-peer", false);
   progress.setClock(&fakeNowNs);
   PingPongParams params;
-  params.op = GetParam();
+  params.op = dataOp(parseOp(GetParam()));
   params.bytes = 8;
   params.iterations = 10;
   params.initiator = false;
@@ -220,7 +220,7 @@ TEST_P(PingPongReady, ResponderPostsItsReceiveBeforeReady) {
   EXPECT_THROW(runPingPong(dev, link, progress, params), Stop);
   EXPECT_EQ(calls, 1);
   // send: the echo's receive; read: the initiator's final control message; write: none needed.
-  EXPECT_EQ(recvsAtReady, params.op == "write" ? 0u : 1u);
+  EXPECT_EQ(recvsAtReady, params.op == DataOp::kWrite ? 0u : 1u);
   EXPECT_EQ(sendsAtReady, 0u);
   EXPECT_EQ(pollsAtReady, 0u);
 }

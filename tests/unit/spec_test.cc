@@ -20,14 +20,14 @@ TestSpec latSpec() {
 
 TEST(TestSpec, JsonRoundTrip) {
   TestSpec s = latSpec();
-  s.test = "bw";
+  s.test = TestKind::kBandwidth;
   s.sizes = {1, 65536};
   s.bidirectional = true;
   s.window = 32;
   s.queuePairs = 4;
   s.serverDevice.provider = "tcp;ofi_rxm";
   TestSpec t = TestSpec::fromJson(s.toJson());
-  EXPECT_EQ(t.test, "bw");
+  EXPECT_EQ(t.test, TestKind::kBandwidth);
   EXPECT_EQ(t.sizes, s.sizes);
   EXPECT_TRUE(t.bidirectional);
   EXPECT_EQ(t.window, 32u);
@@ -59,13 +59,24 @@ TEST(TestSpec, LimitsNameTheOption) {
   s.sizes = {1ull << 32};
   expectUsage(s, "--size");
   s = latSpec();
-  s.op = "read";
+  s.op = Op::kRead;
   expectUsage(s, "--size 0");
+  // An unknown op or mode is refused by the one parser of the names, from the command line
+  // and from the wire alike, with the same message.
+  auto j = latSpec().toJson();
+  j["op"] = "atomic";
+  try {
+    TestSpec::fromJson(j);
+    FAIL() << "op atomic accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--op: 'atomic' unknown (valid: send, write, read, tagged)");
+  }
+  j = latSpec().toJson();
+  j["mode"] = "burst";
+  EXPECT_THROW(TestSpec::fromJson(j), UsageError);
+  EXPECT_THROW(parseBwMode("burst"), UsageError);
   s = latSpec();
-  s.op = "atomic";
-  expectUsage(s, "--op");
-  s = latSpec();
-  s.op = "tagged";
+  s.op = Op::kTagged;
   expectUsage(s, "--op tagged: only for -t ofi");
   s.transport = "ofi";
   s.validate();  // FI_TAGGED on an RDM endpoint: valid, 0 B included
@@ -78,7 +89,7 @@ TEST(TestSpec, LimitsNameTheOption) {
   s.queuePairs = 2;
   expectUsage(s, "--qp");
   s = latSpec();
-  s.test = "bw";
+  s.test = TestKind::kBandwidth;
   s.sizes = {64};
   s.cqModeration = 65;
   expectUsage(s, "--cq-mod");
@@ -89,7 +100,7 @@ TEST(TestSpec, LimitsNameTheOption) {
 TEST(TestSpec, OutOfRangeFieldsAreRejectedNotTruncated) {
   auto expectRejected = [](const char* field, nlohmann::json value) {
     TestSpec s = latSpec();
-    s.test = "bw";
+    s.test = TestKind::kBandwidth;
     s.sizes = {64};
     auto j = s.toJson();
     j[field] = value;
@@ -127,7 +138,7 @@ TEST(TestSpec, OsuDefaultIterations) {
   EXPECT_EQ(s.iterationsFor(8193), 1000u);
   EXPECT_EQ(s.warmupFor(8), 100u);
   EXPECT_EQ(s.warmupFor(1 << 20), 10u);
-  s.test = "bw";
+  s.test = TestKind::kBandwidth;
   EXPECT_EQ(s.iterationsFor(8), 100u);
   EXPECT_EQ(s.iterationsFor(1 << 20), 20u);
   s.iterations = 7;

@@ -89,8 +89,8 @@ int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out) {
     report::RunCapture capture;
     capture.label = v.label;
     // Known before any session: the title never comes out empty when every variant fails.
-    capture.info.test = cmd.client.spec.test;
-    capture.info.op = cmd.client.spec.op;
+    capture.info.test = engine::toString(cmd.client.spec.test);
+    capture.info.op = engine::toString(cmd.client.spec.op);
     capture.info.transport = v.transport;
     runs.push_back(std::move(capture));
   }

@@ -1,0 +1,380 @@
+// `rdmabench lat` / `rdmabench bw`: the option descriptions (help, docs/cli.md) and their parse
+// into a ClientCommand, one function per option group, in the order the checks always ran.
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "cli/help_gen.h"
+#include "cli/options.h"
+#include "common/error.h"
+#include "common/token.h"
+#include "common/units.h"
+#include "report/report.h"
+
+namespace rdmabench::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+std::vector<std::string> formatsList() {
+  return report::formatNames();
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v)
+    s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+std::string joinedBars(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v)
+    s += (s.empty() ? "" : " | ") + x;
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
+// Options that only one backend reads. Given to another transport they would be silently
+// ignored, so they are a usage error instead (`--provider X -t verbs`, `--mtu 1024 -t ofi`).
+struct BackendOption {
+  const char* name;
+  const char* transport;
+};
+constexpr BackendOption kBackendOptions[] = {
+    {"ib-port", "verbs"}, {"gid-index", "verbs"}, {"mtu", "verbs"}, {"rdma-cm", "verbs"},
+    {"provider", "ofi"},  {"domain", "ofi"},      {"ep", "ofi"},
+};
+
+// With -t given (and no --compare, whose variants differ by design), rejects the first option of
+// kBackendOptions that the chosen transport does not read.
+void checkBackendOptions(const po::variables_map& vm, const ClientCommand& cmd,
+                         const std::string& transport) {
+  if (!cmd.transportGiven || vm.count("compare")) return;
+  for (const auto& o : kBackendOptions) {
+    if (vm.count(o.name) == 0 || vm[o.name].defaulted() || transport == o.transport) continue;
+    throw UsageError(
+        fmt::format("--{}: only for -t {}; -t {} does not use it", o.name, o.transport, transport));
+  }
+}
+
+}  // namespace
+
+namespace {
+
+void addTestOptions(po::options_description& general, bool bw) {
+  general.add_options()("help,h", "show this help")("transport,t", po::value<std::string>(),
+                                                    "socket | verbs | ofi (default: verbs when an "
+                                                    "active RDMA port exists, else socket)")(
+      "op", po::value<std::string>(),
+      "send | write | read | tagged: write/read are RDMA write/read (socket emulates them, ofi "
+      "needs FI_RMA), tagged is ofi --ep rdm only (default send)")(
+      "size,s", po::value<std::string>(),
+      "message size, bytes (K/M/G, KiB/MiB/GiB = powers of two, B = bytes; KB/MB/GB are refused as "
+      "ambiguous); a comma list runs each in turn (0,1,1K)")(
+      "all,a", po::bool_switch(),
+      bw ? "all powers of two from 1 B up to 4M" : "all powers of two up to 4M (send from 0 B)")(
+      "msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (powers of two)")(
+      "iters,n", po::value<std::string>(),
+      "measured iterations per size (default: OSU's, "
+      "by size)")("warmup", po::value<std::string>(),
+                  "warmup iterations per size (default: OSU's)")(
+      "duration,D", po::value<std::string>(), "seconds per size, by the clock, instead of --iters")(
+      "max-time", po::value<std::string>(),
+      "longest a size may take with the automatic counts, seconds (IMB -time; default 10, 0 = "
+      "off)")("check", po::bool_switch(), "verify payload data")(
+      "timeout", po::value<std::string>(),
+      "longest wait without progress, seconds "
+      "(default 10)")("connect-timeout", po::value<std::string>(),
+                      "seconds to reach the server (default 5)")(
+      "port,p", po::value<std::string>(), "server control port (default 18515)")(
+      "token", po::value<std::string>(),
+      "access token the server requires (default: $RDMABENCH_TOKEN; prefer the variable, "
+      "command lines are visible in ps)");
+  if (bw)
+    general.add_options()(
+        "mode", po::value<std::string>(),
+        "window | stream: osu_bw's windows of --window messages, acked, or perftest's --tx-depth "
+        "posts kept in flight; -f perftest does not change it (default window)")(
+        "window,w", po::value<std::string>(), "window mode: messages per window (default 64)")(
+        "bidir,b", po::bool_switch(), "bidirectional (osu_bibw)")(
+        "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
+        "cq-mod", po::value<std::string>(),
+        "request a completion every N posts, at most the window (window mode) or --tx-depth "
+        "(stream mode) (default: window mode 1, stream mode min(100, --tx-depth) as perftest -Q)");
+}
+
+void addDeviceOptions(po::options_description& device) {
+  device.add_options()("device,d", po::value<std::string>(),
+                       "verbs device (default: first with an active port)")(
+      "remote-device", po::value<std::string>(), "the server's verbs device / ofi domain")(
+      "ib-port", po::value<std::string>(), "verbs port number (default 1)")(
+      "gid-index,x", po::value<std::string>(), "GID index or auto (default auto)")(
+      "inline", po::value<std::string>(), "inline bytes or auto (default auto)")(
+      "tx-depth", po::value<std::string>(), "send queue depth")(
+      "rx-depth", po::value<std::string>(), "receive queue depth")(
+      "mtu", po::value<std::string>(), "path MTU bytes 256..4096 (default: active MTU)")(
+      "use-event,e", po::value<std::string>()->implicit_value("on"),
+      (std::string(kUseEventHelp) + " (default off)").c_str())("rdma-cm,R", po::bool_switch(),
+                                                               "connect QPs with librdmacm")(
+      "provider", po::value<std::vector<std::string>>()->composing(),
+      "libfabric provider string (default tcp;ofi_rxm); give it twice or more for an A/B "
+      "comparison of providers")("compare", po::value<std::string>(),
+                                 "A/B over transports, e.g. verbs,ofi:tcp;ofi_rxm,socket")(
+      "domain", po::value<std::string>(), "libfabric domain (default: first)")(
+      "ep", po::value<std::string>(), "libfabric endpoint type rdm | msg (default rdm)");
+}
+
+void addOutputOptions(po::options_description& output) {
+  output.add_options()("format,f", po::value<std::string>(),
+                       (joinedBars(formatsList()) + " (default table)").c_str())(
+      "output,o", po::value<std::string>(), "write the report to FILE")(
+      "gbits", po::bool_switch(), "also show Gb/s (10^9 bit/s)")(
+      "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu")(
+      "quiet", po::bool_switch(), "no progress line on stderr (shown only on a terminal)");
+}
+
+void addMeasureOptions(po::options_description& measure) {
+  measure.add_options()("clock", po::value<std::string>(),
+                        "measurement clock auto | tsc | monotonic (default auto: the TSC when "
+                        "invariant)")("cpu", po::value<std::string>(),
+                                      "bind the benchmark thread to CPUs LIST (0-3,8)")(
+      "numa", po::value<std::string>(),
+      "auto | off | N: bind to the device's NUMA node, not at all, or node N (default auto)");
+}
+
+// HOST, -t, --op, -p.
+void parseTarget(const po::variables_map& vm, ClientCommand& cmd) {
+  engine::TestSpec& spec = cmd.client.spec;
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  if (vm.count("host")) cmd.client.host = str("host");
+  if (vm.count("transport")) {
+    spec.transport = str("transport");
+    cmd.transportGiven = true;
+  }
+  if (vm.count("op")) spec.op = engine::parseOp(str("op"));
+  if (vm.count("port"))
+    cmd.client.port = static_cast<uint16_t>(parseUnsigned(str("port"), "--port", 1, 65535));
+  splitHostPort(cmd.client.host, cmd.client.port, vm.count("port") > 0);
+}
+
+// -s / -a / -m: the sizes of the sweep.
+void parseSizes(const po::variables_map& vm, engine::TestSpec& spec) {
+  const bool bw = spec.bandwidth();
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  int sizeModes = vm.count("size") + (vm["all"].as<bool>() ? 1 : 0) + vm.count("msg-sizes");
+  if (sizeModes > 1) throw UsageError("--size, --all and --msg-sizes: give only one of them");
+  const uint64_t minDefault = (bw || spec.oneSided()) ? 1 : 0;
+  if (vm.count("size")) {
+    // A comma list (0,1,220,1023) runs each size in turn, in the order given.
+    spec.sizes = parseSizeList(str("size"), "--size");
+  } else if (vm["all"].as<bool>()) {
+    spec.sizes = sizeSweep(minDefault, 4u << 20);
+  } else if (vm.count("msg-sizes")) {
+    SizeRange r = parseSizeRange(str("msg-sizes"), "--msg-sizes", minDefault, 4u << 20);
+    spec.sizes = sizeSweep(r.min, r.max);
+  } else {
+    spec.sizes = bw ? sizeSweep(1, 1u << 20) : sizeSweep(minDefault, 64u << 10);
+  }
+}
+
+// -n, --warmup, -D, --max-time, --check, --token, --timeout, --connect-timeout.
+void parseRunControl(const po::variables_map& vm, ClientCommand& cmd) {
+  engine::TestSpec& spec = cmd.client.spec;
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  if (vm.count("iters"))
+    spec.iterations = parseUnsigned(str("iters"), "--iters", 1, engine::kMaxIterations);
+  if (vm.count("warmup"))
+    spec.warmup =
+        static_cast<int64_t>(parseUnsigned(str("warmup"), "--warmup", 0, engine::kMaxIterations));
+  if (vm.count("duration")) {
+    if (vm.count("iters")) throw UsageError("--duration and --iters: give only one of them");
+    spec.durationSec = parseSeconds(str("duration"), "--duration", 0.01, 3600);
+  }
+  if (vm.count("max-time"))
+    cmd.client.maxTimeSec = parseSeconds(str("max-time"), "--max-time", 0, 3600);
+  spec.check = vm["check"].as<bool>();
+  cmd.client.token = resolveToken(
+      vm.count("token") ? std::optional<std::string>(str("token")) : std::nullopt, false);
+  if (vm.count("timeout"))
+    spec.timeoutMs =
+        static_cast<int64_t>(parseSeconds(str("timeout"), "--timeout", 0.1, 3600) * 1000);
+  if (vm.count("connect-timeout"))
+    cmd.client.connectTimeoutMs = static_cast<int64_t>(
+        parseSeconds(str("connect-timeout"), "--connect-timeout", 0.1, 3600) * 1000);
+}
+
+// bw only: -w, -b, --mode, -q, --cq-mod.
+void parseBandwidth(const po::variables_map& vm, engine::TestSpec& spec) {
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  {
+    if (vm.count("window"))
+      spec.window =
+          static_cast<uint32_t>(parseUnsigned(str("window"), "--window", 1, engine::kMaxWindow));
+    spec.bidirectional = vm["bidir"].as<bool>();
+    // The format only formats: -f perftest keeps the mode (docs/metrics.md).
+    if (vm.count("mode")) spec.mode = engine::parseBwMode(str("mode"));
+    if (spec.stream() && vm.count("window"))
+      throw UsageError(
+          "--window: only for --mode window (stream mode keeps --tx-depth posts in flight)");
+    if (vm.count("qp"))
+      spec.queuePairs =
+          static_cast<uint32_t>(parseUnsigned(str("qp"), "--qp", 1, engine::kMaxQueuePairs));
+    if (vm.count("cq-mod"))
+      spec.cqModeration =
+          static_cast<uint32_t>(parseUnsigned(str("cq-mod"), "--cq-mod", 1, engine::kMaxWindow));
+  }
+}
+
+// Device / transport options: this side's device, the server's (sent with the description),
+// the A/B variants.
+void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
+  engine::TestSpec& spec = cmd.client.spec;
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  transport::DeviceOptions& d = cmd.client.localDevice;
+  if (vm.count("device")) d.device = str("device");
+  if (vm.count("ib-port"))
+    d.ibPort = static_cast<int>(parseUnsigned(str("ib-port"), "--ib-port", 1, 255));
+  if (vm.count("gid-index") && str("gid-index") != "auto")
+    d.gidIndex = static_cast<int>(parseUnsigned(str("gid-index"), "--gid-index", 0, 65535));
+  if (vm.count("inline") && str("inline") != "auto")
+    d.inlineBytes = static_cast<int64_t>(parseUnsigned(str("inline"), "--inline", 0, 1 << 20));
+  if (vm.count("tx-depth"))
+    d.txDepth = static_cast<uint32_t>(parseUnsigned(str("tx-depth"), "--tx-depth", 1, 1 << 20));
+  if (vm.count("rx-depth"))
+    d.rxDepth = static_cast<uint32_t>(parseUnsigned(str("rx-depth"), "--rx-depth", 1, 1 << 20));
+  if (vm.count("mtu")) {
+    uint64_t mtu = parseUnsigned(str("mtu"), "--mtu", 256, 4096);
+    if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
+      throw UsageError(fmt::format("--mtu {}: must be one of 256, 512, 1024, 2048, 4096", mtu));
+    d.mtu = static_cast<uint32_t>(mtu);
+  }
+  d.useEvent = parseUseEvent(vm, &cmd.client.host) == 1;
+  d.rdmaCm = vm["rdma-cm"].as<bool>();
+  std::vector<std::string> providers;
+  if (vm.count("provider")) providers = vm["provider"].as<std::vector<std::string>>();
+  if (providers.size() == 1) d.provider = providers[0];
+  if (providers.size() > 1) {
+    if (vm.count("compare")) throw UsageError("--compare and several --provider: give one of them");
+    if (cmd.transportGiven && spec.transport != "ofi")
+      throw UsageError(fmt::format("--provider: only for -t ofi, not -t {}", spec.transport));
+    spec.transport = "ofi";
+    cmd.transportGiven = true;
+    for (const auto& p : providers)
+      cmd.variants.push_back({"ofi", p, "ofi:" + p});
+  }
+  if (vm.count("compare")) {
+    cmd.variants = parseCompareList(str("compare"));
+    spec.transport = cmd.variants.front().transport;
+    cmd.transportGiven = true;
+  }
+  if (vm.count("ep")) {
+    d.endpointType = str("ep");
+    if (d.endpointType != "rdm" && d.endpointType != "msg")
+      throw UsageError(fmt::format("--ep {}: must be rdm or msg", d.endpointType));
+  }
+  if (vm.count("domain")) d.device = str("domain");
+  checkBackendOptions(vm, cmd, spec.transport);
+  // The server side shares everything but the device name and GID index (each side picks its
+  // own) unless --remote-device names it.
+  spec.serverDevice = d;
+  spec.txDepth = d.txDepth;  // stream mode's posts in flight (TestSpec::txDepth)
+  spec.serverDevice.device = vm.count("remote-device") ? str("remote-device") : std::string();
+  if (spec.serverDevice.device.empty() && vm.count("domain") && cmd.client.host.empty())
+    spec.serverDevice.device = d.device;
+  spec.serverDevice.gidIndex = -1;
+  // Stream mode moderates completions as perftest does (-Q 100, capped at the tx depth).
+  if (spec.stream() && !vm.count("cq-mod"))
+    spec.cqModeration = std::min<uint32_t>(100, spec.streamDepth());
+  if (cmd.client.host.empty()) {
+    // Loopback: both sides use the same device and GID.
+    spec.serverDevice.device = d.device;
+    spec.serverDevice.gidIndex = d.gidIndex;
+  }
+}
+
+// -f, -o, --clock, --cpu, --numa, --gbits, --full, --quiet.
+void parseOutput(const po::variables_map& vm, ClientCommand& cmd) {
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  if (vm.count("format")) {
+    cmd.output.format = str("format");
+    const auto& names = report::formatNames();
+    if (std::find(names.begin(), names.end(), cmd.output.format) == names.end())
+      throw UsageError(
+          fmt::format("--format {}: unknown (valid: {})", cmd.output.format, joined(names)));
+  }
+  if (vm.count("output")) cmd.output.path = str("output");
+  if (vm.count("clock")) {
+    cmd.clock = str("clock");
+    if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
+      throw UsageError(
+          fmt::format("--clock {}: unknown clock (valid: auto, tsc, monotonic)", cmd.clock));
+  }
+  if (vm.count("cpu")) cmd.placement.cpus = str("cpu");
+  if (vm.count("numa")) cmd.placement.numa = str("numa");
+  validatePlacement(cmd.placement);
+  cmd.output.gigabits = vm["gbits"].as<bool>();
+  cmd.output.full = vm["full"].as<bool>();
+  cmd.output.quiet = vm["quiet"].as<bool>();
+}
+
+}  // namespace
+
+ClientCommand parseClientCommand(const std::string& test, const std::vector<std::string>& args) {
+  ClientCommand cmd;
+  engine::TestSpec& spec = cmd.client.spec;
+  spec.test = engine::parseTestKind(test);
+  const bool bw = spec.bandwidth();
+
+  po::options_description general(
+      fmt::format("Usage: rdmabench {} [HOST] [options]\n"
+                  "{} against `rdmabench server` on HOST, or on loopback when HOST is omitted.\n\n"
+                  "Test",
+                  test,
+                  bw ? "Windowed bandwidth / message rate (osu_bw, ib_*_bw)"
+                     : "Ping-pong latency (osu_latency, ib_*_lat)"),
+      110);
+  addTestOptions(general, bw);
+  po::options_description device("Device / transport", 110);
+  addDeviceOptions(device);
+  po::options_description output("Output", 110);
+  addOutputOptions(output);
+  po::options_description measure("Clock / placement", 110);
+  addMeasureOptions(measure);
+
+  po::options_description hidden;
+  hidden.add_options()("host", po::value<std::string>());
+  po::options_description all;
+  all.add(general).add(device).add(measure).add(output).add(hidden);
+  po::positional_options_description pos;
+  pos.add("host", 1);
+
+  po::variables_map vm = parseOptions(test, all, pos, args);
+  if (vm.count("help")) {
+    cmd.help = true;
+    cmd.helpGroups = OptionGroups{general, device, measure, output};
+    cmd.helpText = renderHelp(cmd.helpGroups);
+    return cmd;
+  }
+  parseTarget(vm, cmd);
+  parseSizes(vm, spec);
+  parseRunControl(vm, cmd);
+  if (bw) parseBandwidth(vm, spec);
+  parseDevice(vm, cmd);
+  parseOutput(vm, cmd);
+
+  const auto& backends = transport::backendNames();
+  if (std::find(backends.begin(), backends.end(), spec.transport) == backends.end())
+    throw UsageError(
+        fmt::format("--transport {}: unknown (valid: socket, verbs, ofi)", spec.transport));
+  spec.validate();
+  return cmd;
+}
+}  // namespace rdmabench::cli

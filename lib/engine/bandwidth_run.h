@@ -1,0 +1,109 @@
+#pragma once
+// Internal to lib/engine: the state of one bandwidth run (bandwidth.h) and its parts, one file
+// per method so each timed loop is one short function found by name:
+//   bandwidth.cc          setup, run() (the order of the phases), the result
+//   bandwidth_window.cc   BandwidthRun::dataWindow: osu_bw / osu_bibw windows
+//   bandwidth_stream.cc   BandwidthRun::dataStream: perftest's stream of posts in flight
+//   bandwidth_close.cc    the closing handshakes inside the timed interval: closeSend (two-sided
+//                         delivery acks), closeOneSided (RMA: the initiator's fin and the target)
+//   bandwidth_posts.cc    posts, receives, control messages, completions, startClock
+//   bandwidth_check.cc    --check's untimed verification pass
+// Not a public API. Thread-safety: one run per thread.
+
+#include <cstdint>
+#include <vector>
+
+#include "common/clock.h"
+#include "engine/bandwidth.h"
+
+namespace rdmabench::engine::bw {
+
+// Control messages (kCtrlMessageBytes each) carry one code. Send slots: control area + 8 * code
+// (constant content); receive slots: a ring of kCtrlSlots at control area + kCtrlRecvBase.
+enum Code : uint64_t {
+  kWindowAck = 1,  // receiver -> sender: a window arrived (window mode, send)
+  kStart = 2,      // initiator -> target: the next one-sided op is the first measured one
+  kFin = 3,        // initiator -> target: all one-sided ops are posted / complete
+  kDone = 4,       // target -> initiator: everything up to here arrived (delivery)
+  kCheck = 5,      // writer -> target: verification write k is complete
+  kCheckAck = 6,   // target -> sender: verification message k checked
+  kWarm = 7,       // writer -> target: warmup writes are posted (target answers kWindowAck)
+  kCodes = 8
+};
+constexpr uint32_t kCtrlSlots = 16;
+constexpr uint64_t kCtrlRecvBase = 64;
+
+struct LinkState {
+  uint64_t posted = 0;     // data posts (64-bit; contexts carry the low 40 bits)
+  uint64_t completed = 0;  // data posts known complete
+  uint64_t sinceSignal = 0;
+  uint64_t recvPosted = 0;  // data receives posted
+  uint64_t recvDone = 0;    // data receives completed
+  uint32_t lastRecvBytes = 0;
+  uint64_t ctrlPosted = 0, ctrlDone = 0;
+  uint64_t ctrlSendsOut = 0;
+  bool doneRecvPosted = false;   // bidirectional send: the kDone receive follows the data ones
+  bool startRecvPosted = false;  // bidirectional send: the kStart receive follows the warmup ones
+  uint64_t got[kCodes] = {};
+};
+
+// One run of runBandwidth: the parameters, every link's counters and the clock marks.
+class BandwidthRun {
+ public:
+  BandwidthRun(transport::Device& device, std::vector<Link>& links, Progress& progress,
+               const BandwidthParams& p);
+  BandwidthResult run();
+
+ private:
+  int64_t now() const { return p_.clock ? p_.clock() : nowNs(); }
+
+  // Setup and result (bandwidth.cc).
+  void prepostControl();  // control receives each role needs before the data phase
+  BandwidthResult result(int64_t t0, int64_t t1, uint64_t runTag);
+  // Timed data phases; each returns t0, the start of the measured interval.
+  int64_t dataWindow();  // bandwidth_window.cc
+  int64_t dataStream();  // bandwidth_stream.cc
+  void streamUntil(uint64_t upTo);
+  // Closing handshakes (bandwidth_close.cc); each returns t1, the end of the interval.
+  int64_t closeSend();
+  int64_t closeOneSided();
+  // Posts and control messages (bandwidth_posts.cc).
+  int64_t startClock();
+  template <typename Pred>
+  void waitAll(Pred pred) {
+    for (size_t l = 0; l < links_.size(); ++l)
+      while (!pred(state_[l])) {
+        poll();
+        if (isSend_ && receives_) replenish(l);
+      }
+  }
+  void onCompletion(const transport::Completion& c);
+  void poll();
+  bool postOne(size_t l, bool forceSignal);
+  void postWindow(size_t l);
+  void replenish(size_t l);
+  void postCtrlRecv(size_t l);
+  void postCtrlSend(size_t l, Code code);
+  void drainCtrlSends();
+  // --check (bandwidth_check.cc).
+  void verifyPass(bool clientSends, BandwidthResult& r);
+
+  std::vector<Link>& links_;
+  Progress& progress_;
+  const BandwidthParams& p_;
+  uint32_t len_;
+  std::vector<LinkState> state_;
+  const bool isSend_, sends_, receives_;
+  uint32_t depth_ = 1;
+  uint32_t cqMod_ = 1;
+  uint64_t prepost_ = 0;
+  uint64_t perMsgs_ = 1, warmupMsgs_ = 0, totalMsgs_ = 0, measuredMsgs_ = 0;
+  bool warmSync_ = false, replying_ = false;
+  std::vector<uint64_t> pendingWarm_;
+  // Target-side clock marks.
+  uint64_t recvMark_ = 0;
+  bool marked_ = false, started_ = false;
+  int64_t markNs_ = 0, startNs_ = 0, finNs_ = 0, targetT1_ = 0;
+};
+
+}  // namespace rdmabench::engine::bw

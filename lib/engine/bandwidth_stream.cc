@@ -1,0 +1,44 @@
+// Stream mode (perftest): the timed loop that keeps the --tx-depth posts in flight.
+#include "engine/bandwidth_run.h"
+
+namespace rdmabench::engine::bw {
+
+// Stream mode data phase (perftest): `depth_` posts in flight per link. Returns t0.
+int64_t BandwidthRun::dataStream() {
+  int64_t t0 = now();
+  if (sends_) {
+    streamUntil(warmupMsgs_);  // warmup, drained
+    progress_.setWarmup(false);
+    t0 = startClock();
+    streamUntil(totalMsgs_);
+  }
+  if (isSend_ && receives_) {
+    if (warmSync_ && !sends_) {
+      waitAll([&](LinkState& s) { return s.recvDone >= warmupMsgs_; });
+      for (size_t l = 0; l < links_.size(); ++l)
+        postCtrlSend(l, kWindowAck);
+      progress_.setWarmup(false);
+    }
+    waitAll([&](LinkState& s) { return s.recvDone >= totalMsgs_; });
+  }
+  return t0;
+}
+
+// Posts until every link posted `upTo` messages and all of them completed.
+void BandwidthRun::streamUntil(uint64_t upTo) {
+  for (;;) {
+    bool all = true;
+    for (size_t l = 0; l < links_.size(); ++l) {
+      LinkState& s = state_[l];
+      while (s.posted < upTo && s.posted - s.completed < depth_) {
+        if (!postOne(l, s.posted + 1 == upTo)) break;
+      }
+      if (isSend_ && receives_) replenish(l);
+      all = all && s.completed == upTo;
+    }
+    if (all) return;
+    poll();
+  }
+}
+
+}  // namespace rdmabench::engine::bw

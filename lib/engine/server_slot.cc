@@ -1,0 +1,72 @@
+// The server's test slot and child-process facts (server_slot.h).
+#include "engine/server_slot.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/interrupt.h"
+
+namespace rdmabench::engine::detail {
+
+SharedSlot::SharedSlot() {
+  void* p =
+      mmap(nullptr, sizeof(TestSlot), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw SystemError("mmap (server test slot)", errno);
+  slot_ = new (p) TestSlot{};
+}
+
+SharedSlot::~SharedSlot() {
+  munmap(slot_, sizeof(TestSlot));
+}
+
+void SharedSlot::take(const std::string& description, int64_t graceMs) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(graceMs);
+  for (;;) {
+    int32_t expected = 0;
+    if (slot_->owner.compare_exchange_strong(expected, static_cast<int32_t>(getpid()))) break;
+    if (std::chrono::steady_clock::now() >= until) {
+      std::string running = slot_->described.load() ? std::string(slot_->what) : "a test";
+      throw Error(fmt::format("server busy: running {}, retry later", running));
+    }
+    throwIfInterrupted("a running test to end");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::snprintf(slot_->what, sizeof slot_->what, "%s", description.c_str());
+  slot_->described.store(1);
+}
+
+bool SharedSlot::release(pid_t pid) {
+  int32_t expected = static_cast<int32_t>(pid);
+  if (slot_->owner.load() != expected) return false;
+  slot_->described.store(0);
+  return slot_->owner.compare_exchange_strong(expected, 0);
+}
+
+std::string processState(pid_t pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  std::getline(stat, line);
+  auto paren = line.rfind(')');
+  if (paren != std::string::npos && paren + 2 < line.size() &&
+      (line[paren + 2] == 'T' || line[paren + 2] == 't'))
+    return "stopped (SIGSTOP)";
+  return "running";
+}
+
+std::string signalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
+}
+
+}  // namespace rdmabench::engine::detail

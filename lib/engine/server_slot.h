@@ -1,0 +1,46 @@
+#pragma once
+// Internal to lib/engine (server.cc): the daemon's one test slot, shared by the parent and every
+// session child, and two facts about a child process for the log. Not a public API.
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace rdmabench::engine::detail {
+
+// Who holds the one test slot; lives in memory shared by the parent and every child.
+struct TestSlot {
+  std::atomic<int32_t> owner;  // pid of the child running a test, 0 = free
+  std::atomic<uint32_t> described;
+  char what[256];
+};
+static_assert(std::atomic<int32_t>::is_always_lock_free);
+
+// The slot in an anonymous shared mapping (SystemError when mmap fails). Created by the parent
+// before it forks; used by the children (take) and the parent (release). Lock-free atomics only.
+class SharedSlot {
+ public:
+  SharedSlot();
+  ~SharedSlot();
+  SharedSlot(const SharedSlot&) = delete;
+  SharedSlot& operator=(const SharedSlot&) = delete;
+
+  // In a child: takes the slot or throws Error "server busy" naming the running test. Waits up
+  // to `graceMs` first, so back-to-back runs (A/B variants, scripts) do not collide with the
+  // previous session's teardown; InterruptedError on Ctrl-C meanwhile.
+  void take(const std::string& description, int64_t graceMs);
+  // Frees the slot when `pid` holds it; true when it did.
+  bool release(pid_t pid);
+
+ private:
+  TestSlot* slot_ = nullptr;
+};
+
+// "stopped (SIGSTOP)" or "running", from /proc/PID/stat, for the log.
+std::string processState(pid_t pid);
+// "SIGSEGV", or "signal N" for one without a name.
+std::string signalName(int sig);
+
+}  // namespace rdmabench::engine::detail
