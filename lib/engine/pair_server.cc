@@ -76,8 +76,8 @@ void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
   detail::testAllocHook();
   if (so.verbose)
     log::write(fmt::format("rdmabench server: session {}: {} {} {} from {}\n", session,
-                           toString(spec.test), escapeForLog(spec.transport, 64),
-                           toString(spec.op), ch.peerName()));
+                           toString(spec.test), escapeForLog(spec.transport, 64), toString(spec.op),
+                           ch.peerName()));
   transport::DeviceOptions opts = spec.serverDevice;
   // The target of a one-sided verbs bw (write/read, one direction) has nothing to do until the
   // initiator's closing control message: the HCA places the data. It sleeps on completion events,
