@@ -62,3 +62,9 @@ expect_error "unknown option '--nope' for 'bw'" "$RB" bw --nope
 expect_error "unknown command" "$RB" frobnicate
 expect_error "cannot resolve host" "$RB" lat no-such-host.invalid -t socket
 pass "bad input: one-line errors"
+
+# A closed stdout is not reused by a socket (the report went into the peer's connection before:
+# "malformed frame header (reserved bytes not zero)").
+timeout 60 "$RB" lat -t socket -s 8 -n 10 >&- 2>"$TMP/closed.err" || fail "lat with stdout closed: $(cat "$TMP/closed.err")"
+timeout 60 "$RB" allreduce --np 2 -t socket -s 8 -n 10 >&- 2>"$TMP/closed2.err" || fail "allreduce with stdout closed: $(cat "$TMP/closed2.err")"
+pass "stdout closed: the run measures, nothing reaches the peer"

@@ -1,5 +1,9 @@
 // rdmabench: one binary, one server, every transport. See docs/cli.md.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -268,6 +272,13 @@ int main(int argc, char** argv) {
   // First, before anything slow (probing devices, connecting): a Ctrl-C from here on is
   // handled (teardown, exit status 4) instead of killing the process.
   installInterruptHandlers();
+  // A closed stdin/stdout/stderr (`rdmabench lat >&-`) would be reused by the first socket, and
+  // the report written into the peer's connection: each closed one is held by /dev/null.
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      const int held = ::open("/dev/null", O_RDWR);
+      if (held >= 0 && held != fd) ::close(held);  // not the lowest free one: leave it
+    }
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string commandLine;
   for (int i = 0; i < argc; ++i) {
