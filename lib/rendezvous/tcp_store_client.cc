@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,6 +22,22 @@ namespace rdmabench::rendezvous {
 using nlohmann::json;
 
 namespace {
+
+// The store's connection, retried while refused until the deadline. A refusal to the end names
+// who serves a store (rank 0, the --np launcher, `rdmabench rendezvous`), not `rdmabench server`.
+Channel connectToStore(const std::string& host, uint16_t port, int64_t timeoutMs) {
+  try {
+    return Channel::connect(host, port, Deadline(timeoutMs), true);
+  } catch (const SystemError& e) {
+    if (e.code() != ECONNREFUSED) throw;
+    throw SystemError(
+        fmt::format("rendezvous store {}: nothing listened there for {:.1f} s (rank 0 serves the "
+                    "store: is it running, with the same --rendezvous port? with "
+                    "--standalone-rendezvous, `rdmabench rendezvous` does)",
+                    formatHostPort(host, port), static_cast<double>(timeoutMs) / 1000),
+        ECONNREFUSED);
+  }
+}
 
 // A string member of an untrusted object, `def` when absent or not a string.
 std::string jsonText(const json& j, const char* key, const char* def) {
@@ -62,7 +79,7 @@ std::string describeMissing(const json& j) {
 
 TcpStoreClient::TcpStoreClient(const std::string& host, uint16_t port, const JoinInfo& join,
                                int64_t connectTimeoutMs)
-    : channel_(Channel::connect(host, port, Deadline(connectTimeoutMs), true)),
+    : channel_(connectToStore(host, port, connectTimeoutMs)),
       join_(join),
       where_(formatHostPort(host, port)),
       replyMs_(std::max<int64_t>(10'000, connectTimeoutMs)) {

@@ -98,6 +98,17 @@ grep -q "^rdmabench: error: rank 1 on .*rank 2 on host .* was refused by the sto
 [ "$took" -lt 15 ] || fail "rank 0 and the late rank 1 took ${took}s (--timeout 20)"
 pass "a rank started after the run failed finds rank 0's store and the reason (${took}s)"
 
+# A rank whose store never listens names who serves a store, not `rdmabench server`.
+PORT=$((20000 + RANDOM % 12000))
+rc=0
+timeout 60 "${CLEAN[@]}" "$RB" barrier --world-size 2 --rendezvous "127.0.0.1:$PORT" --rank 1 --timeout 1 -n 5 \
+  >/dev/null 2>"$TMP/nostore.err" || rc=$?
+[ "$rc" != 0 ] || fail "rank 1 without a store exited 0"
+grep -q "rendezvous store 127.0.0.1:$PORT: nothing listened there for 1.0 s (rank 0 serves the store" "$TMP/nostore.err" ||
+  fail "no store: $(cat "$TMP/nostore.err")"
+! grep -q "rdmabench server" "$TMP/nostore.err" || fail "no store: names rdmabench server: $(cat "$TMP/nostore.err")"
+pass "a rank without a store names who serves one"
+
 # 7. Identical error lines of several --np ranks are printed once: every rank is given a CPU that
 # does not exist here, fails with the same line, and the launcher folds them.
 rc=0
