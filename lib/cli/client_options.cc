@@ -256,7 +256,11 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
       throw UsageError(fmt::format("--mtu {}: must be one of 256, 512, 1024, 2048, 4096", mtu));
     d.mtu = static_cast<uint32_t>(mtu);
   }
+  const bool hadHost = !cmd.client.host.empty();
   d.useEvent = parseUseEvent(vm, &cmd.client.host) == 1;
+  // `lat -e nodeA:18651`: the HOST taken from -e may carry the port, as a positional one may.
+  if (!hadHost && !cmd.client.host.empty())
+    splitHostPort(cmd.client.host, cmd.client.port, vm.count("port") > 0);
   d.rdmaCm = vm["rdma-cm"].as<bool>();
   std::vector<std::string> providers;
   if (vm.count("provider")) providers = vm["provider"].as<std::vector<std::string>>();

@@ -137,6 +137,14 @@ TEST(HelpGen, UseEventIsAFlagOrOnOffEverywhere) {
   ClientCommand c = parseClientCommand("lat", {"-e", "nodeA"});
   EXPECT_EQ(c.client.host, "nodeA");
   EXPECT_TRUE(c.client.localDevice.useEvent);
+  // ... and may carry the port, as a positional HOST may (newcomer trial: "cannot resolve host
+  // '127.0.0.1:18651'").
+  c = parseClientCommand("lat", {"-e", "127.0.0.1:18651"});
+  EXPECT_EQ(c.client.host, "127.0.0.1");
+  EXPECT_EQ(c.client.port, 18651);
+  c = parseClientCommand("bw", {"-e", "[::1]:18652"});
+  EXPECT_EQ(c.client.host, "::1");
+  EXPECT_EQ(c.client.port, 18652);
   c = parseClientCommand("lat", {"nodeA", "-e"});
   EXPECT_EQ(c.client.host, "nodeA");
   EXPECT_TRUE(c.client.localDevice.useEvent);
