@@ -205,27 +205,10 @@ void likeForLike(const std::string& kind, std::vector<Series>& inputs,
   }
 }
 
-Group buildGroup(std::vector<Series> inputs, size_t baseline, std::vector<std::string>& notes) {
-  Group g;
-  g.test = inputs[baseline].test;
-  g.metric = inputs[baseline].metric;
-  g.baseline = baseline;
-  g.sized = std::all_of(inputs.begin(), inputs.end(), [](const Series& s) { return s.sized; });
-  g.inputs = std::move(inputs);
+// The union of the inputs' sizes (one size, 0, when not sized), each with every input's value,
+// failure and warnings; the first value of a size that a series repeats wins (noted).
+std::map<uint64_t, ComparedRow> unionRows(const Group& g, std::vector<std::string>& notes) {
   const size_t n = g.inputs.size();
-
-  for (size_t i = 0; i < n; ++i) {
-    if (i == baseline) continue;
-    Difference d;
-    d.of = i;
-    d.to = baseline;
-    d.mpiOverhead = isMpi(g.inputs[i].source) != isMpi(g.inputs[baseline].source);
-    d.label = d.mpiOverhead ? "MPI overhead" : "diff vs baseline";
-    d.unit = g.metric == Metric::kBandwidth ? (d.mpiOverhead ? "MB/s lost" : "MB/s") : "us";
-    g.differences.push_back(d);
-  }
-
-  // Union of sizes; the first value of a size that a series repeats wins.
   std::map<uint64_t, ComparedRow> rows;
   for (size_t i = 0; i < n; ++i) {
     const Series& s = g.inputs[i];
@@ -263,6 +246,30 @@ Group buildGroup(std::vector<Series> inputs, size_t baseline, std::vector<std::s
                       "each was used",
                       s.label, g.test, dup.size()));
   }
+  return rows;
+}
+
+Group buildGroup(std::vector<Series> inputs, size_t baseline, std::vector<std::string>& notes) {
+  Group g;
+  g.test = inputs[baseline].test;
+  g.metric = inputs[baseline].metric;
+  g.baseline = baseline;
+  g.sized = std::all_of(inputs.begin(), inputs.end(), [](const Series& s) { return s.sized; });
+  g.inputs = std::move(inputs);
+  const size_t n = g.inputs.size();
+
+  for (size_t i = 0; i < n; ++i) {
+    if (i == baseline) continue;
+    Difference d;
+    d.of = i;
+    d.to = baseline;
+    d.mpiOverhead = isMpi(g.inputs[i].source) != isMpi(g.inputs[baseline].source);
+    d.label = d.mpiOverhead ? "MPI overhead" : "diff vs baseline";
+    d.unit = g.metric == Metric::kBandwidth ? (d.mpiOverhead ? "MB/s lost" : "MB/s") : "us";
+    g.differences.push_back(d);
+  }
+
+  std::map<uint64_t, ComparedRow> rows = unionRows(g, notes);
   bool common = false;
   for (auto& [bytes, r] : rows) {
     r.values.resize(n);
@@ -288,19 +295,11 @@ Group buildGroup(std::vector<Series> inputs, size_t baseline, std::vector<std::s
   return g;
 }
 
-}  // namespace
-
-Comparison compareSeries(const std::vector<std::vector<Series>>& files,
-                         const CompareOptions& options) {
-  if (files.size() < 2)
-    throw UsageError(fmt::format("compare: needs at least two inputs (got {})", files.size()));
-  if (options.baselineFile >= files.size())
-    throw UsageError(fmt::format("compare: baseline index {} out of range 0..{}",
-                                 options.baselineFile, files.size() - 1));
-  Comparison out;
+// The test kinds to compare, in the order the baseline lists them: all, or --test's (UsageError
+// when no input or not the baseline has it).
+std::vector<std::string> testKinds(const std::vector<std::vector<Series>>& files,
+                                   const CompareOptions& options) {
   const std::vector<Series>& base = files[options.baselineFile];
-
-  // Test kinds in the order the baseline lists them.
   std::vector<std::string> kinds;
   for (const Series& s : base)
     if (std::find(kinds.begin(), kinds.end(), s.test) == kinds.end()) kinds.push_back(s.test);
@@ -326,6 +325,59 @@ Comparison compareSeries(const std::vector<std::vector<Series>>& files,
       throw UsageError(fmt::format("--test {}: not in the baseline {}", options.test,
                                    base.empty() ? "?" : base.front().path));
   }
+  return kinds;
+}
+
+// Two rdmabench (or perftest) inputs on different transports or hosts: the difference is
+// theirs, not MPI's; say so in `notes`.
+void noteDifferentRuns(const std::string& kind, const std::vector<Series>& inputs,
+                       std::vector<std::string>& notes) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t j = i + 1; j < inputs.size(); ++j) {
+      const Series& a = inputs[i];
+      const Series& b = inputs[j];
+      if (isMpi(a.source) || isMpi(b.source)) continue;
+      if (!a.transport.empty() && !b.transport.empty() && a.transport != b.transport)
+        notes.push_back(fmt::format(
+            "{} [{}] ran transport {} but [{}] ran {}: their difference is the transport's", kind,
+            i + 1, a.transport, j + 1, b.transport));
+      if (!a.host.empty() && !b.host.empty() && a.host != b.host)
+        notes.push_back(fmt::format("{} [{}] ran on {} but [{}] on {}: different hosts", kind,
+                                    i + 1, a.host, j + 1, b.host));
+    }
+}
+
+// No test of the baseline is in another input: UsageError naming what each input has (and
+// which metrics cannot be compared).
+[[noreturn]] void throwNothingInCommon(const std::vector<std::vector<Series>>& files) {
+  std::string what;
+  for (const auto& f : files) {
+    if (f.empty()) continue;
+    what += fmt::format("{}{} has {}", what.empty() ? "" : "; ", f.front().path, describeTests(f));
+  }
+  std::vector<std::string> metrics;
+  for (const auto& f : files)
+    for (const Series& s : f)
+      if (std::find(metrics.begin(), metrics.end(), metricName(s.metric)) == metrics.end())
+        metrics.push_back(metricName(s.metric));
+  std::string why;
+  for (size_t i = 1; i < metrics.size(); ++i)
+    why += fmt::format("{}{} cannot be compared with {}", why.empty() ? ": " : ", ", metrics[0],
+                       metrics[i]);
+  throw UsageError(fmt::format("compare: no test in common with the baseline ({}){}", what, why));
+}
+
+}  // namespace
+
+Comparison compareSeries(const std::vector<std::vector<Series>>& files,
+                         const CompareOptions& options) {
+  if (files.size() < 2)
+    throw UsageError(fmt::format("compare: needs at least two inputs (got {})", files.size()));
+  if (options.baselineFile >= files.size())
+    throw UsageError(fmt::format("compare: baseline index {} out of range 0..{}",
+                                 options.baselineFile, files.size() - 1));
+  Comparison out;
+  const std::vector<std::string> kinds = testKinds(files, options);
 
   std::set<std::string> compared;
   for (const std::string& kind : kinds) {
@@ -356,43 +408,12 @@ Comparison compareSeries(const std::vector<std::vector<Series>>& files,
                                      metricName(s.metric), inputs[baseline].label,
                                      metricName(inputs[baseline].metric)));
     likeForLike(kind, inputs, out.notes);
-    // Two rdmabench (or perftest) inputs on different transports or hosts: the difference is
-    // theirs, not MPI's; say so.
-    for (size_t i = 0; i < inputs.size(); ++i)
-      for (size_t j = i + 1; j < inputs.size(); ++j) {
-        const Series& a = inputs[i];
-        const Series& b = inputs[j];
-        if (isMpi(a.source) || isMpi(b.source)) continue;
-        if (!a.transport.empty() && !b.transport.empty() && a.transport != b.transport)
-          out.notes.push_back(fmt::format(
-              "{} [{}] ran transport {} but [{}] ran {}: their difference is the transport's", kind,
-              i + 1, a.transport, j + 1, b.transport));
-        if (!a.host.empty() && !b.host.empty() && a.host != b.host)
-          out.notes.push_back(fmt::format("{} [{}] ran on {} but [{}] on {}: different hosts", kind,
-                                          i + 1, a.host, j + 1, b.host));
-      }
+    noteDifferentRuns(kind, inputs, out.notes);
     out.groups.push_back(buildGroup(std::move(inputs), baseline, out.notes));
     compared.insert(kind);
   }
 
-  if (out.groups.empty()) {
-    std::string what;
-    for (const auto& f : files) {
-      if (f.empty()) continue;
-      what +=
-          fmt::format("{}{} has {}", what.empty() ? "" : "; ", f.front().path, describeTests(f));
-    }
-    std::vector<std::string> metrics;
-    for (const auto& f : files)
-      for (const Series& s : f)
-        if (std::find(metrics.begin(), metrics.end(), metricName(s.metric)) == metrics.end())
-          metrics.push_back(metricName(s.metric));
-    std::string why;
-    for (size_t i = 1; i < metrics.size(); ++i)
-      why += fmt::format("{}{} cannot be compared with {}", why.empty() ? ": " : ", ", metrics[0],
-                         metrics[i]);
-    throw UsageError(fmt::format("compare: no test in common with the baseline ({}){}", what, why));
-  }
+  if (out.groups.empty()) throwNothingInCommon(files);
 
   for (size_t f = 0; f < files.size(); ++f)
     for (const Series& s : files[f])

@@ -67,6 +67,25 @@ bool timestampChar(char c) {
          c == '-' || c == '/' || c == '+' || c == ',';
 }
 
+// pdsh: "host: " where host is a DNS-like name (letters, digits, '.', '-', '_') with a letter;
+// fills `m` when `line` starts so.
+void matchPdsh(std::string_view line, LauncherMatch& m) {
+  size_t h = 0;
+  bool letter = false;
+  while (h < line.size() && h < 64 &&
+         (std::isalnum(static_cast<unsigned char>(line[h])) || line[h] == '.' || line[h] == '-' ||
+          line[h] == '_')) {
+    letter = letter || std::isalpha(static_cast<unsigned char>(line[h]));
+    ++h;
+  }
+  if (h > 0 && letter && std::isalnum(static_cast<unsigned char>(line[0])) && h < line.size() &&
+      line[h] == ':' && (h + 1 == line.size() || line[h + 1] == ' ')) {
+    m.kind = Launcher::kPdsh;
+    m.length = h + 1 == line.size() ? h + 1 : h + 2;
+    m.host = std::string(line.substr(0, h));
+  }
+}
+
 }  // namespace
 
 LauncherMatch matchLauncher(std::string_view line) {
@@ -134,21 +153,7 @@ LauncherMatch matchLauncher(std::string_view line) {
     m.rank = r;
   }
   if (m.kind != Launcher::kNone) return m;
-  // pdsh: "host: " where host is a DNS-like name (letters, digits, '.', '-', '_') with a letter.
-  size_t h = 0;
-  bool letter = false;
-  while (h < line.size() && h < 64 &&
-         (std::isalnum(static_cast<unsigned char>(line[h])) || line[h] == '.' || line[h] == '-' ||
-          line[h] == '_')) {
-    letter = letter || std::isalpha(static_cast<unsigned char>(line[h]));
-    ++h;
-  }
-  if (h > 0 && letter && std::isalnum(static_cast<unsigned char>(line[0])) && h < line.size() &&
-      line[h] == ':' && (h + 1 == line.size() || line[h + 1] == ' ')) {
-    m.kind = Launcher::kPdsh;
-    m.length = h + 1 == line.size() ? h + 1 : h + 2;
-    m.host = std::string(line.substr(0, h));
-  }
+  matchPdsh(line, m);
   return m;
 }
 

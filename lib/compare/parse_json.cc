@@ -268,6 +268,27 @@ class SeriesState {
   std::map<uint64_t, RingSize> ring_sizes_;
 };
 
+// What the top level of an rdmabench JSON document said.
+struct TopLevel {
+  bool rows = false, variants = false, compareOutput = false;
+};
+
+// One complete value at depth 1 (run, error, command, rows, variants) into `top` and `seen`.
+void topLevel(const JsonStreamValue& v, SeriesState& top, const std::string& path, TopLevel& seen) {
+  const std::string& k0 = v.path[0];
+  if (k0 == "run" && v.value.is_object()) {
+    top.run(v.value, path + " \"run\"");
+  } else if (k0 == "error" && v.value.is_string()) {
+    top.note("run ended with error: " + escapeForLog(v.value.get<std::string>(), 200));
+  } else if (k0 == "command" && v.value.is_string() && v.value.get<std::string>() == "compare") {
+    seen.compareOutput = true;
+  } else if (k0 == "rows" && v.value.is_array()) {
+    seen.rows = true;
+  } else if (k0 == "variants" && v.value.is_array()) {
+    seen.variants = true;
+  }
+}
+
 }  // namespace
 
 std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
@@ -276,7 +297,7 @@ std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
   SeriesState top(ctx);
   std::unique_ptr<SeriesState> variant;
   std::string variantLabel;
-  bool rows = false, variants = false, compareOutput = false;
+  TopLevel seen;
   uint64_t rowIndex = 0;
   // Depths (enclosing containers): run, rows, variants = 1; a row, a variant = 2; a variant's
   // run/label = 3; a variant's row = 4. Values inside a run or a row are kept until it completes;
@@ -286,18 +307,7 @@ std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
     if (p.empty()) return false;
     const std::string& k0 = p[0];
     if (v.depth == 1) {
-      if (k0 == "run" && v.value.is_object()) {
-        top.run(v.value, path + " \"run\"");
-      } else if (k0 == "error" && v.value.is_string()) {
-        top.note("run ended with error: " + escapeForLog(v.value.get<std::string>(), 200));
-      } else if (k0 == "command" && v.value.is_string() &&
-                 v.value.get<std::string>() == "compare") {
-        compareOutput = true;
-      } else if (k0 == "rows" && v.value.is_array()) {
-        rows = true;
-      } else if (k0 == "variants" && v.value.is_array()) {
-        variants = true;
-      }
+      topLevel(v, top, path, seen);
       return false;
     }
     if (k0 == "run") return true;
@@ -346,15 +356,15 @@ std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
   } catch (const ProtocolError& e) {
     throw UsageError(e.what());
   }
-  if (compareOutput)
+  if (seen.compareOutput)
     throw UsageError(fmt::format(
         "{}: this is `rdmabench compare` output, not results; compare its inputs instead", path));
-  if (!rows && !variants)
+  if (!seen.rows && !seen.variants)
     throw UsageError(fmt::format(
         "{}: JSON without a \"rows\" (or A/B \"variants\") array: not `rdmabench --format json` "
         "output",
         path));
-  if (rows) out.insert(out.begin(), top.finish());
+  if (seen.rows) out.insert(out.begin(), top.finish());
   return out;
 }
 

@@ -110,19 +110,24 @@ std::string sizeTics(uint64_t lo, uint64_t hi) {
   return "set xtics (" + tics + ")";
 }
 
-PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& options) {
-  PlotScript out;
-  std::string terminal = terminalFor(options.output);
-  std::ostringstream s;
-  s << "# rdmabench plot (gnuplot script; data inline)\n";
-  s << "@TERMINAL@\n";  // the height depends on the panel count (autoHeight)
-  s << "set output " << gnuplotQuoted(options.output) << "\n";
+namespace {
 
-  // Data blocks, and the panels in order of first appearance.
+// The data panels of a plot: one per test, in order of first appearance.
+struct Panels {
   std::vector<std::string> tests;
   std::vector<std::vector<size_t>> members;  // per panel: indices of data blocks
-  std::vector<Metric> metrics;
-  std::vector<std::string> keys;
+  std::vector<Metric> metrics;               // per panel
+  std::vector<std::string> keys;             // per data block: its legend text
+};
+
+// Writes one inline data block ($dN) per sized series with points to `s` and returns the panels;
+// what is left out goes to out.skipped. UsageError when nothing is left to plot.
+Panels dataBlocks(const std::vector<Series>& series, std::ostream& s, PlotScript& out) {
+  Panels d;
+  std::vector<std::string>& tests = d.tests;
+  std::vector<std::vector<size_t>>& members = d.members;
+  std::vector<Metric>& metrics = d.metrics;
+  std::vector<std::string>& keys = d.keys;
   for (const Series& x : series) {
     if (!x.sized) {
       out.skipped.push_back(
@@ -165,37 +170,18 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
   for (size_t i = 0; i < keys.size(); ++i)
     for (size_t j = i + 1; j < keys.size(); ++j)
       if (keys[i] == keys[j]) keys[j] += " #" + std::to_string(j + 1);
-  // Overhead panels: one per test that has overhead curves.
-  std::vector<std::string> ohTests;
-  for (const OverheadCurve& c : options.overheads)
-    if (!c.points.empty() && std::find(ohTests.begin(), ohTests.end(), c.test) == ohTests.end())
-      ohTests.push_back(c.test);
-  out.panels = static_cast<int>(tests.size() + ohTests.size());
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (const Series& x : series)
-    for (const Point& p : x.points)
-      if (x.sized && p.bytes > 0) lo = std::min(lo, p.bytes), hi = std::max(hi, p.bytes);
+  return d;
+}
 
-  s << "set grid\nset key below\nset xlabel 'Message size'\n"
-       "set logscale x 2\n"
-    << sizeTics(lo, hi) << "\n";
-  // A little room at both ends so the first and last points (and tics) are not on the border.
-  if (hi > 0)
-    s << fmt::format("set xrange [{:g}:{:g}]\n", static_cast<double>(lo) / 1.25,
-                     static_cast<double>(hi) * 1.25);
-  if (out.panels > 1) {
-    int cols = out.panels > 3 ? 2 : 1;
-    int rows = (out.panels + cols - 1) / cols;
-    s << fmt::format("set multiplot layout {},{}{}\n", rows, cols,
-                     options.title.empty() ? "" : " title " + gnuplotQuoted(options.title));
-  }
-  for (size_t p = 0; p < tests.size(); ++p) {
-    Metric m = metrics[p];
+// One plot command per data panel (log x; bandwidth linear y from 0, times log y).
+void plotPanels(std::ostream& s, const Panels& d, int panels, const PlotOptions& options) {
+  for (size_t p = 0; p < d.tests.size(); ++p) {
+    Metric m = d.metrics[p];
     std::string title = m == Metric::kBandwidth ? "Bandwidth vs message size"
                         : m == Metric::kLatency ? "Latency vs message size"
-                                                : tests[p] + " time vs message size";
-    if (out.panels > 1 || options.title.empty())
-      s << "set title " << gnuplotQuoted(out.panels > 1 ? tests[p] + ": " + title : title) << "\n";
+                                                : d.tests[p] + " time vs message size";
+    if (panels > 1 || options.title.empty())
+      s << "set title " << gnuplotQuoted(panels > 1 ? d.tests[p] + ": " + title : title) << "\n";
     else
       s << "set title " << gnuplotQuoted(options.title) << "\n";
     s << "set ylabel " << gnuplotQuoted(axisLabel(m)) << "\n";
@@ -204,16 +190,20 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
     else
       s << "set logscale y 10\nset yrange [*:*]\nset format y '%g'\n";
     s << "plot ";
-    for (size_t k = 0; k < members[p].size(); ++k) {
-      size_t b = members[p][k];
+    for (size_t k = 0; k < d.members[p].size(); ++k) {
+      size_t b = d.members[p][k];
       s << (k ? ", \\\n     " : "")
         << fmt::format("$d{} using 1:2 with linespoints lw 2 pt 7 ps 0.6 title {}", b,
-                       gnuplotQuoted(keys[b]));
+                       gnuplotQuoted(d.keys[b]));
     }
     s << "\n";
   }
-  // MPI overhead per size: absolute on the left axis, percent on the right.
-  size_t block = keys.size();
+}
+
+// MPI overhead per size, one panel per test of `ohTests`: absolute on the left axis, percent on
+// the right; data blocks numbered from `block`.
+void plotOverheads(std::ostream& s, const std::vector<std::string>& ohTests, size_t block,
+                   const PlotOptions& options) {
   for (const std::string& t : ohTests) {
     std::string unit;
     std::vector<std::pair<size_t, std::string>> curves;  // data block, key
@@ -246,6 +236,45 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
     }
     s << "\nunset y2tics\nunset y2label\nset ytics mirror\n";
   }
+}
+
+}  // namespace
+
+PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& options) {
+  PlotScript out;
+  std::string terminal = terminalFor(options.output);
+  std::ostringstream s;
+  s << "# rdmabench plot (gnuplot script; data inline)\n";
+  s << "@TERMINAL@\n";  // the height depends on the panel count (autoHeight)
+  s << "set output " << gnuplotQuoted(options.output) << "\n";
+
+  const Panels d = dataBlocks(series, s, out);
+  // Overhead panels: one per test that has overhead curves.
+  std::vector<std::string> ohTests;
+  for (const OverheadCurve& c : options.overheads)
+    if (!c.points.empty() && std::find(ohTests.begin(), ohTests.end(), c.test) == ohTests.end())
+      ohTests.push_back(c.test);
+  out.panels = static_cast<int>(d.tests.size() + ohTests.size());
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (const Series& x : series)
+    for (const Point& p : x.points)
+      if (x.sized && p.bytes > 0) lo = std::min(lo, p.bytes), hi = std::max(hi, p.bytes);
+
+  s << "set grid\nset key below\nset xlabel 'Message size'\n"
+       "set logscale x 2\n"
+    << sizeTics(lo, hi) << "\n";
+  // A little room at both ends so the first and last points (and tics) are not on the border.
+  if (hi > 0)
+    s << fmt::format("set xrange [{:g}:{:g}]\n", static_cast<double>(lo) / 1.25,
+                     static_cast<double>(hi) * 1.25);
+  if (out.panels > 1) {
+    int cols = out.panels > 3 ? 2 : 1;
+    int rows = (out.panels + cols - 1) / cols;
+    s << fmt::format("set multiplot layout {},{}{}\n", rows, cols,
+                     options.title.empty() ? "" : " title " + gnuplotQuoted(options.title));
+  }
+  plotPanels(s, d, out.panels, options);
+  plotOverheads(s, ohTests, d.keys.size(), options);
   if (out.panels > 1) s << "unset multiplot\n";
   s << "set output\n";
   out.text = s.str();

@@ -69,6 +69,118 @@ std::string claimText(const Env& env, const Claim& c) {
                    : shown(env, c.rankVar);
 }
 
+// Started by srun itself (PMI_RANK of `srun --mpi=pmi2` agrees): rank, size and local rank
+// from Slurm, the default port and run id from the job and step, and (`needAddress`: no
+// --rendezvous HOST:PORT, no file store) rank 0's node, the step's first.
+void fromSlurm(const Env& env, const Claim& slurm, bool needAddress, RankInfo& info,
+               uint16_t& defaultPort, std::string& runId) {
+  // srun itself (PMI_RANK of `srun --mpi=pmi2` agrees): Slurm also says where rank 0 is.
+  info.rank = slurm.rank;
+  info.worldSize = slurm.size;
+  info.localRank = std::max(0, envInt(env, "SLURM_LOCALID", 0, 1 << 24));
+  info.source = "slurm";
+  // "2(x2),1": the first count is this step's largest per-node share (good enough to
+  // decide whether ranks outnumber cores).
+  if (auto tpn =
+          env("SLURM_STEP_TASKS_PER_NODE").value_or(env("SLURM_TASKS_PER_NODE").value_or(""));
+      !tpn.empty())
+    info.localRanks = std::max(1, std::atoi(tpn.c_str()));
+  int job = envInt(env, "SLURM_JOB_ID", 0, INT32_MAX);
+  if (job < 0) job = envInt(env, "SLURM_JOBID", 0, INT32_MAX);
+  int step = envInt(env, "SLURM_STEP_ID", 0, INT32_MAX);
+  if (step < 0) step = envInt(env, "SLURM_STEPID", 0, INT32_MAX);
+  defaultPort =
+      portForJob(static_cast<uint64_t>(std::max(job, 0)), static_cast<uint64_t>(std::max(step, 0)));
+  if (runId.empty()) runId = fmt::format("slurm-{}.{}", job, step);
+  if (needAddress) {
+    std::string nodes =
+        env("SLURM_STEP_NODELIST")
+            .value_or(env("SLURM_JOB_NODELIST").value_or(env("SLURM_NODELIST").value_or("")));
+    std::vector<std::string> hosts = expandHostList(nodes);
+    if (hosts.empty())
+      throw UsageError("Slurm: SLURM_STEP_NODELIST is empty; give --rendezvous HOST:PORT");
+    // Rank 0 runs on the first node of the step (block and cyclic distributions alike).
+    info.rendezvousHost = resolveNodeAddress(hosts[0]);
+    info.rendezvousPort = defaultPort;
+  }
+}
+
+// Which launcher started this process (docs/rendezvous.md, "Who am I"), when neither --rank nor
+// --np says: PMIx, Slurm, Open MPI, PMI, or none ("single"). Fills `info` and, for Slurm and
+// PMIx, the default port and run id. UsageError for contradicting launcher variables and
+// for a launcher whose world cannot meet without a rendezvous option.
+void fromLauncher(const LaunchOptions& o, const Env& env, const RendezvousSpec& spec,
+                  const std::string& fileStore, RankInfo& info, uint16_t& defaultPort,
+                  std::string& runId) {
+  const bool pmixServer = env("PMIX_RANK") && env("PMIX_NAMESPACE");
+  const bool wantPmix = spec.kind == RendezvousKind::Pmix;
+  // Launchers nest (mpirun inside salloc, srun inside an mpirun job), and children inherit the
+  // outer one's variables: the per-process variables of the launcher that started us must win,
+  // and two launchers that both claim to be it (they disagree on this process) are refused.
+  const Claim pmix = claim(env, "PMIX_RANK", nullptr);
+  const Claim ompi = claim(env, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE");
+  const Claim pmi = claim(env, "PMI_RANK", "PMI_SIZE");
+  const Claim slurm = env("SLURM_NTASKS") ? claim(env, "SLURM_PROCID", "SLURM_NTASKS")
+                                          : Claim{"SLURM_PROCID", "SLURM_NTASKS"};
+  auto contradiction = [&](const Claim& a, const Claim& b) {
+    return UsageError(fmt::format(
+        "contradictory launcher environment: {} but {}; both claim to have started this "
+        "process (unset the stale ones, or give --rank/--world-size)",
+        claimText(env, a), claimText(env, b)));
+  };
+  if (differ(pmix, ompi)) throw contradiction(pmix, ompi);
+  if (differ(pmix, pmi)) throw contradiction(pmix, pmi);
+  if (differ(ompi, pmi)) throw contradiction(ompi, pmi);
+  // A build without PMIx says so first (rendezvous/pmix.h: the stub throws UsageError).
+  if (wantPmix && !rendezvous::pmixBuilt()) (void)rendezvous::pmixInit();
+  if (wantPmix && !pmixServer)
+    throw UsageError(
+        fmt::format("--rendezvous pmix: no PMIx server started this process ({}, {}); run it under "
+                    "`srun --mpi=pmix`, mpirun or prterun",
+                    shown(env, "PMIX_NAMESPACE"), shown(env, "PMIX_RANK")));
+  // auto: PMIx whenever a PMIx server started us, this build has PMIx, and no other store
+  // was named.
+  const bool usePmix = wantPmix || (spec.kind == RendezvousKind::Auto && fileStore.empty() &&
+                                    pmixServer && rendezvous::pmixBuilt());
+  // The launcher's own variables beat inherited SLURM_* that disagree with them.
+  const Claim* other = ompi.rank >= 0 ? &ompi : pmi.rank >= 0 ? &pmi : nullptr;
+  const bool slurmStale =
+      (other && differ(*other, slurm)) || (pmix.rank >= 0 && differ(pmix, slurm));
+  if (usePmix) {
+    if (o.standaloneServer)
+      throw UsageError("--standalone-rendezvous: not with --rendezvous pmix (rank 0 serves)");
+    info.rank = pmix.rank;
+    info.worldSize = 0;  // PMIX_JOB_SIZE, filled in by applyPmixIdentity after PMIx_Init
+    info.source = "pmix";
+    if (runId.empty()) runId = "pmix-" + *env("PMIX_NAMESPACE");
+  } else if (slurm.rank >= 0 && other != &ompi && !slurmStale) {
+    fromSlurm(env, slurm, spec.kind != RendezvousKind::Tcp && fileStore.empty(), info, defaultPort,
+              runId);
+  } else if (other || slurm.rank >= 0) {
+    // mpirun (or a PMI launcher) inside a Slurm allocation: SLURM_* describe mpirun's own
+    // step, not these processes. Without OMPI/PMI variables only PMIx knows the size.
+    if (!other)
+      throw UsageError(fmt::format(
+          "{} but {} (inherited from an enclosing Slurm step?): the size is only known to "
+          "PMIx; use --rendezvous pmix",
+          claimText(env, pmix), claimText(env, slurm)));
+    const bool ompiOwn = other == &ompi;
+    info.rank = other->rank;
+    info.worldSize = other->size;
+    info.localRank = std::max(
+        0, envInt(env, ompiOwn ? "OMPI_COMM_WORLD_LOCAL_RANK" : "PMI_LOCAL_RANK", 0, 1 << 24));
+    info.source = ompiOwn ? "openmpi" : "pmi";
+    if (spec.kind != RendezvousKind::Tcp && fileStore.empty() && info.worldSize > 1)
+      throw UsageError(fmt::format(
+          "launched by {} ({}{}): give --rendezvous pmix (needs a PMIx server), HOST:PORT (the "
+          "host of rank 0) or file:DIR",
+          ompiOwn ? "mpirun" : "a PMI launcher", claimText(env, *other),
+          slurmStale ? fmt::format("; ignoring the inherited {}", claimText(env, slurm)) : ""));
+  } else {
+    info.source = "single";
+  }
+}
+
 }  // namespace
 
 RankInfo detect(const LaunchOptions& o, const Env& env) {
@@ -86,7 +198,6 @@ RankInfo detect(const LaunchOptions& o, const Env& env) {
   info.token = resolveToken(o.token, true);
   uint16_t defaultPort = kDefaultRendezvousPort;
   std::string runId = o.runId.empty() ? env("RDMABENCH_RUN_ID").value_or("") : o.runId;
-  const bool pmixServer = env("PMIX_RANK") && env("PMIX_NAMESPACE");
   const bool wantPmix = spec.kind == RendezvousKind::Pmix;
 
   if (o.rank || o.worldSize) {
@@ -111,99 +222,7 @@ RankInfo detect(const LaunchOptions& o, const Env& env) {
     info.localRanks = o.np;
     info.source = "np";
   } else {
-    // Which launcher started this process (docs/rendezvous.md, "Who am I"). Launchers nest
-    // (mpirun inside salloc, srun inside an mpirun job), and children inherit the outer one's
-    // variables: the per-process variables of the launcher that started us must win, and two
-    // launchers that both claim to be it (they disagree on this process) are refused.
-    const Claim pmix = claim(env, "PMIX_RANK", nullptr);
-    const Claim ompi = claim(env, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE");
-    const Claim pmi = claim(env, "PMI_RANK", "PMI_SIZE");
-    const Claim slurm = env("SLURM_NTASKS") ? claim(env, "SLURM_PROCID", "SLURM_NTASKS")
-                                            : Claim{"SLURM_PROCID", "SLURM_NTASKS"};
-    auto contradiction = [&](const Claim& a, const Claim& b) {
-      return UsageError(fmt::format(
-          "contradictory launcher environment: {} but {}; both claim to have started this "
-          "process (unset the stale ones, or give --rank/--world-size)",
-          claimText(env, a), claimText(env, b)));
-    };
-    if (differ(pmix, ompi)) throw contradiction(pmix, ompi);
-    if (differ(pmix, pmi)) throw contradiction(pmix, pmi);
-    if (differ(ompi, pmi)) throw contradiction(ompi, pmi);
-    // A build without PMIx says so first (rendezvous/pmix.h: the stub throws UsageError).
-    if (wantPmix && !rendezvous::pmixBuilt()) (void)rendezvous::pmixInit();
-    if (wantPmix && !pmixServer)
-      throw UsageError(fmt::format(
-          "--rendezvous pmix: no PMIx server started this process ({}, {}); run it under "
-          "`srun --mpi=pmix`, mpirun or prterun",
-          shown(env, "PMIX_NAMESPACE"), shown(env, "PMIX_RANK")));
-    // auto: PMIx whenever a PMIx server started us, this build has PMIx, and no other store
-    // was named.
-    const bool usePmix = wantPmix || (spec.kind == RendezvousKind::Auto && fileStore.empty() &&
-                                      pmixServer && rendezvous::pmixBuilt());
-    // The launcher's own variables beat inherited SLURM_* that disagree with them.
-    const Claim* other = ompi.rank >= 0 ? &ompi : pmi.rank >= 0 ? &pmi : nullptr;
-    const bool slurmStale =
-        (other && differ(*other, slurm)) || (pmix.rank >= 0 && differ(pmix, slurm));
-    if (usePmix) {
-      if (o.standaloneServer)
-        throw UsageError("--standalone-rendezvous: not with --rendezvous pmix (rank 0 serves)");
-      info.rank = pmix.rank;
-      info.worldSize = 0;  // PMIX_JOB_SIZE, filled in by applyPmixIdentity after PMIx_Init
-      info.source = "pmix";
-      if (runId.empty()) runId = "pmix-" + *env("PMIX_NAMESPACE");
-    } else if (slurm.rank >= 0 && other != &ompi && !slurmStale) {
-      // srun itself (PMI_RANK of `srun --mpi=pmi2` agrees): Slurm also says where rank 0 is.
-      info.rank = slurm.rank;
-      info.worldSize = slurm.size;
-      info.localRank = std::max(0, envInt(env, "SLURM_LOCALID", 0, 1 << 24));
-      info.source = "slurm";
-      // "2(x2),1": the first count is this step's largest per-node share (good enough to
-      // decide whether ranks outnumber cores).
-      if (auto tpn =
-              env("SLURM_STEP_TASKS_PER_NODE").value_or(env("SLURM_TASKS_PER_NODE").value_or(""));
-          !tpn.empty())
-        info.localRanks = std::max(1, std::atoi(tpn.c_str()));
-      int job = envInt(env, "SLURM_JOB_ID", 0, INT32_MAX);
-      if (job < 0) job = envInt(env, "SLURM_JOBID", 0, INT32_MAX);
-      int step = envInt(env, "SLURM_STEP_ID", 0, INT32_MAX);
-      if (step < 0) step = envInt(env, "SLURM_STEPID", 0, INT32_MAX);
-      defaultPort = portForJob(static_cast<uint64_t>(std::max(job, 0)),
-                               static_cast<uint64_t>(std::max(step, 0)));
-      if (runId.empty()) runId = fmt::format("slurm-{}.{}", job, step);
-      if (spec.kind != RendezvousKind::Tcp && fileStore.empty()) {
-        std::string nodes =
-            env("SLURM_STEP_NODELIST")
-                .value_or(env("SLURM_JOB_NODELIST").value_or(env("SLURM_NODELIST").value_or("")));
-        std::vector<std::string> hosts = expandHostList(nodes);
-        if (hosts.empty())
-          throw UsageError("Slurm: SLURM_STEP_NODELIST is empty; give --rendezvous HOST:PORT");
-        // Rank 0 runs on the first node of the step (block and cyclic distributions alike).
-        info.rendezvousHost = resolveNodeAddress(hosts[0]);
-        info.rendezvousPort = defaultPort;
-      }
-    } else if (other || slurm.rank >= 0) {
-      // mpirun (or a PMI launcher) inside a Slurm allocation: SLURM_* describe mpirun's own
-      // step, not these processes. Without OMPI/PMI variables only PMIx knows the size.
-      if (!other)
-        throw UsageError(fmt::format(
-            "{} but {} (inherited from an enclosing Slurm step?): the size is only known to "
-            "PMIx; use --rendezvous pmix",
-            claimText(env, pmix), claimText(env, slurm)));
-      const bool ompiOwn = other == &ompi;
-      info.rank = other->rank;
-      info.worldSize = other->size;
-      info.localRank = std::max(
-          0, envInt(env, ompiOwn ? "OMPI_COMM_WORLD_LOCAL_RANK" : "PMI_LOCAL_RANK", 0, 1 << 24));
-      info.source = ompiOwn ? "openmpi" : "pmi";
-      if (spec.kind != RendezvousKind::Tcp && fileStore.empty() && info.worldSize > 1)
-        throw UsageError(fmt::format(
-            "launched by {} ({}{}): give --rendezvous pmix (needs a PMIx server), HOST:PORT (the "
-            "host of rank 0) or file:DIR",
-            ompiOwn ? "mpirun" : "a PMI launcher", claimText(env, *other),
-            slurmStale ? fmt::format("; ignoring the inherited {}", claimText(env, slurm)) : ""));
-    } else {
-      info.source = "single";
-    }
+    fromLauncher(o, env, spec, fileStore, info, defaultPort, runId);
   }
   if (spec.kind == RendezvousKind::Tcp)
     parseHostPort(spec.address, defaultPort, info.rendezvousHost, info.rendezvousPort);

@@ -205,20 +205,136 @@ void dieWithLauncher(pid_t launcher, int rank) {
 
 }  // namespace
 
-int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body,
-             const LocalRunLimits& limits) {
-  // Strangers on this host cannot join the local ranks' store: without a token of the user's, a
-  // random one goes to the forked ranks only.
-  const std::string token = base.token.empty() ? randomToken() : base.token;
-  ensureDescriptors(storeServerDescriptors(static_cast<uint64_t>(np)), fmt::format("--np {}", np));
-  // Only forked ranks holding the token reach this loopback server; with many more ranks than
-  // cores a rank may need longer than the default 10 s between connecting and joining.
-  rendezvous::StoreLimits storeLimits;
-  storeLimits.handshakeMs = std::max(storeLimits.handshakeMs, limits.handshakeMs);
-  rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId, storeLimits, token);
-  std::cout.flush();
-  log::flush();
-  StderrFolder folder(np);  // the ranks' identical stderr lines, printed once (launch/fold.h)
+namespace {
+
+// The local ranks of runLocal after the fork: reaps them, signals them when the run fails, is
+// interrupted or overruns its limits, and reports what it signalled.
+class LocalSupervisor {
+ public:
+  LocalSupervisor(const std::map<pid_t, int>& children, const LocalRunLimits& limits)
+      : limits_(limits), start_(nowNs()) {
+    for (auto& [p, rank] : children)
+      live_.emplace(p, Child{rank});
+  }
+
+  bool done() const { return live_.empty(); }
+
+  // Reaps every rank that exited or stopped since the last call.
+  void reap() {
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED);
+      if (pid <= 0) break;
+      auto it = live_.find(pid);
+      if (it == live_.end()) continue;
+      if (WIFSTOPPED(status) || WIFCONTINUED(status)) {
+        it->second.stopped = WIFSTOPPED(status);
+        continue;
+      }
+      const int rank = it->second.rank;
+      const bool signalledByUs = it->second.termSentNs != 0;
+      live_.erase(it);
+      int code = WIFEXITED(status) ? WEXITSTATUS(status)
+                                   : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1);
+      if (!firstExitNs_) firstExitNs_ = nowNs();
+      if (code != 0 && result_ == 0) result_ = code;
+      // A rank killed by a signal the launcher did not send is the cause whenever it happens:
+      // its peers learn of it through the store within milliseconds and exit 1, and waitpid()
+      // may reap them before it. It cannot print its own error, so the launcher does, and the
+      // run's status is its 128 + signal (docs/rendezvous.md "Failure").
+      if (WIFSIGNALED(status) && !signalledByUs && !killedRank_) {
+        killedRank_ = true;
+        result_ = code;
+        log::write(fmt::format("rdmabench: launcher: rank {} (pid {}) failed first: {}\n", rank,
+                               pid, describeStatus(status)));
+      }
+    }
+  }
+
+  // SIGTERM to the ranks a failure, the deadline or the first exit's limit ends; SIGKILL to
+  // those still alive limits.graceMs after their SIGTERM.
+  void enforce() {
+    const int64_t now = nowNs();
+    // A stopped rank cannot notice its peers failing: after a failure it is ended at once.
+    if (result_ != 0)
+      for (auto& [p, c] : live_)
+        if (c.stopped)
+          terminate(p, c,
+                    fmt::format("rank {} (pid {}) is stopped (SIGSTOP) while the run has failed",
+                                c.rank, p));
+    if (limits_.deadlineMs > 0 && now - start_ > limits_.deadlineMs * 1'000'000)
+      terminateAll(fmt::format("the run's deadline of {:.1f} s passed",
+                               static_cast<double>(limits_.deadlineMs) / 1000));
+    if (limits_.afterFirstExitMs > 0 && firstExitNs_ &&
+        now - firstExitNs_ > limits_.afterFirstExitMs * 1'000'000)
+      terminateAll(fmt::format("rank(s) still running {:.1f} s after the first one exited",
+                               static_cast<double>(limits_.afterFirstExitMs) / 1000));
+    for (auto& [p, c] : live_)
+      if (c.termSentNs && !c.killSent && now - c.termSentNs > limits_.graceMs * 1'000'000) {
+        c.killSent = true;
+        killed_.push_back(fmt::format("{}", c.rank));
+        kill(p, SIGKILL);
+      }
+  }
+
+  void terminateAll(const std::string& why) {
+    for (auto& [p, c] : live_)
+      terminate(p, c, why);
+  }
+
+  // The run's status; logs which ranks were signalled and why (then at least 1).
+  int finish() {
+    if (!termed_.empty()) {
+      auto join = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const auto& x : v)
+          out += (out.empty() ? "" : ", ") + x;
+        return out;
+      };
+      log::write(fmt::format(
+          "rdmabench: error: launcher: {}: sent SIGTERM to rank(s) {}{}\n", reason_, join(termed_),
+          killed_.empty()
+              ? ""
+              : fmt::format(", then SIGKILL to rank(s) {} still alive after {:.1f} s",
+                            join(killed_), static_cast<double>(limits_.graceMs) / 1000)));
+      if (result_ == 0) result_ = 1;
+    }
+    return result_;
+  }
+
+ private:
+  struct Child {
+    int rank;
+    bool stopped = false;    // reported stopped by waitpid(WUNTRACED)
+    int64_t termSentNs = 0;  // 0 = not signalled yet
+    bool killSent = false;
+  };
+
+  void terminate(pid_t p, Child& c, const std::string& why) {
+    if (c.termSentNs) return;
+    if (reason_.empty()) reason_ = why;
+    c.termSentNs = nowNs();
+    termed_.push_back(fmt::format("{}", c.rank));
+    kill(p, SIGTERM);
+    kill(p, SIGCONT);  // a stopped rank acts on SIGTERM only once continued
+  }
+
+  const LocalRunLimits& limits_;
+  const int64_t start_;
+  std::map<pid_t, Child> live_;
+  int result_ = 0;
+  std::string reason_;       // why ranks were signalled (the first cause only)
+  int64_t firstExitNs_ = 0;  // 0 = no rank exited yet
+  bool killedRank_ = false;  // a rank died of a signal the launcher did not send
+  std::vector<std::string> termed_, killed_;
+};
+
+// Forks local rank r..np-1 of runLocal, serving the store between forks; returns pid -> rank.
+// SystemError (after killing the ranks forked so far) when a fork fails.
+std::map<pid_t, int> forkRanks(int np, const RankInfo& base,
+                               const std::function<int(const RankInfo&)>& body,
+                               rendezvous::TcpStoreServer& server, StderrFolder& folder,
+                               const std::string& token) {
   std::map<pid_t, int> children;
   const pid_t launcher = getpid();
   for (int r = 0; r < np; ++r) {
@@ -263,105 +379,38 @@ int runLocal(int np, const RankInfo& base, const std::function<int(const RankInf
     // queuing at once after the last fork (~10 ms per fork here: 10 s for 1024 ranks).
     server.serve(0);
   }
+  return children;
+}
+
+}  // namespace
+
+int runLocal(int np, const RankInfo& base, const std::function<int(const RankInfo&)>& body,
+             const LocalRunLimits& limits) {
+  // Strangers on this host cannot join the local ranks' store: without a token of the user's, a
+  // random one goes to the forked ranks only.
+  const std::string token = base.token.empty() ? randomToken() : base.token;
+  ensureDescriptors(storeServerDescriptors(static_cast<uint64_t>(np)), fmt::format("--np {}", np));
+  // Only forked ranks holding the token reach this loopback server; with many more ranks than
+  // cores a rank may need longer than the default 10 s between connecting and joining.
+  rendezvous::StoreLimits storeLimits;
+  storeLimits.handshakeMs = std::max(storeLimits.handshakeMs, limits.handshakeMs);
+  rendezvous::TcpStoreServer server("127.0.0.1", 0, base.runId, storeLimits, token);
+  std::cout.flush();
+  log::flush();
+  StderrFolder folder(np);  // the ranks' identical stderr lines, printed once (launch/fold.h)
+  LocalSupervisor ranks(forkRanks(np, base, body, server, folder, token), limits);
   folder.start();
-  struct Child {
-    int rank;
-    bool stopped = false;    // reported stopped by waitpid(WUNTRACED)
-    int64_t termSentNs = 0;  // 0 = not signalled yet
-    bool killSent = false;
-  };
-  std::map<pid_t, Child> live;
-  for (auto& [p, rank] : children)
-    live.emplace(p, Child{rank});
-  int result = 0;
-  std::string reason;  // why ranks were signalled (the first cause only)
-  const int64_t start = nowNs();
-  int64_t firstExitNs = 0;  // 0 = no rank exited yet
-  bool killedRank = false;  // a rank died of a signal the launcher did not send
-  std::vector<std::string> termed, killed;
-  auto terminate = [&](pid_t p, Child& c, const std::string& why) {
-    if (c.termSentNs) return;
-    if (reason.empty()) reason = why;
-    c.termSentNs = nowNs();
-    termed.push_back(fmt::format("{}", c.rank));
-    kill(p, SIGTERM);
-    kill(p, SIGCONT);  // a stopped rank acts on SIGTERM only once continued
-  };
-  auto terminateAll = [&](const std::string& why) {
-    for (auto& [p, c] : live)
-      terminate(p, c, why);
-  };
-  while (!live.empty()) {
+  while (!ranks.done()) {
     server.serve(20);
-    if (interrupted()) terminateAll(fmt::format("{} received", interruptName()));
-    for (;;) {
-      int status = 0;
-      pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED);
-      if (pid <= 0) break;
-      auto it = live.find(pid);
-      if (it == live.end()) continue;
-      if (WIFSTOPPED(status) || WIFCONTINUED(status)) {
-        it->second.stopped = WIFSTOPPED(status);
-        continue;
-      }
-      const int rank = it->second.rank;
-      const bool signalledByUs = it->second.termSentNs != 0;
-      live.erase(it);
-      int code = WIFEXITED(status) ? WEXITSTATUS(status)
-                                   : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1);
-      if (!firstExitNs) firstExitNs = nowNs();
-      if (code != 0 && result == 0) result = code;
-      // A rank killed by a signal the launcher did not send is the cause whenever it happens:
-      // its peers learn of it through the store within milliseconds and exit 1, and waitpid()
-      // may reap them before it. It cannot print its own error, so the launcher does, and the
-      // run's status is its 128 + signal (docs/rendezvous.md "Failure").
-      if (WIFSIGNALED(status) && !signalledByUs && !killedRank) {
-        killedRank = true;
-        result = code;
-        log::write(fmt::format("rdmabench: launcher: rank {} (pid {}) failed first: {}\n", rank,
-                               pid, describeStatus(status)));
-      }
-    }
-    if (live.empty()) break;
-    const int64_t now = nowNs();
-    // A stopped rank cannot notice its peers failing: after a failure it is ended at once.
-    if (result != 0)
-      for (auto& [p, c] : live)
-        if (c.stopped)
-          terminate(p, c,
-                    fmt::format("rank {} (pid {}) is stopped (SIGSTOP) while the run has failed",
-                                c.rank, p));
-    if (limits.deadlineMs > 0 && now - start > limits.deadlineMs * 1'000'000)
-      terminateAll(fmt::format("the run's deadline of {:.1f} s passed",
-                               static_cast<double>(limits.deadlineMs) / 1000));
-    if (limits.afterFirstExitMs > 0 && firstExitNs &&
-        now - firstExitNs > limits.afterFirstExitMs * 1'000'000)
-      terminateAll(fmt::format("rank(s) still running {:.1f} s after the first one exited",
-                               static_cast<double>(limits.afterFirstExitMs) / 1000));
-    for (auto& [p, c] : live)
-      if (c.termSentNs && !c.killSent && now - c.termSentNs > limits.graceMs * 1'000'000) {
-        c.killSent = true;
-        killed.push_back(fmt::format("{}", c.rank));
-        kill(p, SIGKILL);
-      }
+    if (interrupted()) ranks.terminateAll(fmt::format("{} received", interruptName()));
+    ranks.reap();
+    if (ranks.done()) break;
+    ranks.enforce();
   }
   // Drain whatever the children sent last (byes) so nothing is left half-read.
   server.serve(0);
   folder.finish();
-  if (!termed.empty()) {
-    auto join = [](const std::vector<std::string>& v) {
-      std::string out;
-      for (const auto& x : v)
-        out += (out.empty() ? "" : ", ") + x;
-      return out;
-    };
-    log::write(fmt::format(
-        "rdmabench: error: launcher: {}: sent SIGTERM to rank(s) {}{}\n", reason, join(termed),
-        killed.empty() ? ""
-                       : fmt::format(", then SIGKILL to rank(s) {} still alive after {:.1f} s",
-                                     join(killed), static_cast<double>(limits.graceMs) / 1000)));
-    if (result == 0) result = 1;
-  }
+  int result = ranks.finish();
   // Ctrl-C / SIGTERM to the launcher: the run's status is "interrupted" (4, docs/cli.md),
   // whichever rank's status was reaped first.
   if (interrupted()) result = exitCodeFor(InterruptedError("interrupted"));

@@ -176,6 +176,55 @@ std::string formatRate(double r) {
   return fmt::format("{:.1f}/s", r);
 }
 
+namespace {
+
+// What the reader could not see in `last` (unreadable files, hidden processes, no schedstat),
+// one sentence each.
+std::vector<std::string> unseenSources(const Snapshot& last) {
+  std::vector<std::string> unseen;
+  if (!last.statOk)
+    unseen.push_back("/proc/stat unreadable: no steal, irq or softirq time per CPU");
+  if (!last.interruptsOk) unseen.push_back("/proc/interrupts unreadable: no interrupt rates");
+  if (!last.softirqsOk) unseen.push_back("/proc/softirqs unreadable: no softirq rates");
+  if (!last.pid1Visible)
+    unseen.push_back(
+        "other processes are hidden (/proc mounted with hidepid= or a PID namespace): only "
+        "the threads this reader may see are attributed");
+  if (last.tasks.empty())
+    unseen.push_back("no thread of /proc/*/task/*/stat readable: no thread sources");
+  else if (!last.schedstat)
+    unseen.push_back(
+        "no schedstat (kernel without CONFIG_SCHED_INFO?): thread time from stat ticks, "
+        "10 ms resolution");
+  if (last.unreadableTasks > 0)
+    unseen.push_back(fmt::format("{} task(s) unreadable (permissions or gone while read)",
+                                 last.unreadableTasks));
+  return unseen;
+}
+
+// The threads (not in `exclude`) that ran on `cpu` over `seconds`, as a share of its time.
+std::vector<NoiseSource> threadSources(const std::map<int, TaskDelta>& tasks, int cpu,
+                                       const std::set<int>& exclude, double seconds) {
+  std::vector<NoiseSource> out;
+  for (const auto& [tid, d] : tasks) {
+    if (d.processor != cpu || exclude.count(d.pid) || d.ns == 0) continue;
+    NoiseSource s;
+    s.kind = "thread";
+    s.name = d.comm;
+    s.cpu = cpu;
+    s.pid = d.pid;
+    s.pct = 100.0 * static_cast<double>(d.ns) / (seconds * 1e9);
+    s.text = d.tid == d.pid
+                 ? fmt::format("{} (pid {}): {} of cpu {}", d.comm, d.pid, pct(s.pct), cpu)
+                 : fmt::format("{} (pid {}, tid {}): {} of cpu {}", d.comm, d.pid, d.tid,
+                               pct(s.pct), cpu);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
 AttributionResult attribute(const Snapshot& first, const Snapshot& last,
                             const std::map<int, TaskDelta>& tasks, int samples,
                             const std::vector<int>& cpus, const std::set<int>& exclude,
@@ -184,43 +233,13 @@ AttributionResult attribute(const Snapshot& first, const Snapshot& last,
   r.samples = samples;
   const double seconds = static_cast<double>(last.monoNs - first.monoNs) / 1e9;
   r.seconds = seconds;
-  if (!last.statOk)
-    r.unseen.push_back("/proc/stat unreadable: no steal, irq or softirq time per CPU");
-  if (!last.interruptsOk) r.unseen.push_back("/proc/interrupts unreadable: no interrupt rates");
-  if (!last.softirqsOk) r.unseen.push_back("/proc/softirqs unreadable: no softirq rates");
-  if (!last.pid1Visible)
-    r.unseen.push_back(
-        "other processes are hidden (/proc mounted with hidepid= or a PID namespace): only "
-        "the threads this reader may see are attributed");
-  if (last.tasks.empty())
-    r.unseen.push_back("no thread of /proc/*/task/*/stat readable: no thread sources");
-  else if (!last.schedstat)
-    r.unseen.push_back(
-        "no schedstat (kernel without CONFIG_SCHED_INFO?): thread time from stat ticks, "
-        "10 ms resolution");
-  if (last.unreadableTasks > 0)
-    r.unseen.push_back(fmt::format("{} task(s) unreadable (permissions or gone while read)",
-                                   last.unreadableTasks));
+  r.unseen = unseenSources(last);
   if (seconds <= 0) return r;
   const double hz = static_cast<double>(std::max(1L, ticksPerSecond));
   for (int cpu : cpus) {
     CpuSources cs;
     cs.cpu = cpu;
-    std::vector<NoiseSource> time, irq, soft;
-    for (const auto& [tid, d] : tasks) {
-      if (d.processor != cpu || exclude.count(d.pid) || d.ns == 0) continue;
-      NoiseSource s;
-      s.kind = "thread";
-      s.name = d.comm;
-      s.cpu = cpu;
-      s.pid = d.pid;
-      s.pct = 100.0 * static_cast<double>(d.ns) / (seconds * 1e9);
-      s.text = d.tid == d.pid
-                   ? fmt::format("{} (pid {}): {} of cpu {}", d.comm, d.pid, pct(s.pct), cpu)
-                   : fmt::format("{} (pid {}, tid {}): {} of cpu {}", d.comm, d.pid, d.tid,
-                                 pct(s.pct), cpu);
-      time.push_back(std::move(s));
-    }
+    std::vector<NoiseSource> time = threadSources(tasks, cpu, exclude, seconds), irq, soft;
     const CpuTimes* a = findCpu(first.cpus, cpu);
     const CpuTimes* b = findCpu(last.cpus, cpu);
     if (a && b) {

@@ -109,30 +109,108 @@ std::vector<int> allowedCpus() {
   return out;
 }
 
+namespace {
+
+// Pins the calling thread (one rank per core: the local rank's CPU of `allowed`, cycling when
+// there are more ranks than CPUs; a launcher's one-CPU binding is kept) and says how.
+// SystemError when the binding fails.
+std::string pinRank(const NoiseConfig& c, const launch::RankInfo& info,
+                    const std::vector<int>& allowed) {
+  if (!c.pin) return "not pinned (--no-pin)";
+  if (allowed.size() == 1) return "pinned by the launcher (one CPU per rank)";
+  if (allowed.empty()) return "";
+  const int cpu = allowed[static_cast<size_t>(info.localRank) % allowed.size()];
+  if (!setAffinity(0, {cpu}))
+    throw SystemError(fmt::format("noise: sched_setaffinity to cpu {}", cpu), errno);
+  return info.localRanks > static_cast<int>(allowed.size())
+             ? fmt::format("pinned one rank per core, oversubscribed: {} ranks on {} CPUs",
+                           info.localRanks, allowed.size())
+             : std::string("pinned one rank per core");
+}
+
+// The node's reader (local rank 0): waits for every local rank, takes the end sample and
+// publishes the node's attribution ("noise/attr/HOST") and each CPU's sources
+// ("noise/attr/HOST/CPU").
+void publishAttribution(const NoiseRunOptions& o, const launch::RankInfo& info,
+                        rendezvous::Store& store, Sampler& sampler) {
+  // The reader waits for every rank of its node, then takes the end sample.
+  std::set<int> exclude = o.ownPids;
+  std::vector<int> cpus;
+  for (int lr = 0; lr < info.localRanks; ++lr) {
+    const std::string v = store.get(fmt::format("noise/local/{}/{}", info.host, lr), o.timeoutMs);
+    int pid = 0, cpu = -1;
+    if (std::sscanf(v.c_str(), "%d %d", &pid, &cpu) != 2)
+      throw ProtocolError(fmt::format("noise: malformed local rank entry '{}'", escapeForLog(v)));
+    exclude.insert(pid);
+    if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end()) cpus.push_back(cpu);
+  }
+  AttributionResult a = sampler.finish(cpus, exclude);
+  NodeAttribution node;
+  node.host = info.host;
+  node.seconds = a.seconds;
+  node.samples = a.samples;
+  node.readerMsPerSample = sampler.msPerSample();
+  node.unseen = a.unseen;
+  store.set(fmt::format("noise/attr/{}", info.host), node.toJson().dump());
+  for (const CpuSources& cs : a.cpus) {
+    NodeAttribution one;
+    one.host = info.host;
+    one.cpus.push_back(cs);
+    store.set(fmt::format("noise/attr/{}/{}", info.host, cs.cpu), one.toJson().dump());
+  }
+}
+
+// Rank 0: every rank's result and every node's attribution from the store, as the report.
+// ProtocolError for a malformed or mislabelled entry; TimeoutError for a missing one.
+NoiseReport gatherReport(const NoiseRunOptions& o, int n, rendezvous::Store& store) {
+  const NoiseConfig& c = o.config;
+  std::vector<RankResult> all;
+  std::vector<NodeAttribution> nodes;
+  for (int r = 0; r < n; ++r) {
+    const std::string what = fmt::format("noise result of rank {}", r);
+    json j = parseUntrustedJson(store.get(fmt::format("noise/result/{}", r), o.timeoutMs), what, 8,
+                                1u << 20);
+    all.push_back(RankResult::fromJson(j, what, c.predictTimesUs.size()));
+    if (all.back().rank != r)
+      throw ProtocolError(fmt::format("{}: names rank {}", what, all.back().rank));
+  }
+  for (const RankResult& x : all) {
+    auto it = std::find_if(nodes.begin(), nodes.end(),
+                           [&](const NodeAttribution& a) { return a.host == x.host; });
+    if (it == nodes.end()) {
+      const std::string what = fmt::format("noise attribution of {}", x.host);
+      nodes.push_back(NodeAttribution::fromJson(
+          parseUntrustedJson(store.get(fmt::format("noise/attr/{}", x.host), o.timeoutMs), what, 8,
+                             1u << 20),
+          what));
+      it = nodes.end() - 1;
+    }
+    if (std::any_of(it->cpus.begin(), it->cpus.end(),
+                    [&](const CpuSources& s) { return s.cpu == x.cpu; }))
+      continue;
+    const std::string what = fmt::format("noise sources of {} cpu {}", x.host, x.cpu);
+    NodeAttribution one = NodeAttribution::fromJson(
+        parseUntrustedJson(store.get(fmt::format("noise/attr/{}/{}", x.host, x.cpu), o.timeoutMs),
+                           what, 8, 1u << 20),
+        what);
+    for (auto& cs : one.cpus)
+      it->cpus.push_back(std::move(cs));
+  }
+  return buildReport(o.config, std::move(all), std::move(nodes));
+}
+
+}  // namespace
+
 std::optional<NoiseReport> runNoiseRank(const NoiseRunOptions& o, const launch::RankInfo& info,
                                         rendezvous::Store& store) {
   const NoiseConfig& c = o.config;
   const int me = info.rank, n = info.worldSize;
-  // Pinning: one rank per core, the local rank's CPU of the allowed set (cycling when there are
-  // more ranks than CPUs); a launcher's one-CPU binding is kept.
   const std::vector<int> allowed = allowedCpus();
   RankResult res;
   res.rank = me;
   res.host = info.host;
   res.pid = static_cast<int>(getpid());
-  if (!c.pin) {
-    res.pinning = "not pinned (--no-pin)";
-  } else if (allowed.size() == 1) {
-    res.pinning = "pinned by the launcher (one CPU per rank)";
-  } else if (!allowed.empty()) {
-    const int cpu = allowed[static_cast<size_t>(info.localRank) % allowed.size()];
-    if (!setAffinity(0, {cpu}))
-      throw SystemError(fmt::format("noise: sched_setaffinity to cpu {}", cpu), errno);
-    res.pinning = info.localRanks > static_cast<int>(allowed.size())
-                      ? fmt::format("pinned one rank per core, oversubscribed: {} ranks on {} CPUs",
-                                    info.localRanks, allowed.size())
-                      : std::string("pinned one rank per core");
-  }
+  res.pinning = pinRank(c, info, allowed);
   res.cpu = sched_getcpu();
   res.medianStepNs = medianClockStepNs();
   res.thresholdNs = c.thresholdUs > 0 ? static_cast<int64_t>(c.thresholdUs * 1e3)
@@ -165,69 +243,9 @@ std::optional<NoiseReport> runNoiseRank(const NoiseRunOptions& o, const launch::
   store.set(fmt::format("noise/result/{}", me), res.toJson().dump());
   store.set(fmt::format("noise/local/{}/{}", info.host, info.localRank),
             fmt::format("{} {}", res.pid, res.cpu));
-  if (sampler) {
-    // The reader waits for every rank of its node, then takes the end sample.
-    std::set<int> exclude = o.ownPids;
-    std::vector<int> cpus;
-    for (int lr = 0; lr < info.localRanks; ++lr) {
-      const std::string v = store.get(fmt::format("noise/local/{}/{}", info.host, lr), o.timeoutMs);
-      int pid = 0, cpu = -1;
-      if (std::sscanf(v.c_str(), "%d %d", &pid, &cpu) != 2)
-        throw ProtocolError(fmt::format("noise: malformed local rank entry '{}'", escapeForLog(v)));
-      exclude.insert(pid);
-      if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end()) cpus.push_back(cpu);
-    }
-    AttributionResult a = sampler->finish(cpus, exclude);
-    NodeAttribution node;
-    node.host = info.host;
-    node.seconds = a.seconds;
-    node.samples = a.samples;
-    node.readerMsPerSample = sampler->msPerSample();
-    node.unseen = a.unseen;
-    store.set(fmt::format("noise/attr/{}", info.host), node.toJson().dump());
-    for (const CpuSources& cs : a.cpus) {
-      NodeAttribution one;
-      one.host = info.host;
-      one.cpus.push_back(cs);
-      store.set(fmt::format("noise/attr/{}/{}", info.host, cs.cpu), one.toJson().dump());
-    }
-  }
+  if (sampler) publishAttribution(o, info, store, *sampler);
   std::optional<NoiseReport> report;
-  if (me == 0) {
-    std::vector<RankResult> all;
-    std::vector<NodeAttribution> nodes;
-    for (int r = 0; r < n; ++r) {
-      const std::string what = fmt::format("noise result of rank {}", r);
-      json j = parseUntrustedJson(store.get(fmt::format("noise/result/{}", r), o.timeoutMs), what,
-                                  8, 1u << 20);
-      all.push_back(RankResult::fromJson(j, what, c.predictTimesUs.size()));
-      if (all.back().rank != r)
-        throw ProtocolError(fmt::format("{}: names rank {}", what, all.back().rank));
-    }
-    for (const RankResult& x : all) {
-      auto it = std::find_if(nodes.begin(), nodes.end(),
-                             [&](const NodeAttribution& a) { return a.host == x.host; });
-      if (it == nodes.end()) {
-        const std::string what = fmt::format("noise attribution of {}", x.host);
-        nodes.push_back(NodeAttribution::fromJson(
-            parseUntrustedJson(store.get(fmt::format("noise/attr/{}", x.host), o.timeoutMs), what,
-                               8, 1u << 20),
-            what));
-        it = nodes.end() - 1;
-      }
-      if (std::any_of(it->cpus.begin(), it->cpus.end(),
-                      [&](const CpuSources& s) { return s.cpu == x.cpu; }))
-        continue;
-      const std::string what = fmt::format("noise sources of {} cpu {}", x.host, x.cpu);
-      NodeAttribution one = NodeAttribution::fromJson(
-          parseUntrustedJson(store.get(fmt::format("noise/attr/{}/{}", x.host, x.cpu), o.timeoutMs),
-                             what, 8, 1u << 20),
-          what);
-      for (auto& cs : one.cpus)
-        it->cpus.push_back(std::move(cs));
-    }
-    report = buildReport(c, std::move(all), std::move(nodes));
-  }
+  if (me == 0) report = gatherReport(o, n, store);
   // Everyone stays until rank 0 has read every result.
   storeBarrier(store, "end", n, o.timeoutMs);
   return report;
