@@ -156,6 +156,41 @@ inline Link connectPair(Device& a, Device& b) {
   return l;
 }
 
+// RMA write of 8 B, 4 KiB and `bytes` from `src` (registered as `ms`) over `ab` (a's endpoint)
+// into `remote` (b's `dst`): the target keeps polling until the last byte has landed; then, when
+// `a` grants RMA reads, `bytes` read back into `back` (registered as `mback`). Shared by the RDM
+// and MSG endpoint tests; fatal failures return early (check HasFatalFailure()).
+inline void checkWriteThenRead(Poller& p, Device& a, Endpoint& ab, MemoryRegion& ms,
+                               MemoryRegion& mback, const RemoteRegion& remote, Buffer& src,
+                               Buffer& dst, Buffer& back, uint32_t bytes) {
+  for (uint32_t len : {uint32_t{8}, uint32_t{4096}, bytes}) {
+    SCOPED_TRACE("write of " + std::to_string(len));
+    std::memset(dst.data, 0, bytes);
+    fill(src.data, len, len);
+    constexpr uint8_t kMarker = 0xA5;
+    src.data[len - 1] = kMarker;
+    ASSERT_GE(p.post([&] { return ab.postWrite(ms, 0, len, remote, 0, 7); }), 0);
+    Completion c = p.waitFor(&a, 7);
+    ASSERT_TRUE(c.ok()) << a.errorText(c);
+    EXPECT_EQ(c.op, OpKind::kWrite);
+    // The target keeps polling until the last byte has landed.
+    Deadline deadline(kWaitMs);
+    while (*reinterpret_cast<volatile uint8_t*>(dst.data + len - 1) != kMarker) {
+      ASSERT_FALSE(deadline.expired()) << "written data never landed at the target";
+      p.pollAll();
+    }
+    EXPECT_TRUE(matches(dst.data, len - 1, len));
+  }
+  if (a.caps().rmaRead) {
+    fill(dst.data, bytes, 99);
+    ASSERT_GE(p.post([&] { return ab.postRead(mback, 0, bytes, remote, 0, 8); }), 0);
+    Completion c = p.waitFor(&a, 8);
+    ASSERT_TRUE(c.ok()) << a.errorText(c);
+    EXPECT_EQ(c.op, OpKind::kRead);
+    EXPECT_TRUE(matches(back.data, bytes, 99));
+  }
+}
+
 template <class E>
 inline std::string messageOf(const std::function<void()>& fn) {
   try {

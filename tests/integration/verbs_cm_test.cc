@@ -15,56 +15,23 @@
 #include "transport/info_json.h"
 #include "transport/transport.h"
 
+#include "verbs_test_util.h"
+
 namespace rdmabench::transport {
 namespace {
 
-constexpr int kWaitMs = 20000;
+using verbstest::kWaitMs;
+using verbstest::waitOk;
 
 DeviceOptions cmOptions() {
-  DeviceOptions o;
-  const char* dev = std::getenv("RDMABENCH_VERBS_DEVICE");
-  if (dev != nullptr) o.device = dev;
-  const char* ip = std::getenv("RXE_IP");
-  if (ip != nullptr) o.peerHost = ip;
+  DeviceOptions o = verbstest::baseOptions();
   o.rdmaCm = true;
   return o;
 }
 
-#define SKIP_WITHOUT_VERBS()                                                   \
-  do {                                                                         \
-    BackendStatus st_ = verbs::probe();                                        \
-    if (!st_.built) GTEST_SKIP() << "verbs backend not built: " << st_.reason; \
-    if (!st_.usable) GTEST_SKIP() << "no usable RDMA device: " << st_.reason;  \
-  } while (0)
-
-Completion waitOk(Device& dev) {
-  Deadline deadline(kWaitMs);
-  Completion c;
-  while (dev.poll(&c, 1) == 0)
-    if (deadline.expired()) throw TimeoutError("test: no completion on " + dev.name());
-  EXPECT_TRUE(c.ok()) << dev.errorText(c);
-  return c;
-}
-
-struct CmPair {
-  std::unique_ptr<Device> a, b;
-  std::vector<std::unique_ptr<Endpoint>> ea, eb;
-
-  explicit CmPair(int pairs, DeviceOptions o = cmOptions()) {
-    a = verbs::openDevice(o);
-    b = verbs::openDevice(o);
-    for (int i = 0; i < pairs; ++i) {
-      auto ca = a->createConnector();
-      auto cb = b->createConnector();
-      auto addrA = ca->localAddress();
-      auto addrB = cb->localAddress();
-      EXPECT_LE(addrA.size(), kMaxAddressBytes);
-      auto fb =
-          std::async(std::launch::async, [&] { return cb->connect(addrA, Deadline(kWaitMs)); });
-      ea.push_back(ca->connect(addrB, Deadline(kWaitMs)));
-      eb.push_back(fb.get());
-    }
-  }
+// `pairs` QP pairs connected by rdma_cm (verbs_test_util.h Loopback, both connects at once).
+struct CmPair : verbstest::Loopback {
+  explicit CmPair(int pairs, DeviceOptions o = cmOptions()) : Loopback(o, pairs, true) {}
 };
 
 TEST(VerbsCm, ConnectsQpsThatSendWriteAndRead) {

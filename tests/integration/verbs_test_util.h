@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,11 +77,13 @@ inline bool checkPattern(const uint8_t* p, size_t n, uint8_t seed) {
 }
 
 // Two devices (A, B) on the same RDMA device and `pairs` connected QP pairs between them.
+// `concurrent`: B connects in a second thread while A does (rdma_cm: a connect waits for its
+// peer); else one after the other (the out-of-band exchange needs no peer).
 struct Loopback {
   std::unique_ptr<Device> a, b;
   std::vector<std::unique_ptr<Endpoint>> ea, eb;
 
-  explicit Loopback(DeviceOptions o = baseOptions(), int pairs = 1) {
+  explicit Loopback(DeviceOptions o = baseOptions(), int pairs = 1, bool concurrent = false) {
     a = verbs::openDevice(o);
     b = verbs::openDevice(o);
     for (int i = 0; i < pairs; ++i) {
@@ -89,8 +92,15 @@ struct Loopback {
       auto addrA = ca->localAddress();
       auto addrB = cb->localAddress();
       EXPECT_LE(addrA.size(), kMaxAddressBytes);
-      ea.push_back(ca->connect(addrB, Deadline(kWaitMs)));
-      eb.push_back(cb->connect(addrA, Deadline(kWaitMs)));
+      if (concurrent) {
+        auto fb =
+            std::async(std::launch::async, [&] { return cb->connect(addrA, Deadline(kWaitMs)); });
+        ea.push_back(ca->connect(addrB, Deadline(kWaitMs)));
+        eb.push_back(fb.get());
+      } else {
+        ea.push_back(ca->connect(addrB, Deadline(kWaitMs)));
+        eb.push_back(cb->connect(addrA, Deadline(kWaitMs)));
+      }
     }
   }
 };
