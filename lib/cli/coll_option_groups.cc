@@ -18,6 +18,24 @@ bool fixedCounts(const std::string& test) {
   return test == "pairs" || test == "congestion";
 }
 
+po::options_description rankLaunchOptions(const std::string& title) {
+  po::options_description launchOpts(title);
+  launchOpts.add_options()("np", po::value<std::string>(), "fork N ranks on this host")(
+      "rank", po::value<std::string>(), "this rank (with --world-size and --rendezvous)")(
+      "world-size", po::value<std::string>(), "number of ranks")(
+      "rendezvous", po::value<std::string>(),
+      "auto (default: pmix under a PMIx server), pmix, tcp://HOST[:PORT] or HOST[:PORT] of rank "
+      "0's store server, file:DIR (shared FS)")(
+      "standalone-rendezvous", po::bool_switch(),
+      "the server runs as `rdmabench rendezvous`; rank 0 does not host one")(
+      "file-store", po::value<std::string>(), "rendezvous through files in DIR (shared FS)")(
+      "run-id", po::value<std::string>(), "job identity (default: derived from the command)")(
+      "token", po::value<std::string>(),
+      "access token of the rendezvous store (default: $RDMABENCH_TOKEN, else under Slurm one "
+      "derived from the job, with --np a random one; prefer the variable: options show in ps)");
+  return launchOpts;
+}
+
 namespace {
 
 std::string commandTitle(const std::string& test) {
@@ -119,26 +137,14 @@ void addCongestionOptions(po::options_description& general) {
       "longest the isolated or the congested phase may last, seconds (default 300)");
 }
 
+// The N-rank commands' launch group: the shared one plus their data-plane address options.
 po::options_description launchOptions() {
-  po::options_description launchOpts(
+  po::options_description launchOpts = rankLaunchOptions(
       "Launch and rendezvous (default: PMIx server / mpirun / Slurm / PMI "
       "environment, else one rank)");
-  launchOpts.add_options()("np", po::value<std::string>(), "fork N ranks on this host")(
-      "rank", po::value<std::string>(), "this rank (with --world-size and --rendezvous)")(
-      "world-size", po::value<std::string>(), "number of ranks")(
-      "rendezvous", po::value<std::string>(),
-      "auto (default: pmix under a PMIx server), pmix, tcp://HOST[:PORT] or HOST[:PORT] of rank "
-      "0's store server, file:DIR (shared FS)")(
-      "standalone-rendezvous", po::bool_switch(),
-      "the server runs as `rdmabench rendezvous`; rank 0 does not host one")(
-      "file-store", po::value<std::string>(), "rendezvous through files in DIR (shared FS)")(
-      "run-id", po::value<std::string>(), "job identity (default: derived from the command)")(
-      "token", po::value<std::string>(),
-      "access token of the rendezvous store (default: $RDMABENCH_TOKEN, else under Slurm one "
-      "derived from the job, with --np a random one; prefer the variable: options show in ps)")(
-      "bind", po::value<std::string>(),
-      "data-plane address of this rank (default: the "
-      "address that reaches the rendezvous)")(
+  launchOpts.add_options()("bind", po::value<std::string>(),
+                           "data-plane address of this rank (default: the "
+                           "address that reaches the rendezvous)")(
       "ifname", po::value<std::string>(),
       "interfaces whose IPv4 address the ranks use (data plane; rank 0's store under PMIx), as "
       "NCCL_SOCKET_IFNAME: eth0 / eth,ib (prefixes) / ^docker (not these) / =eth0 (exact) "

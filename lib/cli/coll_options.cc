@@ -131,7 +131,7 @@ void parseRing(const Values& v, collective::CollectiveParams& p, CollCommand& cm
 collective::CollectiveParams parseCollective(const std::string& test, const Values& v,
                                              CollCommand& cmd) {
   collective::CollectiveParams p;
-  p.test = test;
+  p.test = report::testFromName(test).value();  // barrier, allreduce or ring: never empty
   parseCommon(v, p, cmd);
   parseTiming(v, p);
   if (test == "barrier") parseBarrier(v, p);
@@ -215,14 +215,7 @@ collective::CongestionParams parseCongestion(const Values& v, CollCommand& cmd) 
 // --np, --rank, --world-size, --rendezvous, ..., --bind, --ifname, --token.
 void parseLaunch(const std::string& test, const Values& v, CollCommand& cmd) {
   launch::LaunchOptions& l = cmd.launch;
-  if (v.has("np")) l.np = static_cast<int>(parseUnsigned(v.str("np"), "--np", 1, 4096));
-  if (v.has("rank")) l.rank = static_cast<int>(parseUnsigned(v.str("rank"), "--rank", 0, 1 << 24));
-  if (v.has("world-size"))
-    l.worldSize = static_cast<int>(parseUnsigned(v.str("world-size"), "--world-size", 1, 1 << 24));
-  if (v.has("rendezvous")) l.rendezvous = v.str("rendezvous");
-  l.standaloneServer = v.on("standalone-rendezvous");
-  if (v.has("file-store")) l.fileStore = v.str("file-store");
-  if (v.has("run-id")) l.runId = v.str("run-id");
+  parseRankLaunch(v.vm, l);
   l.runDescription = measurementDescription(test, v.vm);
   l.defaultRunId = defaultRunId(l.runDescription);
   if (v.has("bind")) cmd.bind = v.str("bind");
@@ -238,7 +231,6 @@ void parseLaunch(const std::string& test, const Values& v, CollCommand& cmd) {
   } else if (const char* e = std::getenv("RDMABENCH_IFNAME"); e != nullptr) {
     cmd.ifname = e;
   }
-  if (v.has("token")) cmd.launch.token = v.str("token");
 }
 
 // --cpu, --numa, --device, --provider, --gid-index, --ib-port, --use-event.
@@ -323,6 +315,19 @@ CollCommand parseCollectiveCommand(const std::string& test, const std::vector<st
   parseDevice(v, cmd);
   parseOutput(test, v, cmd);
   return cmd;
+}
+
+void parseRankLaunch(const po::variables_map& vm, launch::LaunchOptions& l) {
+  const Values v{vm};
+  if (v.has("np")) l.np = static_cast<int>(parseUnsigned(v.str("np"), "--np", 1, 4096));
+  if (v.has("rank")) l.rank = static_cast<int>(parseUnsigned(v.str("rank"), "--rank", 0, 1 << 24));
+  if (v.has("world-size"))
+    l.worldSize = static_cast<int>(parseUnsigned(v.str("world-size"), "--world-size", 1, 1 << 24));
+  if (v.has("rendezvous")) l.rendezvous = v.str("rendezvous");
+  l.standaloneServer = v.on("standalone-rendezvous");
+  if (v.has("file-store")) l.fileStore = v.str("file-store");
+  if (v.has("run-id")) l.runId = v.str("run-id");
+  if (v.has("token")) l.token = v.str("token");
 }
 
 }  // namespace rdmabench::cli

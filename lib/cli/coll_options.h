@@ -58,6 +58,15 @@ struct CollCommand {
 // transport, Output (cli/coll_option_groups.cc).
 OptionGroups collectiveOptionGroups(const std::string& test);
 
+// The launch options every N-rank command (and `noise`) has, under the heading `title`: --np,
+// --rank, --world-size, --rendezvous, --standalone-rendezvous, --file-store, --run-id, --token.
+// The collectives add --bind and --ifname; noise its own --ifname.
+boost::program_options::options_description rankLaunchOptions(const std::string& title);
+
+// Reads rankLaunchOptions' values from `vm` into `l` (not runDescription / defaultRunId).
+// UsageError naming the option for a number out of range.
+void parseRankLaunch(const boost::program_options::variables_map& vm, launch::LaunchOptions& l);
+
 // pairs and congestion: fixed counts per measurement (-n, --bw-iters; no -D / --max-time) and
 // their own layouts (table, json, csv).
 bool fixedCounts(const std::string& test);

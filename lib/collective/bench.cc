@@ -32,9 +32,9 @@ std::vector<int> peersNeeded(const CollectiveParams& p, int rank, int n) {
   };
   add("barrier");
   add("tree");  // agreeing on iteration counts and the slowest rank per iteration
-  if (p.test == "ring") add("ringpingpong");
+  if (p.test == report::Test::kRing) add("ringpingpong");
   if (p.algo == "sharp") add("tree");  // SHARP's out-of-band collectives (sharp/oob.h)
-  if (p.test == "allreduce" && p.algo != "sharp") {
+  if (p.test == report::Test::kAllreduce && p.algo != "sharp") {
     if (p.algo == "auto") {
       for (const auto& a : allreduceAlgorithms())
         add(a);
@@ -58,13 +58,13 @@ CommOptions sizedCommOptions(const CollectiveParams& p, int me, int n, bool useS
     maxBytes = std::max(maxBytes, b);
   if (useSharp) {
     co.dataBytes = sharpRegion + sharp::kStageBytes;
-    co.bufferFor =
-        fmt::format("SHARP {} of up to {} bytes: input, result and staging", p.test, maxBytes);
-  } else if (p.test == "allreduce") {
+    co.bufferFor = fmt::format("SHARP {} of up to {} bytes: input, result and staging",
+                               toString(p.test), maxBytes);
+  } else if (p.test == report::Test::kAllreduce) {
     co.dataBytes = allreduceDataBytes(me, n, std::max<uint64_t>(maxBytes, 65536));
     co.bufferFor =
         fmt::format("allreduce of up to {} bytes per rank: input, result and scratch", maxBytes);
-  } else if (p.test == "ring") {
+  } else if (p.test == report::Test::kRing) {
     co.dataBytes = 6 * p.ringBytes;
     co.bufferFor = fmt::format("ring ping-pong of {} bytes", p.ringBytes);
   }
@@ -84,7 +84,7 @@ std::unique_ptr<sharp::Session> openSharp(detail::BenchRun& r, uint64_t sharpReg
   so.stageOffset = sharpRegion;
   so.stageBytes = sharp::kStageBytes;
   std::unique_ptr<sharp::Session> session = sharp::open(r.c, so);
-  if (r.p.test == "allreduce") session->checkSupported(r.p.dtype, r.p.op);
+  if (r.p.test == report::Test::kAllreduce) session->checkSupported(r.p.dtype, r.p.op);
   r.extra["sharp"] = session->facts();
   r.extra["sharp"]["init_s"] = static_cast<double>(nowNs() - t0) / 1e9;
   r.c.barrier();
@@ -113,16 +113,6 @@ std::string eventModeReason(const PlacementRequest& placement, const launch::Ran
   return "";
 }
 
-CommOptions commOptions(const CollectiveParams& p, std::vector<int> peers, uint64_t dataBytes) {
-  CommOptions co;
-  co.transport = p.transport;
-  co.device = p.device;
-  co.timeoutMs = p.timeoutMs;
-  co.peers = std::move(peers);
-  co.dataBytes = dataBytes;
-  return co;
-}
-
 CommOptions commOptions(const RankParams& p, std::vector<int> peers, uint64_t dataBytes) {
   CommOptions co;
   co.transport = p.transport;
@@ -141,17 +131,19 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
                                   std::string& stage) {
   const int me = info.rank, n = info.worldSize;
   const int64_t start = nowNs();
-  const bool useSharp = p.algo == "sharp" && (p.test == "allreduce" || p.test == "barrier");
+  const bool useSharp =
+      p.algo == "sharp" && (p.test == report::Test::kAllreduce || p.test == report::Test::kBarrier);
   uint64_t maxBytes = 0;
   for (uint64_t b : p.sizes)
     maxBytes = std::max(maxBytes, b);
-  const uint64_t sharpRegion = p.test == "allreduce" ? 2 * std::max<uint64_t>(maxBytes, 64) : 64;
+  const uint64_t sharpRegion =
+      p.test == report::Test::kAllreduce ? 2 * std::max<uint64_t>(maxBytes, 64) : 64;
   const CommOptions co = sizedCommOptions(p, me, n, useSharp, sharpRegion);
   engine::testHold("connect", me, stage);
   Communicator c(store, me, n, info.host, co);
   c.setStage(stage);
   // Bound before any timed loop; published before the barrier, so rank 0 finds every rank's.
-  const json placement = placeRank(c, p.placement, info);
+  const PlacementFacts placement = placeRank(c, p.placement, info);
   c.barrier();
   detail::BenchRun r{p, info, c, reporter, stage, json(), placement};
   r.out.wireupSeconds = static_cast<double>(nowNs() - start) / 1e9;
@@ -163,14 +155,14 @@ CollectiveOutcome runCollectiveIn(const CollectiveParams& p, const launch::RankI
     sharpSession = openSharp(r, sharpRegion);
     r.sharp = sharpSession.get();
   }
-  if (p.test == "barrier")
+  if (p.test == report::Test::kBarrier)
     detail::runBarrier(r);
-  else if (p.test == "allreduce")
+  else if (p.test == report::Test::kAllreduce)
     detail::runAllreduce(r);
-  else if (p.test == "ring")
+  else if (p.test == report::Test::kRing)
     detail::runRing(r);
   else
-    throw UsageError(fmt::format("unknown collective test '{}'", p.test));
+    throw UsageError(fmt::format("unknown collective test '{}'", toString(p.test)));
   // Everyone stays until rank 0 has read every result.
   r.enter("teardown", -1);
   engine::testHold("teardown", me, stage);

@@ -33,7 +33,7 @@ struct BenchRun {
   report::Reporter* reporter;       // rank 0 only (null elsewhere)
   std::string& stage;               // the phase errors name ("size 64, measuring")
   nlohmann::json extra;             // RunInfo::extra facts (wire-up, SHARP, the cost model)
-  nlohmann::json placement;         // this rank's placement facts
+  PlacementFacts placement;         // this rank's placement facts
   sharp::Session* sharp = nullptr;  // SHARP's session when --algo sharp
   CollectiveOutcome out;
 

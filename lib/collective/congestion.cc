@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/json_read.h"
 #include "common/units.h"
+#include "engine/iterations.h"
 #include "engine/progress.h"
 
 namespace rdmabench::collective {
@@ -75,19 +76,11 @@ std::string longGet(rendezvous::Store& store, const std::string& key, int64_t ti
   }
 }
 
-// The victims' iteration counts: latency -n (default 1000) after --warmup (default 100);
-// bandwidth --bw-iters after min(--warmup, 2).
-struct VictimCounts {
-  uint64_t latIters, latWarm, bwIters, bwWarm;
-};
+// The victims' iteration counts (engine/iterations.h probeCounts).
+using VictimCounts = engine::ProbeCounts;
 
 VictimCounts victimCounts(const CongestionParams& p) {
-  VictimCounts v;
-  v.latIters = p.iterations ? p.iterations : 1000;
-  v.latWarm = p.warmup >= 0 ? static_cast<uint64_t>(p.warmup) : 100;
-  v.bwIters = p.bwIters;
-  v.bwWarm = p.warmup >= 0 ? std::min<uint64_t>(static_cast<uint64_t>(p.warmup), 2) : 2;
-  return v;
+  return engine::probeCounts(p.iterations, p.warmup, p.bwIters);
 }
 
 // Every other rank is a peer; the data area holds the largest message and the control words.
@@ -409,7 +402,7 @@ CongestionResult runIn(const CongestionParams& p, const launch::RankInfo& info,
   Communicator c(store, me, n, info.host, congestionCommOptions(p, me, n, L));
   c.setStage(stage);
   checkReceiveQueue(c, p);
-  const json placement = placeRank(c, p.placement, info);
+  const PlacementFacts placement = placeRank(c, p.placement, info);
   std::vector<std::string> nodes;
   const CongestionPlan plan = agreePlan(c, store, p, nVictims, nodes);
   c.barrier();

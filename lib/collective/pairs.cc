@@ -15,6 +15,7 @@
 #include "common/desched.h"
 #include "common/error.h"
 #include "common/json_read.h"
+#include "engine/iterations.h"
 #include "engine/progress.h"
 #include "stats/summary.h"
 
@@ -113,19 +114,11 @@ std::vector<std::vector<double>> nanMatrix(int n) {
       std::vector<double>(static_cast<size_t>(n), std::numeric_limits<double>::quiet_NaN()));
 }
 
-// The counts of a pair's measurements: latency -n (default 1000) after --warmup (default
-// 100); bandwidth --bw-iters after min(--warmup, 2).
-struct PairCounts {
-  uint64_t latIters, latWarm, bwIters, bwWarm;
-};
+// The counts of a pair's measurements (engine/iterations.h probeCounts).
+using PairCounts = engine::ProbeCounts;
 
 PairCounts pairCounts(const PairsParams& p) {
-  PairCounts k;
-  k.latIters = p.iterations ? p.iterations : 1000;
-  k.latWarm = p.warmup >= 0 ? static_cast<uint64_t>(p.warmup) : 100;
-  k.bwIters = p.bwIters;
-  k.bwWarm = p.warmup >= 0 ? std::min<uint64_t>(static_cast<uint64_t>(p.warmup), 2) : 2;
-  return k;
+  return engine::probeCounts(p.iterations, p.warmup, p.bwIters);
 }
 
 // Refuses sizes of 0 and a world without a pair.
@@ -287,7 +280,7 @@ PairsResult runPairsIn(const PairsParams& p, const launch::RankInfo& info, rende
   Communicator c(store, me, n, info.host, co);
   c.setStage(stage);
   checkReceiveQueue(c, p);
-  const json placement = placeRank(c, p.placement, info);
+  const PlacementFacts placement = placeRank(c, p.placement, info);
   c.barrier();
   const double wireup = static_cast<double>(nowNs() - start) / 1e9;
   const PairCounts k = pairCounts(p);

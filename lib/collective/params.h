@@ -11,13 +11,14 @@
 #include "collective/congestion_plan.h"
 #include "collective/reduce.h"
 #include "common/placement.h"
+#include "report/report.h"
 #include "transport/transport.h"
 
 namespace rdmabench::collective {
 
 // Shared by barrier, allreduce, ring, pairs and congestion.
 struct RankParams {
-  std::string test;  // "barrier", "allreduce", "ring", "pairs", "congestion"
+  report::Test test = report::Test::kAllreduce;  // barrier, allreduce, ring, pairs, congestion
   // -n / --warmup: measured and warmup iterations. 0 / -1 = the command's defaults: OSU's per
   // size for barrier / allreduce / ring (engine/iterations.h); 1000 / 100 latency iterations
   // for pairs and congestion.
@@ -36,7 +37,7 @@ struct RankParams {
 
 // barrier, allreduce, ring (collective/bench.h).
 struct CollectiveParams : RankParams {
-  CollectiveParams() { test = "allreduce"; }
+  CollectiveParams() { test = report::Test::kAllreduce; }
   std::string algo = "tree";  // allreduce: tree | ring | rd | rabenseifner | auto | sharp;
                               // barrier: dissemination | sharp
   DType dtype = DType::kFloat32;
@@ -59,7 +60,7 @@ struct CollectiveParams : RankParams {
 // latency iterations are `iterations` (0 = 1000), warmup `warmup` (-1 = 100 latency, 2
 // bandwidth iterations).
 struct PairsParams : RankParams {
-  PairsParams() { test = "pairs"; }
+  PairsParams() { test = report::Test::kPairs; }
   uint64_t latBytes = 8;
   uint64_t bwBytes = 1 << 20;
   uint32_t window = 16;
@@ -72,7 +73,7 @@ struct PairsParams : RankParams {
 // `bwBytes` x `window` per iteration, `bwIters` iterations; aggressor messages of `aggBytes`,
 // `window` in flight per stream; longest measurement phase, seconds.
 struct CongestionParams : RankParams {
-  CongestionParams() { test = "congestion"; }
+  CongestionParams() { test = report::Test::kCongestion; }
   double victims = 0.2;
   CongestionPattern pattern = CongestionPattern::kIncast;
   uint64_t seed = 1;

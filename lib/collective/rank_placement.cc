@@ -14,7 +14,8 @@ namespace rdmabench::collective {
 
 using nlohmann::json;
 
-json placeRank(Communicator& c, const PlacementRequest& request, const launch::RankInfo& info) {
+PlacementFacts placeRank(Communicator& c, const PlacementRequest& request,
+                         const launch::RankInfo& info) {
   bool shared = false;
   PlacementRequest mine = rankPlacement(request, info.localRank, info.localRanks, &shared);
   PlacementFacts f = applyPlacement(mine, c.device().name());
@@ -22,9 +23,9 @@ json placeRank(Communicator& c, const PlacementRequest& request, const launch::R
     f.source =
         fmt::format("bound to CPU {} of --cpu {} (local rank {} of {}{})", mine.cpus, request.cpus,
                     info.localRank, info.localRanks, shared ? ", more ranks than CPUs" : "");
-  json j = f.toJson();
-  c.store().set(fmt::format("place/{}", c.rank()), json{{"host", info.host}, {"facts", j}}.dump());
-  return j;
+  c.store().set(fmt::format("place/{}", c.rank()),
+                json{{"host", info.host}, {"facts", f.toJson()}}.dump());
+  return f;
 }
 
 std::string sharedCpuWarning(const std::vector<RankCpus>& ranks) {
@@ -69,13 +70,12 @@ std::string sharedCpuWarning(const std::vector<RankCpus>& ranks) {
   return w;
 }
 
-json gatherPlacement(Communicator& c, const json& own, int64_t timeoutMs) {
-  json out = own;
-  out["ranks"] = json::array();
+PlacementFacts gatherPlacement(Communicator& c, const PlacementFacts& own, int64_t timeoutMs) {
+  PlacementFacts out = own;
+  out.ranks.clear();
   std::vector<RankCpus> all;
   std::vector<std::string> warnings;
-  if (std::string w = own.value("warning", std::string()); !w.empty())
-    warnings.push_back("rank 0: " + w);
+  if (!own.warning.empty()) warnings.push_back("rank 0: " + own.warning);
   for (int r = 0; r < c.size(); ++r) {
     const std::string what = fmt::format("placement of rank {}", r);
     json j = parseUntrustedJson(c.store().get(fmt::format("place/{}", r), timeoutMs), what);
@@ -83,10 +83,7 @@ json gatherPlacement(Communicator& c, const json& own, int64_t timeoutMs) {
       throw ProtocolError(fmt::format("malformed {}", what));
     const json& f = *jsonObject(j, "facts", what);
     RankCpus rc{r, jsonString(j, "host", what, {}, 256), jsonString(f, "cpus", what, {}, 4096)};
-    out["ranks"].push_back({{"rank", r},
-                            {"host", rc.host},
-                            {"cpus", rc.cpus},
-                            {"source", jsonString(f, "source", what)}});
+    out.ranks.push_back({r, rc.host, rc.cpus, jsonString(f, "source", what)});
     if (r > 0)
       if (std::string w = jsonString(f, "warning", what); !w.empty() && warnings.size() < 4)
         warnings.push_back(fmt::format("rank {}: {}", r, w));
@@ -97,10 +94,7 @@ json gatherPlacement(Communicator& c, const json& own, int64_t timeoutMs) {
   std::string joined;
   for (const auto& w : warnings)
     joined += (joined.empty() ? "" : "; ") + w;
-  if (joined.empty())
-    out.erase("warning");
-  else
-    out["warning"] = joined;
+  out.warning = joined;
   return out;
 }
 

@@ -17,16 +17,16 @@
 namespace rdmabench::collective {
 
 // Binds the calling thread for local rank info.localRank of info.localRanks near c's device,
-// publishes the facts under "place/<rank>" in the store and returns them (PlacementFacts JSON,
-// with "source" naming the rank's share of a --cpu list). UsageError for CPUs or a node that do
-// not exist here; a failed bind is a warning (applyPlacement).
-nlohmann::json placeRank(Communicator& c, const PlacementRequest& request,
+// publishes the facts under "place/<rank>" in the store (as PlacementFacts::toJson) and returns
+// them (with "source" naming the rank's share of a --cpu list). UsageError for CPUs or a node that
+// do not exist here; a failed bind is a warning (applyPlacement).
+PlacementFacts placeRank(Communicator& c, const PlacementRequest& request,
                          const launch::RankInfo& info);
 
-// Rank 0: rank 0's facts plus "ranks": [{"rank", "host", "cpus", "source"}] in rank order, read
-// from the store (waits up to timeoutMs per rank, TimeoutError naming the rank), and a
-// "warning" joining rank 0's warning, the other ranks' warnings and sharedCpuWarning.
-nlohmann::json gatherPlacement(Communicator& c, const nlohmann::json& own, int64_t timeoutMs);
+// Rank 0: rank 0's facts plus PlacementFacts::ranks (every rank's host, cpus, source) in rank
+// order, read from the store (waits up to timeoutMs per rank, TimeoutError naming the rank), and
+// a warning joining rank 0's warning, the other ranks' warnings and sharedCpuWarning.
+PlacementFacts gatherPlacement(Communicator& c, const PlacementFacts& own, int64_t timeoutMs);
 
 // One rank's binding as gathered by rank 0.
 struct RankCpus {

@@ -15,7 +15,7 @@ namespace rdmabench::collective {
 using nlohmann::json;
 
 report::RunInfo rankRunInfo(Communicator& c, const RankParams& p, const launch::RankInfo& info,
-                            const json& extra, const json& placement) {
+                            const json& extra, const PlacementFacts& placement) {
   report::RunInfo ri;
   ri.placement = gatherPlacement(c, placement, p.timeoutMs);
   ri.test = p.test;
@@ -45,14 +45,16 @@ report::RunInfo rankRunInfo(Communicator& c, const RankParams& p, const launch::
 
 report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
                                   const launch::RankInfo& info, const json& extra,
-                                  const json& placement) {
+                                  const PlacementFacts& placement) {
   report::RunInfo ri = rankRunInfo(c, p, info, extra, placement);
-  ri.op = p.test == "allreduce" ? fmt::format("{} {}", toString(p.dtype), toString(p.op)) : "";
+  ri.op = p.test == report::Test::kAllreduce
+              ? fmt::format("{} {}", toString(p.dtype), toString(p.op))
+              : "";
   ri.extra["check"] = p.check;
   if (p.durationSec > 0) ri.extra["duration_s"] = p.durationSec;
   if (p.maxTimeSec > 0 && p.iterations == 0 && p.durationSec <= 0)
     ri.extra["max_time_s"] = p.maxTimeSec;
-  if (p.test == "allreduce") {
+  if (p.test == report::Test::kAllreduce) {
     static const char* mpi[] = {"MPI_INT", "MPI_LONG", "MPI_FLOAT", "MPI_DOUBLE"};
     ri.extra["dtype"] = toString(p.dtype);
     ri.extra["reduce_op"] = toString(p.op);
@@ -65,12 +67,13 @@ void noteDescheduled(report::RunInfo& info, const nlohmann::json& descheduled,
                      const std::string& countText) {
   if (descheduled.empty()) return;
   info.extra["descheduled"] = descheduled;
-  std::string w = info.placement.value("warning", std::string());
-  info.placement["warning"] = w + (w.empty() ? "" : "; ") +
-                              fmt::format(
-                                  "{} lost the CPU (extra.descheduled): use -e / --use-event on, "
-                                  "pin to idle cores (--cpu), or run fewer ranks per host",
-                                  countText);
+  if (!info.placement) info.placement.emplace();
+  std::string& w = info.placement->warning;
+  w += (w.empty() ? "" : "; ") +
+       fmt::format(
+           "{} lost the CPU (extra.descheduled): use -e / --use-event on, pin to idle cores "
+           "(--cpu), or run fewer ranks per host",
+           countText);
 }
 
 }  // namespace rdmabench::collective

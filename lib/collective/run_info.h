@@ -20,10 +20,10 @@ namespace rdmabench::collective {
 // what every N-rank command has (pairs, congestion: check false); collectiveRunInfo adds what
 // barrier / allreduce / ring have (op, check, duration_s, max_time_s, dtype).
 report::RunInfo rankRunInfo(Communicator& c, const RankParams& p, const launch::RankInfo& info,
-                            const nlohmann::json& extra, const nlohmann::json& placement);
+                            const nlohmann::json& extra, const PlacementFacts& placement);
 report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,
                                   const launch::RankInfo& info, const nlohmann::json& extra,
-                                  const nlohmann::json& placement);
+                                  const PlacementFacts& placement);
 
 // Records the measurements whose timed loop lost the CPU (docs/metrics.md "Descheduling") in
 // `info.extra["descheduled"]` and appends to the placement warning "COUNT_TEXT lost the CPU

@@ -115,13 +115,21 @@ double tscGhz(uint64_t ticks0, int64_t ns0, uint64_t ticks1, int64_t ns1) {
   return static_cast<double>(ticks1 - ticks0) / static_cast<double>(ns1 - ns0);
 }
 
+double ClockFacts::readCostNsRounded() const {
+  return std::round(readCostNs * 10) / 10;
+}
+
+double ClockFacts::tscGhzRounded() const {
+  return std::round(tscGhz * 10000) / 10000;
+}
+
 nlohmann::json ClockFacts::toJson() const {
   nlohmann::json j{{"requested", requested},
                    {"used", used},
                    {"kernel_clocksource", kernelClocksource},
                    {"invariant_tsc", invariantTsc},
-                   {"read_cost_ns", std::round(readCostNs * 10) / 10}};
-  if (used == "tsc") j["tsc_ghz"] = std::round(tscGhz * 10000) / 10000;
+                   {"read_cost_ns", readCostNsRounded()}};
+  if (used == "tsc") j["tsc_ghz"] = tscGhzRounded();
   if (!note.empty()) j["note"] = note;
   if (!warning.empty()) j["warning"] = warning;
   return j;

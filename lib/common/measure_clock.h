@@ -44,7 +44,12 @@ struct ClockFacts {
   double readCostNs = 0;           // measured cost of one measureNs() call, ns
   std::string note;                // why the TSC was not used ("" when it is)
   std::string warning;             // slow clock inside every sample ("" when fine)
+  // JSON run.clock: requested, used, kernel_clocksource, invariant_tsc, read_cost_ns (0.1 ns),
+  // tsc_ghz (when used == "tsc", 10^-4 GHz), note and warning (when set).
   nlohmann::json toJson() const;
+  // The values as recorded in the JSON (and printed by every format): rounded as above.
+  double readCostNsRounded() const;
+  double tscGhzRounded() const;
   // One line for text headers: "tsc 2.90 GHz (invariant), read 9.1 ns; kernel clocksource
   // kvm-clock".
   std::string describe() const;

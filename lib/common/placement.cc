@@ -110,6 +110,12 @@ nlohmann::json PlacementFacts::toJson() const {
                                                             : nlohmann::json("unknown")},
                    {"source", source}};
   if (!warning.empty()) j["warning"] = warning;
+  if (!ranks.empty()) {
+    j["ranks"] = nlohmann::json::array();
+    for (const RankPlacement& r : ranks)
+      j["ranks"].push_back(
+          {{"rank", r.rank}, {"host", r.host}, {"cpus", r.cpus}, {"source", r.source}});
+  }
   return j;
 }
 

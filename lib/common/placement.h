@@ -16,6 +16,7 @@
 // when they differ. Not thread-safe (call from the benchmark thread before timed loops).
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,14 @@ struct PlacementRequest {
   std::string numa = "auto";  // --numa auto | off | N
 };
 
+// One rank's binding in an N-rank run header (collective/rank_placement.h gatherPlacement).
+struct RankPlacement {
+  int rank = 0;
+  std::string host;
+  std::string cpus;    // hwloc list syntax, "3" or "0-3"
+  std::string source;  // as PlacementFacts::source
+};
+
 struct PlacementFacts {
   std::string cpus;          // CPU list the thread is bound to (hwloc list syntax), "0-3"
   std::string cpuNumaNodes;  // NUMA nodes of those CPUs, "0" or "0-1" ("" unknown)
@@ -33,6 +42,10 @@ struct PlacementFacts {
   int deviceNumaNode = -1;   // -1 = unknown (virtual device, no hwloc I/O info)
   std::string source;        // "bound by --cpu 2", "inherited binding (launcher)", ...
   std::string warning;       // "" when fine
+  // N-rank runs only: every rank's binding in rank order (empty for point-to-point runs).
+  std::vector<RankPlacement> ranks;
+  // JSON run.placement: cpus, cpu_numa_nodes, device, device_numa_node (number or "unknown"),
+  // source, warning (when set), ranks [{rank, host, cpus, source}] (when set).
   nlohmann::json toJson() const;
 };
 

@@ -30,4 +30,13 @@ uint64_t iterationsForDuration(uint64_t fixed, double perIterationSec, double du
       std::clamp(durationSec / perIterationSec, 1.0, static_cast<double>(maxIterations)));
 }
 
+ProbeCounts probeCounts(uint64_t given, int64_t warmup, uint64_t bwIters) {
+  ProbeCounts k;
+  k.latIters = given ? given : 1000;
+  k.latWarm = warmup >= 0 ? static_cast<uint64_t>(warmup) : 100;
+  k.bwIters = bwIters;
+  k.bwWarm = warmup >= 0 ? std::min<uint64_t>(static_cast<uint64_t>(warmup), 2) : 2;
+  return k;
+}
+
 }  // namespace rdmabench::engine

@@ -43,4 +43,12 @@ uint64_t budgetedIterations(uint64_t fixed, double perIterationSec, double maxTi
 uint64_t iterationsForDuration(uint64_t fixed, double perIterationSec, double durationSec,
                                uint64_t maxIterations);
 
+// The fixed counts of the one-size probes of pairs and of congestion's victims: latency `given`
+// iterations (default 1000) after `warmup` (default 100); bandwidth `bwIters` after
+// min(`warmup`, 2) (default 2).
+struct ProbeCounts {
+  uint64_t latIters, latWarm, bwIters, bwWarm;
+};
+ProbeCounts probeCounts(uint64_t given, int64_t warmup, uint64_t bwIters);
+
 }  // namespace rdmabench::engine

@@ -96,8 +96,9 @@ class Client {
   Client(const ClientOptions& o, report::Reporter& reporter) : o_(o), reporter_(reporter) {}
 
   void run() {
+    // o_.spec was validated once by its builder (cli::parseClientCommand); the server validates
+    // what it receives (TestSpec::fromJson).
     const TestSpec& spec = o_.spec;
-    spec.validate();
     uint16_t port = o_.port;
     std::unique_ptr<LoopbackServer> loopback;
     std::string host = o_.host;
@@ -185,7 +186,7 @@ class Client {
   report::RunInfo runInfo(Channel& ch, Side& side, const json& accept) const {
     const TestSpec& spec = o_.spec;
     report::RunInfo info;
-    info.test = toString(spec.test);
+    info.test = reportTest(spec);
     info.transport = spec.transport;
     info.op = toString(spec.op);
     info.bidirectional = spec.bidirectional;
@@ -197,7 +198,7 @@ class Client {
     info.local = transport::toJson(side.device->info());
     info.local["connection"] = transport::toJson(side.endpoints[0]->info());
     info.local["caps"] = capsJson(side.device->caps());
-    info.clock = measureClockFacts().toJson();
+    info.clock = measureClockFacts();
     if (o_.placeThread) info.placement = o_.placeThread(side.device->name());
     if (const json* dev = jsonObject(accept, "device", what)) info.remote = *dev;  // depth-bounded
     if (!info.remote.is_object()) info.remote = json::object();
@@ -433,6 +434,10 @@ class Client {
 };
 
 }  // namespace
+
+report::Test reportTest(const TestSpec& spec) {
+  return spec.bandwidth() ? report::Test::kBw : report::Test::kLat;
+}
 
 void runClient(const ClientOptions& options, report::Reporter& reporter) {
   Client(options, reporter).run();

@@ -41,10 +41,15 @@ struct ClientOptions {
   // Called once the local device is open, before any timed loop, with the device's name (verbs
   // device, ofi domain, interface): binds the benchmark thread and returns the placement facts
   // for the run header (common/placement.h). Empty = no placement, no header facts.
-  std::function<nlohmann::json(const std::string& deviceName)> placeThread;
+  std::function<PlacementFacts(const std::string& deviceName)> placeThread;
 };
 
+// The report's name of the test `spec` describes (RunInfo::test): lat or bw.
+report::Test reportTest(const TestSpec& spec);
+
 // Runs the test and feeds `reporter` (begin, one row per size, end; abort on failure).
+// `options.spec` must have passed TestSpec::validate (cli::parseClientCommand does it; the
+// server validates what it receives again).
 void runClient(const ClientOptions& options, report::Reporter& reporter);
 
 struct ServerOptions {

@@ -153,4 +153,10 @@ FwqStats summarizeFwq(const FwqTrace& t) {
   return s;
 }
 
+nlohmann::json FwqStats::toJson() const {
+  return {{"quanta", quanta},    {"min_us", minUs},          {"median_us", medianUs},
+          {"p99_us", p99Us},     {"max_us", maxUs},          {"mean_us", meanUs},
+          {"stdev_us", stdevUs}, {"noise_ratio", noiseRatio}};
+}
+
 }  // namespace rdmabench::noise

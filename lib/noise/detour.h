@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "stats/summary.h"
 
 namespace rdmabench::noise {
@@ -79,6 +81,8 @@ struct FwqStats {
   uint64_t quanta = 0;
   double minUs = 0, medianUs = 0, p99Us = 0, maxUs = 0, meanUs = 0, stdevUs = 0;
   double noiseRatio = 0;  // (mean - min) / min
+  // {quanta, min_us, median_us, p99_us, max_us, mean_us, stdev_us, noise_ratio}.
+  nlohmann::json toJson() const;
 };
 FwqStats summarizeFwq(const FwqTrace& t);
 

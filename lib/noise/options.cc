@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -54,11 +55,8 @@ std::vector<std::string> splitComma(const std::string& s) {
   return out;
 }
 
-}  // namespace
-
-NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
-  NoiseCommand cmd;
-  NoiseConfig& c = cmd.config;
+// The option groups of `noise`, in --help order: Measurement, Launch and rendezvous, Output.
+cli::OptionGroups noiseOptionGroups() {
   po::options_description general(
       "Usage: rdmabench noise [options]\nOS noise: every rank spins on one core reading the "
       "clock; gaps above a threshold are detours (time the core was taken away). Reports, per "
@@ -104,22 +102,10 @@ NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
       "auto | tsc | monotonic: the measurement clock (default "
       "auto)")("timeout", po::value<std::string>(),
                "longest wait for other ranks, seconds (default 10)");
-  po::options_description launchOpts(
+  po::options_description launchOpts = cli::rankLaunchOptions(
       "Launch and rendezvous (default: PMIx server / mpirun / Slurm / PMI environment, else "
       "--np = one rank per allowed CPU of this host)");
-  launchOpts.add_options()("np", po::value<std::string>(), "fork N ranks on this host")(
-      "rank", po::value<std::string>(), "this rank (with --world-size and --rendezvous)")(
-      "world-size", po::value<std::string>(), "number of ranks")(
-      "rendezvous", po::value<std::string>(),
-      "auto (default: pmix under a PMIx server), pmix, tcp://HOST[:PORT] or HOST[:PORT] of rank "
-      "0's store server, file:DIR (shared FS)")(
-      "standalone-rendezvous", po::bool_switch(),
-      "the server runs as `rdmabench rendezvous`; rank 0 does not host one")(
-      "file-store", po::value<std::string>(), "rendezvous through files in DIR (shared FS)")(
-      "run-id", po::value<std::string>(), "job identity (default: derived from the command)")(
-      "token", po::value<std::string>(),
-      "access token of the rendezvous store (default: $RDMABENCH_TOKEN, else under Slurm one "
-      "derived from the job, with --np a random one)")(
+  launchOpts.add_options()(
       "ifname", po::value<std::string>(),
       "interfaces whose IPv4 address rank 0 publishes for its store under PMIx, as "
       "NCCL_SOCKET_IFNAME (default: $RDMABENCH_IFNAME)");
@@ -129,15 +115,13 @@ NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
       "plot", po::value<std::string>(),
       "nodes x cores heat map of stolen time and a histogram of detour lengths to FILE.png or "
       "FILE.svg");
-  po::options_description all;
-  all.add(general).add(launchOpts).add(output);
-  po::variables_map vm = cli::parseOptions("noise", all, {}, args);
-  if (vm.count("help")) {
-    cmd.help = true;
-    cmd.helpGroups = cli::OptionGroups{general, launchOpts, output};
-    cmd.helpText = cli::renderHelp(cmd.helpGroups);
-    return cmd;
-  }
+  return cli::OptionGroups{general, launchOpts, output};
+}
+
+// --duration, --threshold, --sample, --fwq, --predict-time, --predict-ranks, --outlier-k,
+// --fail-on-outlier, --no-pin, --clock.
+void parseMeasurement(const po::variables_map& vm, NoiseCommand& cmd) {
+  NoiseConfig& c = cmd.config;
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   auto has = [&](const char* k) { return vm.count(k) > 0; };
   if (has("duration"))
@@ -181,29 +165,12 @@ NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
     if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
       throw UsageError(fmt::format("--clock {}: unknown (valid: auto, tsc, monotonic)", cmd.clock));
   }
-  if (has("timeout"))
-    cmd.timeoutMs =
-        static_cast<int64_t>(cli::parseSeconds(str("timeout"), "--timeout", 0.1, 3600) * 1000);
-  launch::LaunchOptions& l = cmd.launch;
-  if (has("np")) l.np = static_cast<int>(cli::parseUnsigned(str("np"), "--np", 1, 4096));
-  if (has("rank")) l.rank = static_cast<int>(cli::parseUnsigned(str("rank"), "--rank", 0, 1 << 24));
-  if (has("world-size"))
-    l.worldSize =
-        static_cast<int>(cli::parseUnsigned(str("world-size"), "--world-size", 1, 1 << 24));
-  if (has("rendezvous")) l.rendezvous = str("rendezvous");
-  l.standaloneServer = vm["standalone-rendezvous"].as<bool>();
-  if (has("file-store")) l.fileStore = str("file-store");
-  if (has("run-id")) l.runId = str("run-id");
-  if (has("token")) l.token = str("token");
-  l.runDescription = measurementDescription(vm);
-  l.defaultRunId = cli::defaultRunId(l.runDescription);
-  if (has("ifname")) {
-    cmd.ifname = str("ifname");
-    if (cmd.ifname.empty())
-      throw UsageError("--ifname '': no interface name (NAME[,NAME...], ^ to exclude, = exact)");
-  } else if (const char* e = std::getenv("RDMABENCH_IFNAME"); e != nullptr) {
-    cmd.ifname = e;
-  }
+}
+
+// --format, --output, --plot.
+void parseOutput(const po::variables_map& vm, NoiseCommand& cmd) {
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  auto has = [&](const char* k) { return vm.count(k) > 0; };
   if (has("format")) cmd.format = str("format");
   const auto& names = noiseFormatNames();
   if (std::find(names.begin(), names.end(), cmd.format) == names.end())
@@ -221,6 +188,41 @@ NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
     if (!endsWith(".png") && !endsWith(".svg"))
       throw UsageError(fmt::format("--plot {}: must end in .png or .svg", cmd.plotPath));
   }
+}
+
+}  // namespace
+
+NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
+  NoiseCommand cmd;
+  cli::OptionGroups groups = noiseOptionGroups();
+  po::options_description all;
+  for (const auto& g : groups)
+    all.add(g);
+  po::variables_map vm = cli::parseOptions("noise", all, {}, args);
+  if (vm.count("help")) {
+    cmd.help = true;
+    cmd.helpGroups = std::move(groups);
+    cmd.helpText = cli::renderHelp(cmd.helpGroups);
+    return cmd;
+  }
+  parseMeasurement(vm, cmd);
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  auto has = [&](const char* k) { return vm.count(k) > 0; };
+  if (has("timeout"))
+    cmd.timeoutMs =
+        static_cast<int64_t>(cli::parseSeconds(str("timeout"), "--timeout", 0.1, 3600) * 1000);
+  launch::LaunchOptions& l = cmd.launch;
+  cli::parseRankLaunch(vm, l);
+  l.runDescription = measurementDescription(vm);
+  l.defaultRunId = cli::defaultRunId(l.runDescription);
+  if (has("ifname")) {
+    cmd.ifname = str("ifname");
+    if (cmd.ifname.empty())
+      throw UsageError("--ifname '': no interface name (NAME[,NAME...], ^ to exclude, = exact)");
+  } else if (const char* e = std::getenv("RDMABENCH_IFNAME"); e != nullptr) {
+    cmd.ifname = e;
+  }
+  parseOutput(vm, cmd);
   return cmd;
 }
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/measure_clock.h"
 #include "noise/attribution.h"
 #include "noise/detour.h"
 #include "noise/model.h"
@@ -79,7 +80,7 @@ struct NodeSummary {
 struct NoiseReport {
   NoiseConfig config;
   std::string date, commandLine, version;
-  nlohmann::json clock = nlohmann::json::object();  // ClockFacts::toJson
+  std::optional<ClockFacts> clock;  // the measurement clock; empty = not recorded
   int worldSize = 0;
   std::vector<RankResult> ranks;   // by rank
   std::vector<NodeSummary> nodes;  // in order of first rank

@@ -69,85 +69,76 @@ std::string ratio(double v, double base) {
   return (std::isnan(v) || std::isnan(base) || base == 0) ? "-" : fmt::format("{:.3f}", v / base);
 }
 
-}  // namespace
+using AbTable = std::map<uint64_t, std::vector<double>>;
 
-void printAb(std::ostream& out, const std::string& format, const std::vector<RunCapture>& runs,
-             const std::string& error) {
-  std::string errorLine;
-  if (!error.empty()) {
-    errorLine = "# error: " + error;
-    for (char& c : errorLine)
-      if (c == '\n' || c == '\r') c = ' ';
-    errorLine += '\n';
+// JSON: every variant's run and rows, then the headline figures and ratios per size.
+void abJson(std::ostream& out, const std::vector<RunCapture>& runs, const AbTable& t, bool bw,
+            const std::string& error) {
+  nlohmann::ordered_json doc;
+  doc["tool"] = "rdmabench";
+  doc["comparison"] = bw ? "bandwidth MB/s (10^6 B/s)" : "median one-way latency us";
+  doc["baseline"] = runs.empty() ? "" : runs.front().label;
+  nlohmann::ordered_json variants = nlohmann::ordered_json::array();
+  for (const auto& run : runs) {
+    nlohmann::ordered_json v;
+    v["label"] = run.label;
+    v["run"] = detail::runJson(run.info);
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& r : run.rows)
+      rows.push_back(detail::rowJson(r));
+    v["rows"] = rows;
+    if (!run.error.empty()) v["error"] = run.error;
+    variants.push_back(v);
   }
-  const bool bw = isBandwidth(runs);
-  const auto t = table(runs, bw);
-  const std::string metric = bw ? "MB/s" : "t_typical[us]";
-  if (format == "json") {
-    nlohmann::ordered_json doc;
-    doc["tool"] = "rdmabench";
-    doc["comparison"] = bw ? "bandwidth MB/s (10^6 B/s)" : "median one-way latency us";
-    doc["baseline"] = runs.empty() ? "" : runs.front().label;
-    nlohmann::ordered_json variants = nlohmann::ordered_json::array();
-    for (const auto& run : runs) {
-      nlohmann::ordered_json v;
-      v["label"] = run.label;
-      v["run"] = detail::runJson(run.info);
-      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-      for (const auto& r : run.rows)
-        rows.push_back(detail::rowJson(r));
-      v["rows"] = rows;
-      if (!run.error.empty()) v["error"] = run.error;
-      variants.push_back(v);
+  doc["variants"] = variants;
+  nlohmann::ordered_json ratios = nlohmann::ordered_json::array();
+  for (const auto& [size, vals] : t) {
+    nlohmann::ordered_json row;
+    row["bytes"] = size;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      row[runs[i].label] =
+          std::isnan(vals[i]) ? nlohmann::ordered_json() : nlohmann::ordered_json(vals[i]);
+      if (i > 0)
+        row["ratio " + runs[i].label + " / " + runs[0].label] =
+            (std::isnan(vals[i]) || std::isnan(vals[0]) || vals[0] == 0)
+                ? nlohmann::ordered_json()
+                : nlohmann::ordered_json(vals[i] / vals[0]);
     }
-    doc["variants"] = variants;
-    nlohmann::ordered_json ratios = nlohmann::ordered_json::array();
-    for (const auto& [size, vals] : t) {
-      nlohmann::ordered_json row;
-      row["bytes"] = size;
-      for (size_t i = 0; i < runs.size(); ++i) {
-        row[runs[i].label] =
-            std::isnan(vals[i]) ? nlohmann::ordered_json() : nlohmann::ordered_json(vals[i]);
-        if (i > 0)
-          row["ratio " + runs[i].label + " / " + runs[0].label] =
-              (std::isnan(vals[i]) || std::isnan(vals[0]) || vals[0] == 0)
-                  ? nlohmann::ordered_json()
-                  : nlohmann::ordered_json(vals[i] / vals[0]);
-      }
-      ratios.push_back(row);
-    }
-    doc["by_size"] = ratios;
-    if (!error.empty()) doc["error"] = error;
-    out << detail::dumpJson(doc) << "\n";
-    return;
+    ratios.push_back(row);
   }
-  if (format == "csv") {
-    out << "bytes";
-    for (const auto& run : runs)
-      out << ",\"" << run.label << " " << metric << "\"";
-    for (size_t i = 1; i < runs.size(); ++i)
-      out << ",\"ratio " << runs[i].label << "/" << runs[0].label << "\"";
+  doc["by_size"] = ratios;
+  if (!error.empty()) doc["error"] = error;
+  out << detail::dumpJson(doc) << "\n";
+}
+
+// CSV: one line per size, the variants' headline figures, then the ratios to the first.
+void abCsv(std::ostream& out, const std::vector<RunCapture>& runs, const AbTable& t,
+           const std::string& metric, const std::string& errorLine) {
+  out << "bytes";
+  for (const auto& run : runs)
+    out << ",\"" << run.label << " " << metric << "\"";
+  for (size_t i = 1; i < runs.size(); ++i)
+    out << ",\"ratio " << runs[i].label << "/" << runs[0].label << "\"";
+  out << "\n";
+  for (const auto& [size, vals] : t) {
+    out << size;
+    for (double v : vals)
+      out << "," << (std::isnan(v) ? "" : fmt::format("{:.4f}", v));
+    for (size_t i = 1; i < vals.size(); ++i) {
+      std::string r = ratio(vals[i], vals[0]);
+      out << "," << (r == "-" ? "" : r);
+    }
     out << "\n";
-    for (const auto& [size, vals] : t) {
-      out << size;
-      for (double v : vals)
-        out << "," << (std::isnan(v) ? "" : fmt::format("{:.4f}", v));
-      for (size_t i = 1; i < vals.size(); ++i) {
-        std::string r = ratio(vals[i], vals[0]);
-        out << "," << (r == "-" ? "" : r);
-      }
-      out << "\n";
-    }
-    out << errorLine;
-    return;
   }
-  if (format != "table")
-    throw UsageError(fmt::format("--format {}: A/B comparisons print table, json or csv", format));
-  if (runs.empty()) return;
+  out << errorLine;
+}
+
+// Table: a header naming the variants, one line per size.
+void abTable(std::ostream& out, const std::vector<RunCapture>& runs, const AbTable& t, bool bw) {
   const RunInfo& info = runs.front().info;
   out << fmt::format("# rdmabench {} A/B: {} {}, {} per size; ratio = variant / {}\n",
                      version::describe(detail::toolVersion(info), detail::gitDescribe(info)),
-                     info.test, info.op,
+                     detail::testName(info), info.op,
                      bw ? "bandwidth MB/s (10^6 B/s)" : "median one-way latency t_typical (us)",
                      runs.front().label);
   for (const auto& run : runs) {
@@ -171,6 +162,34 @@ void printAb(std::ostream& out, const std::string& format, const std::vector<Run
       out << fmt::format("{:>12}", ratio(vals[i], vals[0]));
     out << "\n";
   }
+}
+
+}  // namespace
+
+void printAb(std::ostream& out, const std::string& format, const std::vector<RunCapture>& runs,
+             const std::string& error) {
+  std::string errorLine;
+  if (!error.empty()) {
+    errorLine = "# error: " + error;
+    for (char& c : errorLine)
+      if (c == '\n' || c == '\r') c = ' ';
+    errorLine += '\n';
+  }
+  const bool bw = isBandwidth(runs);
+  const auto t = table(runs, bw);
+  const std::string metric = bw ? "MB/s" : "t_typical[us]";
+  if (format == "json") {
+    abJson(out, runs, t, bw, error);
+    return;
+  }
+  if (format == "csv") {
+    abCsv(out, runs, t, metric, errorLine);
+    return;
+  }
+  if (format != "table")
+    throw UsageError(fmt::format("--format {}: A/B comparisons print table, json or csv", format));
+  if (runs.empty()) return;
+  abTable(out, runs, t, bw);
   out << errorLine;
 }
 

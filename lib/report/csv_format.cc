@@ -114,11 +114,11 @@ class CsvReporter : public Reporter {
       f.resize(f.size() + 7);
     }
     // Clock and placement facts of the run (no comment lines in this format: columns instead).
-    f.push_back(info_.clock.value("used", std::string()));
-    f.push_back(info_.clock.contains("read_cost_ns") ? num(info_.clock.value("read_cost_ns", 0.0))
-                                                     : std::string());
-    f.push_back(info_.clock.value("kernel_clocksource", std::string()));
-    f.push_back(info_.placement.value("cpus", std::string()));
+    const std::optional<ClockFacts>& clock = info_.clock;
+    f.push_back(clock ? clock->used : std::string());
+    f.push_back(clock ? num(clock->readCostNsRounded()) : std::string());
+    f.push_back(clock ? clock->kernelClocksource : std::string());
+    f.push_back(info_.placement ? info_.placement->cpus : std::string());
     std::string flags;
     for (const std::string& flag : row.flags)
       flags += (flags.empty() ? "" : ";") + flag;
@@ -146,7 +146,7 @@ class CsvReporter : public Reporter {
 
  private:
   std::vector<std::string> runFields() const {
-    return {info_.test,
+    return {testName(info_),
             info_.transport,
             info_.op,
             boolean(info_.bidirectional),

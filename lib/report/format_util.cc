@@ -11,15 +11,26 @@
 namespace rdmabench::report::detail {
 
 TestKind testKind(const RunInfo& info) {
-  const std::string& t = info.test;
-  if (t == "barrier") return TestKind::kBarrier;
-  if (t == "allreduce") return TestKind::kAllreduce;
-  if (t == "ring") return TestKind::kRing;
-  if (t == "bw" || t == "bibw" || t == "bandwidth" ||
-      (t.size() > 3 && t.compare(t.size() - 3, 3, "_bw") == 0)) {
-    return TestKind::kBandwidth;
+  if (!info.test) return TestKind::kLatency;
+  switch (*info.test) {
+    case Test::kBw:
+      return TestKind::kBandwidth;
+    case Test::kBarrier:
+      return TestKind::kBarrier;
+    case Test::kAllreduce:
+      return TestKind::kAllreduce;
+    case Test::kRing:
+      return TestKind::kRing;
+    case Test::kLat:
+    case Test::kPairs:
+    case Test::kCongestion:
+      break;
   }
   return TestKind::kLatency;
+}
+
+std::string testName(const RunInfo& info) {
+  return info.test ? toString(*info.test) : "";
 }
 
 std::string toolVersion(const RunInfo& info) {
@@ -76,45 +87,37 @@ nlohmann::ordered_json ordered(const nlohmann::json& value) {
 }  // namespace
 
 std::string clockLine(const RunInfo& info) {
-  const nlohmann::json& c = info.clock;
-  if (!c.is_object() || c.empty()) return "";
-  std::string used = c.value("used", std::string("?"));
-  std::string s = used == "tsc" ? fmt::format(
-                                      "tsc {:.3f} GHz (invariant, calibrated against "
-                                      "CLOCK_MONOTONIC_RAW)",
-                                      c.value("tsc_ghz", 0.0))
-                                : std::string("clock_gettime(CLOCK_MONOTONIC)");
-  s += fmt::format(", one read {:.1f} ns; kernel clocksource {}", c.value("read_cost_ns", 0.0),
-                   c.value("kernel_clocksource", std::string("unknown")));
-  if (std::string note = c.value("note", std::string()); !note.empty())
-    s += " (tsc not used: " + note + ")";
+  if (!info.clock) return "";
+  const ClockFacts& c = *info.clock;
+  std::string s = c.used == "tsc" ? fmt::format(
+                                        "tsc {:.3f} GHz (invariant, calibrated against "
+                                        "CLOCK_MONOTONIC_RAW)",
+                                        c.tscGhzRounded())
+                                  : std::string("clock_gettime(CLOCK_MONOTONIC)");
+  s += fmt::format(", one read {:.1f} ns; kernel clocksource {}", c.readCostNsRounded(),
+                   c.kernelClocksource);
+  if (!c.note.empty()) s += " (tsc not used: " + c.note + ")";
   return s;
 }
 
 std::string placementLine(const RunInfo& info) {
-  const nlohmann::json& p = info.placement;
-  if (!p.is_object() || p.empty()) return "";
-  auto nodeText = [](const nlohmann::json& v) {
-    if (v.is_number_integer()) return fmt::format("{}", v.get<int>());
-    if (v.is_string()) return v.get<std::string>();
-    return std::string("unknown");
-  };
-  std::string s = fmt::format("cpus {} (NUMA node {})", p.value("cpus", std::string("?")),
-                              nodeText(p.value("cpu_numa_nodes", nlohmann::json())));
-  s += fmt::format("; device {} NUMA node {}", p.value("device", std::string("?")),
-                   nodeText(p.value("device_numa_node", nlohmann::json())));
-  if (std::string src = p.value("source", std::string()); !src.empty()) s += "; " + src;
+  if (!info.placement) return "";
+  const PlacementFacts& p = *info.placement;
+  const std::string deviceNode =
+      p.deviceNumaNode >= 0 ? fmt::format("{}", p.deviceNumaNode) : std::string("unknown");
+  std::string s = fmt::format("cpus {} (NUMA node {})", p.cpus, p.cpuNumaNodes);
+  s += fmt::format("; device {} NUMA node {}", p.device, deviceNode);
+  if (!p.source.empty()) s += "; " + p.source;
   // N-rank runs (collective/rank_placement.h): every rank's CPUs, "rank:cpus", the first 16.
-  if (auto it = p.find("ranks"); it != p.end() && it->is_array() && it->size() > 1) {
+  if (p.ranks.size() > 1) {
     s += "; CPUs per rank:";
     size_t shown = 0;
-    for (const auto& r : *it) {
+    for (const RankPlacement& r : p.ranks) {
       if (shown++ == 16) {
-        s += fmt::format(" ... ({} ranks)", it->size());
+        s += fmt::format(" ... ({} ranks)", p.ranks.size());
         break;
       }
-      if (r.is_object())
-        s += fmt::format(" {}:{}", r.value("rank", -1), r.value("cpus", std::string("?")));
+      s += fmt::format(" {}:{}", r.rank, r.cpus);
     }
   }
   return s;
@@ -122,15 +125,14 @@ std::string placementLine(const RunInfo& info) {
 
 std::vector<std::string> headerWarnings(const RunInfo& info) {
   std::vector<std::string> w;
-  for (const nlohmann::json* j : {&info.clock, &info.placement})
-    if (j->is_object())
-      if (std::string t = j->value("warning", std::string()); !t.empty()) w.push_back(t);
+  if (info.clock && !info.clock->warning.empty()) w.push_back(info.clock->warning);
+  if (info.placement && !info.placement->warning.empty()) w.push_back(info.placement->warning);
   return w;
 }
 
 nlohmann::ordered_json runJson(const RunInfo& info) {
   nlohmann::ordered_json run;
-  run["test"] = info.test;
+  run["test"] = testName(info);
   run["transport"] = info.transport;
   run["op"] = info.op;
   run["bidirectional"] = info.bidirectional;
@@ -146,8 +148,8 @@ nlohmann::ordered_json runJson(const RunInfo& info) {
   const std::string git = gitDescribe(info);
   run["git_describe"] = git.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(git);
   run["extra"] = ordered(info.extra);
-  run["clock"] = ordered(info.clock);
-  run["placement"] = ordered(info.placement);
+  run["clock"] = ordered(info.clock ? info.clock->toJson() : nlohmann::json::object());
+  run["placement"] = ordered(info.placement ? info.placement->toJson() : nlohmann::json::object());
   return run;
 }
 
@@ -282,7 +284,8 @@ std::string tableHeaderBlock(const RunInfo& info, const std::string& title,
   auto replaceLine = [&h](const std::string& from, const std::string& to) {
     if (auto at = h.find(from); at != std::string::npos) h.replace(at, from.size(), to);
   };
-  replaceLine(info.test + ", latency = half round trip (RTT/2)", info.test + ", " + title);
+  const std::string test = testName(info);
+  replaceLine(test + ", latency = half round trip (RTT/2)", test + ", " + title);
   replaceLine("units: microseconds; t_typical = median, pXX = nearest-rank percentile",
               "units: " + units);
   return h;

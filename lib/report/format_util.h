@@ -22,9 +22,9 @@ namespace rdmabench::report::detail {
 std::string tableHeaderBlock(const RunInfo& info, const std::string& title,
                              const std::string& units);
 
-// Which column layout a run needs. A new kind of test (e.g. collectives with t_min/t_max/t_avg
-// across ranks) adds an enumerator here and testKind() maps RunInfo::test to it; -Wswitch then
-// points at every format that must learn it.
+// Which column layout a run needs. A new kind of layout adds an enumerator here and testKind()
+// maps RunInfo::test (report::Test) to it; -Wswitch then points at every format that must learn
+// it.
 enum class TestKind {
   kLatency,    // Row::latency: per-iteration latency summary
   kBandwidth,  // Row::megabytesPerSec/messagesPerSec over a timed window stream
@@ -33,10 +33,12 @@ enum class TestKind {
   kRing,       // Row::link: one row per directed link of `rdmabench ring`
 };
 
-// "bw", "bibw", "bandwidth" and anything ending in "_bw" -> kBandwidth; everything else
-// (including "lat", "latency", "" and future tests not yet known here) -> kLatency;
-// "barrier", "allreduce", "ring" -> their own kinds.
+// Test::kBw -> kBandwidth; kBarrier, kAllreduce, kRing -> their own kinds; kLat and the
+// commands that print their own columns after the header (kPairs, kCongestion) -> kLatency.
 TestKind testKind(const RunInfo& info);
+
+// RunInfo::test's name, "" when it is not known.
+std::string testName(const RunInfo& info);
 
 // RunInfo::toolVersion, or the version this library was built as when it is empty.
 std::string toolVersion(const RunInfo& info);

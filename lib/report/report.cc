@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "common/error.h"
 #include "report/format_util.h"
@@ -24,7 +25,20 @@ constexpr Format kFormats[] = {
     {"osu", detail::makeOsuReporter},     {"imb", detail::makeImbReporter},
 };
 
+constexpr const char* kTestNames[] = {"lat",  "bw",    "barrier",   "allreduce",
+                                      "ring", "pairs", "congestion"};
+
 }  // namespace
+
+const char* toString(Test test) {
+  return kTestNames[static_cast<size_t>(test)];
+}
+
+std::optional<Test> testFromName(std::string_view name) {
+  for (size_t i = 0; i < std::size(kTestNames); ++i)
+    if (name == kTestNames[i]) return static_cast<Test>(i);
+  return std::nullopt;
+}
 
 const std::vector<std::string>& formatNames() {
   static const std::vector<std::string> names = [] {

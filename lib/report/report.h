@@ -10,9 +10,9 @@
 //  - "csv": one header line and one line per row (RFC 4180 quoting, no comment lines);
 //  - "perftest", "osu", "imb": the column layouts of ib_*_lat/ib_*_bw, OSU 7.x and IMB-MPI1,
 //    so rows can be pasted next to (and parsed like) those tools' output.
-// Each format picks its layout from RunInfo::test (detail::testKind in format_util.h); a new
-// test kind is a new enumerator there plus one case per format. Thread-safety: one Reporter per
-// thread; a Reporter writes only to the ostream it was given.
+// Each format picks its layout from RunInfo::test (report::Test, mapped by detail::testKind in
+// format_util.h); a new layout is a new enumerator there plus one case per format. Thread-safety:
+// one Reporter per thread; a Reporter writes only to the ostream it was given.
 
 #include <cstdint>
 #include <iosfwd>
@@ -24,13 +24,27 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/measure_clock.h"
+#include "common/placement.h"
 #include "stats/summary.h"
 
 namespace rdmabench::report {
 
+// Which command produced the run: its name in every format ("lat", "bw", "barrier",
+// "allreduce", "ring", "pairs", "congestion"). The engine (engine::TestKind) and the N-rank
+// commands (collective::RankParams::test) set it; the formats pick their layout from it.
+enum class Test : uint8_t { kLat, kBw, kBarrier, kAllreduce, kRing, kPairs, kCongestion };
+
+// The command's name, as above.
+const char* toString(Test test);
+// The inverse, for the command line and tests; empty for an unknown name.
+std::optional<Test> testFromName(std::string_view name);
+
 // What was run, printed once as the header block / JSON "run" object.
 struct RunInfo {
-  std::string test;       // "lat", "bw", "barrier", "allreduce", "ring"
+  // Empty = not known: a run that failed before its header (JSON and CSV print "", the table
+  // "?"; the layout is the latency one).
+  std::optional<Test> test;
   std::string transport;  // "socket", "verbs", "ofi"
   std::string op;         // "send", "write", "read", ...
   bool bidirectional = false;
@@ -45,12 +59,12 @@ struct RunInfo {
   // `git describe` of the build (common/version.h): unset = this build's, "" = none.
   std::optional<std::string> gitDescribe;
   nlohmann::json extra = nlohmann::json::object();  // anything else (iteration policy, ...)
-  // Measurement clock of the measuring side (ClockFacts::toJson in common/measure_clock.h):
-  // used, kernel_clocksource, read_cost_ns, tsc_ghz, warning. Empty = not recorded.
-  nlohmann::json clock = nlohmann::json::object();
-  // Where the benchmark thread ran (PlacementFacts::toJson in common/placement.h): cpus,
-  // cpu_numa_nodes, device_numa_node, source, warning. Empty = not recorded.
-  nlohmann::json placement = nlohmann::json::object();
+  // Measurement clock of the measuring side (common/measure_clock.h); empty = not recorded.
+  // The writers turn it into text (clockLine) or JSON (ClockFacts::toJson).
+  std::optional<ClockFacts> clock;
+  // Where the benchmark thread ran (common/placement.h; N-rank runs: every rank's CPUs in
+  // PlacementFacts::ranks); empty = not recorded.
+  std::optional<PlacementFacts> placement;
 };
 
 // Collective measurements of one size (barrier: bytes = 0), computed by rank 0 from every

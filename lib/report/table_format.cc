@@ -65,7 +65,7 @@ class TableReporter : public TextReporter {
         break;
     }
     line("rdmabench {}: {}, {}", version::describe(toolVersion(i), gitDescribe(i)),
-         i.test.empty() ? "?" : i.test, what);
+         i.test ? toString(*i.test) : "?", what);
     if (i.op.empty())  // barrier, ring: no operation to name
       line("transport: {}", i.transport);
     else

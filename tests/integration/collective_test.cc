@@ -80,7 +80,7 @@ void runCase(const Case& c) {
   transport::BackendStatus st = transport::probeBackend(c.transport);
   if (!st.usable) GTEST_SKIP() << c.transport << " not usable here: " << st.reason;
   CollectiveParams p;
-  p.test = c.test;
+  p.test = report::testFromName(c.test).value();
   p.algo = c.algo == "dissemination" || c.algo == "pingpong" ? "tree" : c.algo;
   p.transport = c.transport;
   if (c.transport == "ofi") p.device.provider = "tcp;ofi_rxm";
@@ -179,7 +179,7 @@ SmallRun runSmall(const CollectiveParams& p, int ranks, const std::string& id) {
 
 CollectiveParams socketParams(const std::string& test) {
   CollectiveParams p;
-  p.test = test;
+  p.test = report::testFromName(test).value();
   p.transport = "socket";
   p.device.useEvent = true;
   p.timeoutMs = 30'000;

@@ -22,7 +22,7 @@ std::string usageError(const std::string& test, const std::vector<std::string>& 
 
 TEST(CollOptions, AllreduceDefaultsAreOsuSweep) {
   CollCommand c = parseCollectiveCommand("allreduce", {});
-  EXPECT_EQ(c.collectiveParams().test, "allreduce");
+  EXPECT_EQ(c.collectiveParams().test, report::Test::kAllreduce);
   EXPECT_EQ(c.collectiveParams().algo, "tree");
   EXPECT_EQ(c.common().transport, "socket");
   EXPECT_EQ(c.collectiveParams().sizes.front(), 4u);  // one float32 element
@@ -177,15 +177,15 @@ TEST(CollOptions, OneParameterStructPerCommand) {
   for (const char* test : {"barrier", "allreduce", "ring"}) {
     CollCommand c = parseCollectiveCommand(test, {});
     ASSERT_TRUE(std::holds_alternative<collective::CollectiveParams>(c.params)) << test;
-    EXPECT_EQ(c.common().test, test);
+    EXPECT_EQ(toString(c.common().test), std::string(test));
   }
   CollCommand p = parseCollectiveCommand("pairs", {"-n", "5"});
   ASSERT_TRUE(std::holds_alternative<collective::PairsParams>(p.params));
-  EXPECT_EQ(p.common().test, "pairs");
+  EXPECT_EQ(p.common().test, report::Test::kPairs);
   EXPECT_EQ(p.common().iterations, 5u);
   CollCommand c = parseCollectiveCommand("congestion", {"--timeout", "3"});
   ASSERT_TRUE(std::holds_alternative<collective::CongestionParams>(c.params));
-  EXPECT_EQ(c.common().test, "congestion");
+  EXPECT_EQ(c.common().test, report::Test::kCongestion);
   EXPECT_EQ(c.common().timeoutMs, 3000);
   EXPECT_THROW(c.pairsParams(), std::bad_variant_access);
 }

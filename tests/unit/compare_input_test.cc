@@ -325,7 +325,7 @@ std::string reporterJson(const std::string& test, int rows) {
   std::ostringstream out;
   auto r = report::makeReporter("json", out);
   report::RunInfo info;
-  info.test = test;
+  info.test = report::testFromName(test).value();
   info.transport = "socket";
   r->begin(info);
   for (int i = 0; i < rows; ++i) {

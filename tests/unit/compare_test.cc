@@ -278,7 +278,7 @@ std::string rdmabenchOutput(const std::string& format, const std::string& test,
   std::ostringstream out;
   auto r = report::makeReporter(format, out);
   report::RunInfo info;
-  info.test = test;
+  info.test = report::testFromName(test).value();
   info.transport = "socket";
   info.op = "send";
   info.window = 64;

@@ -186,7 +186,7 @@ TEST(CongestionReport, JsonAndCsvCarryTheSplitAndTheFactors) {
   std::ostringstream bad;
   EXPECT_THROW(writeCongestion(bad, "osu", r), UsageError);
   // The table's header names this command and its units, not ping-pong latency's.
-  r.info.test = "congestion";
+  r.info.test = report::Test::kCongestion;
   std::ostringstream table;
   writeCongestion(table, "table", r);
   const std::string t = table.str();

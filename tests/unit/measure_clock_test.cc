@@ -112,20 +112,24 @@ TEST(MeasureClock, TscCalibrationIsSane) {
 
 TEST(MeasureClock, FactsOnEveryOutputFormat) {
   report::RunInfo info;
-  info.test = "lat";
+  info.test = report::Test::kLat;
   info.transport = "socket";
   info.op = "send";
-  info.clock = {{"used", "monotonic"},
-                {"kernel_clocksource", "hpet"},
-                {"read_cost_ns", 2480.0},
-                {"note", "the CPU does not advertise constant_tsc and nonstop_tsc"},
-                {"warning", "kernel clocksource hpet is slow"}};
-  info.placement = {{"cpus", "0-3"},
-                    {"cpu_numa_nodes", "0"},
-                    {"device", "mlx5_0"},
-                    {"device_numa_node", 1},
-                    {"source", "bound by --cpu 0-3"},
-                    {"warning", "CPUs 0-3 are not on NUMA node 1"}};
+  ClockFacts clock;
+  clock.used = "monotonic";
+  clock.kernelClocksource = "hpet";
+  clock.readCostNs = 2480.0;
+  clock.note = "the CPU does not advertise constant_tsc and nonstop_tsc";
+  clock.warning = "kernel clocksource hpet is slow";
+  info.clock = clock;
+  PlacementFacts placement;
+  placement.cpus = "0-3";
+  placement.cpuNumaNodes = "0";
+  placement.device = "mlx5_0";
+  placement.deviceNumaNode = 1;
+  placement.source = "bound by --cpu 0-3";
+  placement.warning = "CPUs 0-3 are not on NUMA node 1";
+  info.placement = placement;
   for (const char* format : {"table", "perftest", "osu", "imb", "json", "csv"}) {
     std::ostringstream out;
     auto r = report::makeReporter(format, out);

@@ -59,7 +59,7 @@ TEST(CommonProperties, AbTableShowsEveryBackendsInlineSize) {
   auto capture = [](const std::string& label, const nlohmann::json& local) {
     report::RunCapture c;
     c.label = label;
-    c.info.test = "lat";
+    c.info.test = report::Test::kLat;
     c.info.op = "send";
     c.info.local = local;
     report::Row row;

@@ -15,7 +15,7 @@ namespace rdmabench::report::test_util {
 
 inline RunInfo latencyRun() {
   RunInfo info;
-  info.test = "lat";
+  info.test = report::Test::kLat;
   info.transport = "socket";
   info.op = "send";
   info.localHost = "node-a";
@@ -30,7 +30,7 @@ inline RunInfo latencyRun() {
 
 inline RunInfo bandwidthRun(bool bidirectional = false) {
   RunInfo info = latencyRun();
-  info.test = "bw";
+  info.test = report::Test::kBw;
   info.window = 64;
   info.bidirectional = bidirectional;
   return info;

@@ -109,7 +109,7 @@ TEST(AbReport, AllFailedNamesEachErrorAndInterruptedCarriesTheError) {
   runs[0].label = "ofi:tcp;ofi_rxm";
   runs[1].label = "ofi:nosuch";
   for (auto& r : runs) {
-    r.info.test = "lat";
+    r.info.test = ::rdmabench::report::Test::kLat;
     r.info.op = "send";
   }
   runs[0].error = "connect: Connection refused";

@@ -15,7 +15,7 @@ namespace {
 
 report::RunInfo latencyRun() {
   report::RunInfo info;
-  info.test = "lat";
+  info.test = report::Test::kLat;
   info.transport = "socket";
   info.op = "send";
   return info;

@@ -109,8 +109,9 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     } else if (auto* tcp = dynamic_cast<rendezvous::TcpStoreClient*>(store.get())) {
       p.device.localHost = tcp->localAddress();
     }
-    if (p.test == "pairs") return runPairsRank(cmd, mine.pairsParams(), info, *store, server);
-    if (p.test == "congestion")
+    if (p.test == report::Test::kPairs)
+      return runPairsRank(cmd, mine.pairsParams(), info, *store, server);
+    if (p.test == report::Test::kCongestion)
       return runCongestionRank(cmd, mine.congestionParams(), info, *store, server);
     if (info.rank == 0) {
       output = std::make_unique<ResultOutput>(cmd.outputPath);

@@ -93,7 +93,7 @@ int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out) {
     report::RunCapture capture;
     capture.label = v.label;
     // Known before any session: the title never comes out empty when every variant fails.
-    capture.info.test = engine::toString(cmd.client.spec.test);
+    capture.info.test = engine::reportTest(cmd.client.spec);
     capture.info.op = engine::toString(cmd.client.spec.op);
     capture.info.transport = v.transport;
     runs.push_back(std::move(capture));
@@ -114,6 +114,7 @@ int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out) {
         report::RunCapture one;
         report::CaptureReporter reporter(one);
         try {
+          o.spec.validate();  // this variant's transport: the command line checked the first's
           engine::runClient(o, reporter);
         } catch (const InterruptedError& e) {
           run.error = e.what();
@@ -171,7 +172,7 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   // Before any timed loop (and before the loopback server forks: it inherits the choice).
   selectMeasureClock(cmd.clock);
   cmd.client.placeThread = [placement = cmd.placement](const std::string& device) {
-    return applyPlacement(placement, device).toJson();
+    return applyPlacement(placement, device);
   };
   ResultOutput output(cmd.output.path);
   std::ostream* out = &output.stream();

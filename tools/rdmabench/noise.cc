@@ -47,7 +47,7 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
       report->date = isoDateUtc();
       report->commandLine = commandLine;
       report->version = RDMABENCH_VERSION;
-      report->clock = measureClockFacts().toJson();
+      report->clock = measureClockFacts();
       if (!measureClockFacts().warning.empty())
         report->warnings.push_back("clock: " + measureClockFacts().warning);
       ResultOutput output(cmd.outputPath);
