@@ -66,7 +66,12 @@ gtest_run() {
   python3 ci/check-skips.py "$scope" --junit "$xml"
 }
 
-format_check() { git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror; }
+# Formatting, then the size limits (no lib/ file over 500 lines, no function over 80:
+# tools/check-size.py, exceptions with reasons in tools/size-allowlist.txt).
+format_check() {
+  git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
+  python3 tools/check-size.py
+}
 
 build_main() {
   cmake -S . -B "$BUILD" "${CONFIG[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
