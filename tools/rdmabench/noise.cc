@@ -17,6 +17,7 @@
 #include "common/placement.h"
 #include "common/version.h"
 #include "compare/plot.h"
+#include "launch/fold.h"
 #include "launch/launch.h"
 #include "noise/options.h"
 #include "noise/run.h"
@@ -83,7 +84,7 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
         server->stop();
       }
     }
-    msg = withLauncherDeath(msg);
+    msg = withLauncherDeath(launch::stripOwnRank(msg, info.rank));
     // JSON on stdout stays one valid document: rank 0 prints the error as one when it had not
     // printed its report (a file keeps its previous content, as with the other commands).
     if (info.rank == 0 && !reported && cmd.format == "json" &&
