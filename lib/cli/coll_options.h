@@ -46,6 +46,9 @@ struct CollCommand {
   // whose IPv4 address is this rank's data-plane address (unless --bind) and rank 0's published
   // store address under PMIx. "" = the default choice.
   std::string ifname;
+  // Warnings of the parse (allreduce sizes rounded to whole elements): printed once, by the
+  // launcher or rank 0, as "rdmabench: warning: ...".
+  std::vector<std::string> notes;
   bool transportGiven = false;  // -t given; else the default rule (cli::defaultTransport)
   int useEvent = -1;            // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
   bool help = false;            // --help: helpText holds the usage, nothing else set

@@ -209,7 +209,7 @@ NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
   if (std::find(names.begin(), names.end(), cmd.format) == names.end())
     throw UsageError(
         fmt::format("--format {}: no noise layout (valid: table, json, csv)", cmd.format));
-  if (has("output")) cmd.outputPath = str("output");
+  if (has("output")) cmd.outputPath = cli::parseOutputPath(str("output"));
   if (has("plot")) {
     cmd.plotPath = str("plot");
     std::string lower = cmd.plotPath;
@@ -221,6 +221,7 @@ NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
     if (!endsWith(".png") && !endsWith(".svg"))
       throw UsageError(fmt::format("--plot {}: must end in .png or .svg", cmd.plotPath));
   }
+  cli::checkDistinctOutputs(cmd.outputPath, cmd.plotPath);
   return cmd;
 }
 
