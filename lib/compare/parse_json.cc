@@ -277,6 +277,7 @@ std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
   std::unique_ptr<SeriesState> variant;
   std::string variantLabel;
   bool rows = false, variants = false, compareOutput = false;
+  std::string runTest;  // run.test, when the run header names one
   uint64_t rowIndex = 0;
   // Depths (enclosing containers): run, rows, variants = 1; a row, a variant = 2; a variant's
   // run/label = 3; a variant's row = 4. Values inside a run or a row are kept until it completes;
@@ -287,6 +288,8 @@ std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
     const std::string& k0 = p[0];
     if (v.depth == 1) {
       if (k0 == "run" && v.value.is_object()) {
+        if (auto t = v.value.find("test"); t != v.value.end() && t->is_string())
+          runTest = escapeForLog(t->get<std::string>(), 32);
         top.run(v.value, path + " \"run\"");
       } else if (k0 == "error" && v.value.is_string()) {
         top.note("run ended with error: " + escapeForLog(v.value.get<std::string>(), 200));
@@ -349,6 +352,11 @@ std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
   if (compareOutput)
     throw UsageError(fmt::format(
         "{}: this is `rdmabench compare` output, not results; compare its inputs instead", path));
+  if (!rows && !variants && !runTest.empty())
+    throw UsageError(
+        fmt::format("{}: {} JSON is not comparable: compare takes lat, bw and collective (barrier, "
+                    "allreduce, ring) results",
+                    path, runTest));
   if (!rows && !variants)
     throw UsageError(fmt::format(
         "{}: JSON without a \"rows\" (or A/B \"variants\") array: not `rdmabench --format json` "
