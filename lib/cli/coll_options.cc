@@ -33,7 +33,8 @@ bool definesMeasurement(const std::string& option) {
       "help",       "np",        "rank",    "rendezvous", "standalone-rendezvous",
       "file-store", "run-id",    "token",   "bind",       "ifname",
       "device",     "gid-index", "ib-port", "cpu",        "numa",
-      "timeout",    "format",    "output",  "full",       "plot"};
+      "timeout",    "format",    "output",  "full",       "plot",
+      "quiet"};
   return kNot.count(option) == 0;
 }
 
@@ -319,6 +320,7 @@ void parseOutput(const std::string& test, const Values& v, CollCommand& cmd) {
         fmt::format("--format {}: unknown (valid: table, json, csv, osu, imb)", cmd.format));
   if (v.has("output")) cmd.outputPath = parseOutputPath(v.str("output"));
   cmd.full = v.on("full");
+  cmd.quiet = v.on("quiet");
   checkFullFormat(cmd.full, cmd.format);
   checkDistinctOutputs(cmd.outputPath, cmd.plotPath);
 }

@@ -39,6 +39,7 @@ struct CollCommand {
   std::string format = "table";  // report::formatNames() except perftest
   std::string outputPath;        // -o FILE (rank 0 writes it); empty = stdout
   bool full = false;             // --full: OSU -f columns
+  bool quiet = false;            // --quiet: no warning lines on stderr
   bool failOnOutlier = false;    // ring / pairs --fail-on-outlier
   std::string plotPath;          // pairs --plot FILE.png|FILE.svg (rank 0 writes it)
   std::string bind;              // --bind: this rank's data-plane address

@@ -23,9 +23,9 @@ namespace {
 // by hand on several hosts differ in these and must share one run id (docs/rendezvous.md).
 bool definesMeasurement(const std::string& option) {
   static const std::set<std::string> kNot = {
-      "help",       "np",     "rank",  "rendezvous",     "standalone-rendezvous",
-      "file-store", "run-id", "token", "ifname",         "timeout",
-      "format",     "output", "plot",  "fail-on-outlier"};
+      "help",       "np",     "rank",  "rendezvous",      "standalone-rendezvous",
+      "file-store", "run-id", "token", "ifname",          "timeout",
+      "format",     "output", "plot",  "fail-on-outlier", "quiet"};
   return kNot.count(option) == 0;
 }
 
@@ -128,7 +128,8 @@ NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
       "output,o", po::value<std::string>(), "write the report (rank 0) to FILE, atomically")(
       "plot", po::value<std::string>(),
       "nodes x cores heat map of stolen time and a histogram of detour lengths to FILE.png or "
-      "FILE.svg");
+      "FILE.svg")("quiet", po::bool_switch(),
+                  "no warning lines on stderr (errors are always printed)");
   po::options_description all;
   all.add(general).add(launchOpts).add(output);
   po::variables_map vm = cli::parseOptions("noise", all, {}, args);
@@ -222,6 +223,7 @@ NoiseCommand parseNoiseCommand(const std::vector<std::string>& args) {
       throw UsageError(fmt::format("--plot {}: must end in .png or .svg", cmd.plotPath));
   }
   cli::checkDistinctOutputs(cmd.outputPath, cmd.plotPath);
+  cmd.quiet = vm["quiet"].as<bool>();
   return cmd;
 }
 

@@ -52,6 +52,14 @@ TEST(CollOptions, AllreduceSizesRoundToWholeElementsAsOsu) {
   EXPECT_TRUE(parseCollectiveCommand("allreduce", {"-m", "4:64"}).notes.empty());
 }
 
+// --quiet on every N-rank command, as on lat/bw (newcomer trial); not part of the run id.
+TEST(CollOptions, QuietOnEveryCommand) {
+  for (const char* t : {"barrier", "allreduce", "ring", "pairs", "congestion"}) {
+    EXPECT_TRUE(parseCollectiveCommand(t, {"--quiet"}).quiet) << t;
+    EXPECT_FALSE(parseCollectiveCommand(t, {}).quiet) << t;
+  }
+}
+
 // Newcomer trial: ring --np 1 printed an empty table; -o '' wrote to stdout; --plot over -o.
 TEST(CollOptions, OutputMistakesAreUsageErrors) {
   EXPECT_NE(usageError("ring", {"--np", "1"}).find("--np 1: ring measures"), std::string::npos);

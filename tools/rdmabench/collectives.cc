@@ -68,7 +68,7 @@ int runPairsRank(const cli::CollCommand& cmd, const collective::PairsParams& p,
     for (size_t i = 1; i < findings.size(); ++i)
       summary += "; " + findings[i];
     if (cmd.failOnOutlier) throw Error(summary);
-    std::cerr << "rdmabench: warning: " << summary << "\n";
+    if (!cmd.quiet) std::cerr << "rdmabench: warning: " << summary << "\n";
   }
   return 0;
 }
@@ -131,7 +131,7 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
       throw Error(fmt::format("allreduce: {} wrong element(s) in the results (#wrong)", o.wrong));
     if (info.rank == 0 && !o.outlierSummary.empty()) {
       if (cmd.failOnOutlier) throw Error(o.outlierSummary);
-      std::cerr << "rdmabench: warning: " << o.outlierSummary << "\n";
+      if (!cmd.quiet) std::cerr << "rdmabench: warning: " << o.outlierSummary << "\n";
     }
     return 0;
   } catch (const std::exception& e) {
@@ -186,7 +186,7 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   // now, before any rank starts (the launcher for --np, rank 0 itself otherwise).
   if (cmd.launch.np > 0 || info.rank == 0) {
     for (const std::string& note : cmd.notes)
-      std::cerr << "rdmabench: warning: " << note << "\n";
+      if (!cmd.quiet) std::cerr << "rdmabench: warning: " << note << "\n";
     checkWritable(cmd.outputPath, "--output");
     checkWritable(cmd.plotPath, "--plot");
   }
