@@ -268,6 +268,25 @@ class SeriesState {
   std::map<uint64_t, RingSize> ring_sizes_;
 };
 
+// A JSON input without result rows: compare's own output, another command's results
+// (`runTest`: pairs, congestion, noise) or not rdmabench's. UsageError saying which.
+void refuseWithoutRows(const std::string& path, bool compareOutput, bool hasRows,
+                       const std::string& runTest) {
+  if (compareOutput)
+    throw UsageError(fmt::format(
+        "{}: this is `rdmabench compare` output, not results; compare its inputs instead", path));
+  if (hasRows) return;
+  if (!runTest.empty())
+    throw UsageError(
+        fmt::format("{}: {} JSON is not comparable: compare takes lat, bw and collective (barrier, "
+                    "allreduce, ring) results",
+                    path, runTest));
+  throw UsageError(fmt::format(
+      "{}: JSON without a \"rows\" (or A/B \"variants\") array: not `rdmabench --format json` "
+      "output",
+      path));
+}
+
 }  // namespace
 
 std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
@@ -349,19 +368,7 @@ std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
   } catch (const ProtocolError& e) {
     throw UsageError(e.what());
   }
-  if (compareOutput)
-    throw UsageError(fmt::format(
-        "{}: this is `rdmabench compare` output, not results; compare its inputs instead", path));
-  if (!rows && !variants && !runTest.empty())
-    throw UsageError(
-        fmt::format("{}: {} JSON is not comparable: compare takes lat, bw and collective (barrier, "
-                    "allreduce, ring) results",
-                    path, runTest));
-  if (!rows && !variants)
-    throw UsageError(fmt::format(
-        "{}: JSON without a \"rows\" (or A/B \"variants\") array: not `rdmabench --format json` "
-        "output",
-        path));
+  refuseWithoutRows(path, compareOutput, rows || variants, runTest);
   if (rows) out.insert(out.begin(), top.finish());
   return out;
 }
