@@ -314,7 +314,7 @@ void parseOutput(const po::variables_map& vm, ClientCommand& cmd) {
       throw UsageError(
           fmt::format("--format {}: unknown (valid: {})", cmd.output.format, joined(names)));
   }
-  if (vm.count("output")) cmd.output.path = str("output");
+  if (vm.count("output")) cmd.output.path = parseOutputPath(str("output"));
   if (vm.count("clock")) {
     cmd.clock = str("clock");
     if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
@@ -326,6 +326,7 @@ void parseOutput(const po::variables_map& vm, ClientCommand& cmd) {
   validatePlacement(cmd.placement);
   cmd.output.gigabits = vm["gbits"].as<bool>();
   cmd.output.full = vm["full"].as<bool>();
+  checkFullFormat(cmd.output.full, cmd.output.format);
   cmd.output.quiet = vm["quiet"].as<bool>();
 }
 

@@ -174,7 +174,8 @@ po::options_description outputOptions(const std::string& test) {
   po::options_description output("Output");
   output.add_options()("format,f", po::value<std::string>(),
                        fixedCounts(test) ? "table | json | csv" : "table | json | csv | osu | imb")(
-      "output,o", po::value<std::string>(), "write the report (rank 0) to FILE");
+      "output,o", po::value<std::string>(), "write the report (rank 0) to FILE")(
+      "quiet", po::bool_switch(), "no warning lines on stderr (errors are always printed)");
   if (!fixedCounts(test))
     output.add_options()("full", po::bool_switch(),
                          "OSU -f columns (min, max, iterations) in --format osu");

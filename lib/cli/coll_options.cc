@@ -33,7 +33,8 @@ bool definesMeasurement(const std::string& option) {
       "help",       "np",        "rank",    "rendezvous", "standalone-rendezvous",
       "file-store", "run-id",    "token",   "bind",       "ifname",
       "device",     "gid-index", "ib-port", "cpu",        "numa",
-      "timeout",    "format",    "output",  "full",       "plot"};
+      "timeout",    "format",    "output",  "full",       "plot",
+      "quiet"};
   return kNot.count(option) == 0;
 }
 
@@ -92,7 +93,41 @@ void parseBarrier(const Values& v, collective::CollectiveParams& p) {
     throw UsageError(fmt::format("--algo {}: unknown (valid: dissemination, sharp)", p.algo));
 }
 
-void parseAllreduce(const Values& v, collective::CollectiveParams& p) {
+// osu_allreduce's rule: count = size / element size, and a size below one element is skipped.
+// The rows are labelled with the bytes reduced (count x element size), never with more: a size
+// that is not a whole number of elements is rounded down, said in a warning (`notes`).
+void roundToElements(collective::CollectiveParams& p, const char* option,
+                     std::vector<std::string>& notes) {
+  const uint64_t es = collective::elementSize(p.dtype);
+  const char* type = collective::toString(p.dtype);
+  std::vector<uint64_t> kept;
+  std::string rounded, skipped;
+  for (uint64_t b : p.sizes) {
+    const uint64_t r = b / es * es;
+    if (r == 0) {
+      skipped += fmt::format("{}{}", skipped.empty() ? "" : ",", b);
+      continue;
+    }
+    if (r != b) rounded += fmt::format("{}{} -> {}", rounded.empty() ? "" : ", ", b, r);
+    if (std::find(kept.begin(), kept.end(), r) == kept.end()) kept.push_back(r);
+  }
+  if (kept.empty())
+    throw UsageError(fmt::format("{} {}: below one {} element ({} B): nothing to reduce", option,
+                                 skipped, type, es));
+  if (!skipped.empty())
+    notes.push_back(
+        fmt::format("{} {}: below one {} element ({} B): skipped, as osu_allreduce "
+                    "does",
+                    option, skipped, type, es));
+  if (!rounded.empty())
+    notes.push_back(
+        fmt::format("{}: not a whole number of {} elements ({} B): rounded down to "
+                    "{} (count = size / {}, as osu_allreduce)",
+                    option, type, es, rounded, es));
+  p.sizes = std::move(kept);
+}
+
+void parseAllreduce(const Values& v, collective::CollectiveParams& p, CollCommand& cmd) {
   if (v.has("algo")) p.algo = v.str("algo");
   if (p.algo != "auto" && p.algo != "sharp") {
     const auto& algos = collective::allreduceAlgorithms();
@@ -113,6 +148,7 @@ void parseAllreduce(const Values& v, collective::CollectiveParams& p) {
                       : SizeRange{es, 1u << 20};
     p.sizes = sizeSweep(r.min, r.max);
   }
+  roundToElements(p, v.has("size") ? "--size" : "--msg-sizes", cmd.notes);
   for (uint64_t b : p.sizes)
     if (b > (1ull << 30))
       throw UsageError(fmt::format("--size {}: above the limit of 1G per rank", b));
@@ -135,7 +171,7 @@ collective::CollectiveParams parseCollective(const std::string& test, const Valu
   parseCommon(v, p, cmd);
   parseTiming(v, p);
   if (test == "barrier") parseBarrier(v, p);
-  if (test == "allreduce") parseAllreduce(v, p);
+  if (test == "allreduce") parseAllreduce(v, p, cmd);
   if (p.algo == "sharp" && !collective::sharp::built())
     throw UsageError(fmt::format("--algo sharp: not built: {}", collective::sharp::probe().reason));
   if (test == "ring") parseRing(v, p, cmd);
@@ -262,6 +298,10 @@ void parseOutput(const std::string& test, const Values& v, CollCommand& cmd) {
   // A fabric map needs a pair at least: one rank would measure nothing and exit 0.
   if (test == "pairs" && cmd.launch.np == 1)
     throw UsageError("--np 1: pairs measures every pair of ranks and needs at least 2");
+  if (test == "ring" && cmd.launch.np == 1)
+    throw UsageError(
+        "--np 1: ring measures each rank's ping-pong with its neighbour and needs "
+        "at least 2 ranks");
   if (cmd.format == "perftest")
     throw UsageError(
         "--format perftest: perftest has no collective layout (valid: table, json, "
@@ -270,8 +310,11 @@ void parseOutput(const std::string& test, const Values& v, CollCommand& cmd) {
   if (std::find(names.begin(), names.end(), cmd.format) == names.end())
     throw UsageError(
         fmt::format("--format {}: unknown (valid: table, json, csv, osu, imb)", cmd.format));
-  if (v.has("output")) cmd.outputPath = v.str("output");
+  if (v.has("output")) cmd.outputPath = parseOutputPath(v.str("output"));
   cmd.full = v.on("full");
+  cmd.quiet = v.on("quiet");
+  checkFullFormat(cmd.full, cmd.format);
+  checkDistinctOutputs(cmd.outputPath, cmd.plotPath);
 }
 
 }  // namespace
@@ -284,6 +327,11 @@ std::string defaultRunId(const std::string& description) {
 }
 
 void requireWorld(const std::string& test, const CollCommand& cmd, const launch::RankInfo& info) {
+  // A launcher's world of 1 (srun -n 1): ring and pairs would print an empty table.
+  if ((test == "ring" || test == "pairs") && cmd.launch.np == 0 && info.worldSize == 1 &&
+      info.source != "single")
+    throw UsageError(fmt::format("{}: a world of 1 rank ({}): {} needs at least 2 ranks", test,
+                                 info.source, test));
   if (info.source != "single" || info.worldSize != 1 || cmd.launch.np > 0) return;
   throw UsageError(fmt::format(
       "{}: no launcher found and no --np: this would run a world of 1 rank; give --np N (N ranks "

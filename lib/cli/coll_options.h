@@ -39,6 +39,7 @@ struct CollCommand {
   std::string format = "table";  // report::formatNames() except perftest
   std::string outputPath;        // -o FILE (rank 0 writes it); empty = stdout
   bool full = false;             // --full: OSU -f columns
+  bool quiet = false;            // --quiet: no warning lines on stderr
   bool failOnOutlier = false;    // ring / pairs --fail-on-outlier
   std::string plotPath;          // pairs --plot FILE.png|FILE.svg (rank 0 writes it)
   std::string bind;              // --bind: this rank's data-plane address
@@ -46,6 +47,9 @@ struct CollCommand {
   // whose IPv4 address is this rank's data-plane address (unless --bind) and rank 0's published
   // store address under PMIx. "" = the default choice.
   std::string ifname;
+  // Warnings of the parse (allreduce sizes rounded to whole elements): printed once, by the
+  // launcher or rank 0, as "rdmabench: warning: ...".
+  std::vector<std::string> notes;
   bool transportGiven = false;  // -t given; else the default rule (cli::defaultTransport)
   int useEvent = -1;            // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
   bool help = false;            // --help: helpText holds the usage, nothing else set

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -55,6 +56,31 @@ double parseNumber(std::string_view text, std::string_view option, double min, d
 
 double parseSeconds(std::string_view text, std::string_view option, double min, double max) {
   return parseNumber(text, option, min, max, "seconds");
+}
+
+std::string parseOutputPath(const std::string& text, std::string_view option) {
+  if (text.empty())
+    throw UsageError(fmt::format("{} '': empty file name (omit {} to write to stdout, or give -)",
+                                 option, option));
+  return text;
+}
+
+void checkDistinctOutputs(const std::string& output, const std::string& plot) {
+  if (output.empty() || plot.empty() || output == "-") return;
+  std::error_code e1, e2;
+  const auto a = std::filesystem::weakly_canonical(std::filesystem::absolute(output, e1), e1);
+  const auto b = std::filesystem::weakly_canonical(std::filesystem::absolute(plot, e2), e2);
+  if (output == plot || (!e1 && !e2 && a == b))
+    throw UsageError(fmt::format(
+        "--plot {} and --output {}: the same file (the plot would overwrite the report)", plot,
+        output));
+}
+
+void checkFullFormat(bool full, const std::string& format) {
+  if (full && format != "osu")
+    throw UsageError(fmt::format(
+        "--full: adds OSU's -f columns and applies only to --format osu (not --format {})",
+        format));
 }
 
 po::variables_map parseOptions(const std::string& command, const po::options_description& desc,

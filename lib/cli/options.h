@@ -98,6 +98,15 @@ double parseNumber(std::string_view text, std::string_view option, double min, d
 // Seconds as a decimal number in [min, max]: parseNumber with unit "seconds".
 double parseSeconds(std::string_view text, std::string_view option, double min, double max);
 
+// -o FILE as given ("-" is stdout). UsageError for an empty path: `-o ''` (an unset shell
+// variable) would otherwise quietly write to stdout.
+std::string parseOutputPath(const std::string& text, std::string_view option = "--output");
+// --plot and -o naming one file (after resolving "." and ".."): UsageError, one would overwrite
+// the other. Either empty: no check.
+void checkDistinctOutputs(const std::string& output, const std::string& plot);
+// --full applies to --format osu only: UsageError naming the format otherwise.
+void checkFullFormat(bool full, const std::string& format);
+
 // The transport `rdmabench lat` uses when -t is not given: verbs when a device with an active
 // port exists, else socket. `note` says why (for the run header); `verbsBuilt` (optional) is
 // set to whether the verbs backend is compiled into this binary at all.

@@ -60,12 +60,12 @@ void writeCongestionTable(std::ostream& out, const CongestionResult& r) {
   out << fmt::format("# victims: ranks {}; random ring: {}\n", rankList(pl.victims),
                      rankList(pl.ring));
   if (r.pattern == CongestionPattern::kIncast)
-    out << fmt::format("# aggressors: incast into rank {} on {}: {} streams of {} x {} B\n",
-                       pl.incastTarget, nodeOf(r, pl.incastTarget), r.aggStreams, r.aggWindow,
-                       r.aggBytes);
+    out << fmt::format("# aggressors: incast into rank {} on {}: {} stream{} of {} x {} B\n",
+                       pl.incastTarget, nodeOf(r, pl.incastTarget), r.aggStreams,
+                       r.aggStreams == 1 ? "" : "s", r.aggWindow, r.aggBytes);
   else
-    out << fmt::format("# aggressors: alltoall, {} streams of {} x {} B\n", r.aggStreams,
-                       r.aggWindow, r.aggBytes);
+    out << fmt::format("# aggressors: alltoall, {} stream{} of {} x {} B\n", r.aggStreams,
+                       r.aggStreams == 1 ? "" : "s", r.aggWindow, r.aggBytes);
   out << fmt::format(
       "# aggressor load under congestion: {:.1f} MB/s in all; isolated phase {:.2f} s, "
       "congested phase {:.2f} s\n"

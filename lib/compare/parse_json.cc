@@ -271,12 +271,15 @@ class SeriesState {
 // What the top level of an rdmabench JSON document said.
 struct TopLevel {
   bool rows = false, variants = false, compareOutput = false;
+  std::string runTest;  // run.test, when the run header names one
 };
 
 // One complete value at depth 1 (run, error, command, rows, variants) into `top` and `seen`.
 void topLevel(const JsonStreamValue& v, SeriesState& top, const std::string& path, TopLevel& seen) {
   const std::string& k0 = v.path[0];
   if (k0 == "run" && v.value.is_object()) {
+    if (auto t = v.value.find("test"); t != v.value.end() && t->is_string())
+      seen.runTest = escapeForLog(t->get<std::string>(), 32);
     top.run(v.value, path + " \"run\"");
   } else if (k0 == "error" && v.value.is_string()) {
     top.note("run ended with error: " + escapeForLog(v.value.get<std::string>(), 200));
@@ -287,6 +290,25 @@ void topLevel(const JsonStreamValue& v, SeriesState& top, const std::string& pat
   } else if (k0 == "variants" && v.value.is_array()) {
     seen.variants = true;
   }
+}
+
+// A JSON input without result rows: compare's own output, another command's results
+// (`runTest`: pairs, congestion, noise) or not rdmabench's. UsageError saying which.
+void refuseWithoutRows(const std::string& path, bool compareOutput, bool hasRows,
+                       const std::string& runTest) {
+  if (compareOutput)
+    throw UsageError(fmt::format(
+        "{}: this is `rdmabench compare` output, not results; compare its inputs instead", path));
+  if (hasRows) return;
+  if (!runTest.empty())
+    throw UsageError(
+        fmt::format("{}: {} JSON is not comparable: compare takes lat, bw and collective (barrier, "
+                    "allreduce, ring) results",
+                    path, runTest));
+  throw UsageError(fmt::format(
+      "{}: JSON without a \"rows\" (or A/B \"variants\") array: not `rdmabench --format json` "
+      "output",
+      path));
 }
 
 }  // namespace
@@ -356,14 +378,7 @@ std::vector<Series> readRdmabenchJson(std::istream& in, ReadContext& ctx) {
   } catch (const ProtocolError& e) {
     throw UsageError(e.what());
   }
-  if (seen.compareOutput)
-    throw UsageError(fmt::format(
-        "{}: this is `rdmabench compare` output, not results; compare its inputs instead", path));
-  if (!seen.rows && !seen.variants)
-    throw UsageError(fmt::format(
-        "{}: JSON without a \"rows\" (or A/B \"variants\") array: not `rdmabench --format json` "
-        "output",
-        path));
+  refuseWithoutRows(path, seen.compareOutput, seen.rows || seen.variants, seen.runTest);
   if (seen.rows) out.insert(out.begin(), top.finish());
   return out;
 }

@@ -264,6 +264,10 @@ class TextLines {
     std::string t = trim(text);
     if (d.format == Format::kUnknown && !d.json) d.format = lineFormat(t);
     if (t.find("# rdmabench ") != std::string::npos) rdmabenchTable_ = true;
+    // The header row of rdmabench --format csv (lat/bw/collectives, pairs, congestion).
+    if ((t.starts_with("test,transport,op,") || t.starts_with("src_rank,dst_rank,") ||
+         t.starts_with("metric,unit,bytes,")))
+      rdmabenchCsv_ = true;
     if (d.format != Format::kUnknown || d.json) return d;
     if (oddPrefix_.empty()) {
       oddPrefix_ = unrecognisedPrefix(text, oddFormat_);
@@ -318,6 +322,11 @@ class TextLines {
   // prefix without a table, nothing known).
   [[noreturn]] void throwUnknownFormat() const {
     const std::string& path = ctx_.path();
+    if (rdmabenchCsv_)
+      throw UsageError(fmt::format(
+          "{}: rdmabench CSV output is not read back; compare takes rdmabench --format json (lat, "
+          "bw, barrier, allreduce, ring), OSU, IMB-MPI1 or perftest output",
+          path));
     if (rdmabenchTable_)
       throw UsageError(fmt::format(
           "{}: rdmabench table output is not read back; rerun with --format json (or osu, imb, "
@@ -349,7 +358,7 @@ class TextLines {
   PrefixFilter filter_;
   std::vector<std::pair<uint64_t, std::string>> pending_;  // lines read before detection
   size_t pendingBytes_ = 0;
-  bool gaveUp_ = false, rdmabenchTable_ = false;
+  bool gaveUp_ = false, rdmabenchTable_ = false, rdmabenchCsv_ = false;
   std::string seenPrefix_, seenPrefixKind_;  // a recognised prefix without a marker after it
   std::string oddPrefix_;                    // a marker behind an unrecognised prefix
   uint64_t oddLine_ = 0;

@@ -31,9 +31,10 @@ BandwidthRun::BandwidthRun(transport::Device& device, std::vector<Link>& links, 
   cqMod_ = std::max<uint32_t>(1, std::min({p.cqModeration, std::max(1u, sq / 2), depth_}));
   if (isSend_ && receives_ && p.mode == BwMode::kWindow && p.window + 1 > rq)
     throw UsageError(
-        fmt::format("--window {}: exceeds the receive queue depth {} of {} "
-                    "(raise --rx-depth or lower --window)",
-                    p.window, rq, device.name()));
+        fmt::format("--window {}: needs {} posted receives (the window and a control "
+                    "message), above the receive queue depth {} of {} (raise --rx-depth or "
+                    "lower --window to {})",
+                    p.window, p.window + 1, rq, device.name(), rq - 1));
   prepost_ = p.mode == BwMode::kWindow ? std::min<uint64_t>(2ull * p.window, rq - 2) : rq - 2;
   prepost_ = std::max<uint64_t>(prepost_, 1);
   perMsgs_ = p.mode == BwMode::kWindow ? p.window : 1;

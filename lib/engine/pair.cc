@@ -255,9 +255,11 @@ class Client {
   void sessionWithSide(Channel& ch, Side& side, const transport::DeviceOptions& opts) {
     const TestSpec& spec = o_.spec;
     auto dl = [&] { return Deadline(spec.timeoutMs); };
-    openSide(side, spec, opts, "local");
+    // The server's verdict first: a refusal (its --max-bytes, an unknown transport) arrives
+    // before this side allocates and registers the buffers of the largest size.
     json accept = expectJson(ch, rendezvous::kTestAccept, Deadline(spec.timeoutMs),
                              "the server to open its device");
+    openSide(side, spec, opts, "local");
     ch.sendJson(rendezvous::kAddresses, addressesJson(side), dl());
     json remote = expectJson(ch, rendezvous::kAddresses, Deadline(spec.timeoutMs),
                              "server connection addresses");

@@ -94,10 +94,35 @@ static void checkCaps(const TestSpec& spec, const transport::Device& device, con
                                  device.backend(), device.name()));
 }
 
+// Window-mode send with several connections on a device whose operation slots are shared
+// (ofi): every connection's receiver preposts min(2 x window, rx depth - 2) data receives and two
+// control receives (engine/bandwidth.cc), in an order the messages match. When they do not all
+// fit, a connection's control receive gets posted before its last data receives and the run
+// stalls until --timeout (bw -t ofi -q 16 -w 70: 16 x 142 = 2272 above 2112 slots).
+static void checkSharedSlots(const TestSpec& spec, const transport::Device& device,
+                             const char* who) {
+  const transport::Caps caps = device.caps();
+  if (!caps.sharedOpSlots || !spec.bandwidth() || spec.stream() || spec.op != Op::kSend) return;
+  const uint64_t rq = caps.maxRecvQueue ? caps.maxRecvQueue : 512;
+  const uint64_t perLink = std::min<uint64_t>(2ull * spec.window, rq - 2) + 2;
+  const uint64_t need = perLink * spec.queuePairs;
+  if (need <= caps.sharedOpSlots) return;
+  const uint64_t perQp = caps.sharedOpSlots / spec.queuePairs;
+  const std::string lowerWindow =
+      perQp >= 4 ? fmt::format("--window to {} or ", (perQp - 2) / 2) : std::string();
+  throw UsageError(fmt::format(
+      "--qp {} x --window {}: {} receives posted at once (each connection {} = min(2 x window, "
+      "rx depth - 2) + 2), above the {} operation slots the {} {} device {} shares among its "
+      "connections (lower {}--qp to {})",
+      spec.queuePairs, spec.window, need, perLink, caps.sharedOpSlots, who, device.backend(),
+      device.name(), lowerWindow, std::max<uint64_t>(1, caps.sharedOpSlots / perLink)));
+}
+
 void openSide(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts,
               const char* who) {
   s.device = transport::openDevice(spec.transport, opts);
   checkCaps(spec, *s.device, who);
+  checkSharedSlots(spec, *s.device, who);
   s.layout = BufferLayout::forMaxMessage(spec.maxSize());
   for (uint32_t q = 0; q < spec.queuePairs; ++q) {
     s.buffers.emplace_back(s.layout.total());

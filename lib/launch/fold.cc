@@ -30,6 +30,14 @@ std::string formatRankList(const std::vector<int>& in) {
   return s;
 }
 
+std::string stripOwnRank(const std::string& msg, int rank) {
+  const std::string own = fmt::format("rank {}: ", rank);
+  size_t p = 0;
+  while (msg.compare(p, own.size(), own) == 0)
+    p += own.size();
+  return msg.substr(p);
+}
+
 LineFolder::LineFolder(int64_t windowNs, std::function<void(const std::string&)> out, int ranks)
     : windowNs_(windowNs), out_(std::move(out)), ranks_(static_cast<size_t>(std::max(0, ranks))) {}
 
@@ -48,7 +56,7 @@ bool splitRankPrefix(const std::string& line, int rank, std::string& head, std::
     if (line.find(' ', h) < colon) continue;  // a host name has no spaces
     head = line.substr(0, p);
     host = line.substr(h, colon - h);
-    tail = line.substr(colon + 2);
+    tail = stripOwnRank(line.substr(colon + 2), rank);
     return true;
   }
   return false;

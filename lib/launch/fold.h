@@ -18,6 +18,11 @@ namespace rdmabench::launch {
 // "0-3,5,7-8": sorted ranks as ranges.
 std::string formatRankList(const std::vector<int>& ranks);
 
+// `msg` without its leading "rank N: " (N = `rank`, repeated or not): the error text of a rank
+// whose line already says "rank N on HOST: " (collective/comm.cc prefixes its errors). Identical
+// errors of several ranks then fold into one line.
+std::string stripOwnRank(const std::string& msg, int rank);
+
 // Groups lines of several ranks. Pure (the clock is passed in), unit-tested. Not thread-safe.
 class LineFolder {
  public:

@@ -24,9 +24,9 @@ namespace {
 // by hand on several hosts differ in these and must share one run id (docs/rendezvous.md).
 bool definesMeasurement(const std::string& option) {
   static const std::set<std::string> kNot = {
-      "help",       "np",     "rank",  "rendezvous",     "standalone-rendezvous",
-      "file-store", "run-id", "token", "ifname",         "timeout",
-      "format",     "output", "plot",  "fail-on-outlier"};
+      "help",       "np",     "rank",  "rendezvous",      "standalone-rendezvous",
+      "file-store", "run-id", "token", "ifname",          "timeout",
+      "format",     "output", "plot",  "fail-on-outlier", "quiet"};
   return kNot.count(option) == 0;
 }
 
@@ -114,7 +114,8 @@ cli::OptionGroups noiseOptionGroups() {
       "output,o", po::value<std::string>(), "write the report (rank 0) to FILE, atomically")(
       "plot", po::value<std::string>(),
       "nodes x cores heat map of stolen time and a histogram of detour lengths to FILE.png or "
-      "FILE.svg");
+      "FILE.svg")("quiet", po::bool_switch(),
+                  "no warning lines on stderr (errors are always printed)");
   return cli::OptionGroups{general, launchOpts, output};
 }
 
@@ -176,7 +177,7 @@ void parseOutput(const po::variables_map& vm, NoiseCommand& cmd) {
   if (std::find(names.begin(), names.end(), cmd.format) == names.end())
     throw UsageError(
         fmt::format("--format {}: no noise layout (valid: table, json, csv)", cmd.format));
-  if (has("output")) cmd.outputPath = str("output");
+  if (has("output")) cmd.outputPath = cli::parseOutputPath(str("output"));
   if (has("plot")) {
     cmd.plotPath = str("plot");
     std::string lower = cmd.plotPath;
@@ -188,6 +189,8 @@ void parseOutput(const po::variables_map& vm, NoiseCommand& cmd) {
     if (!endsWith(".png") && !endsWith(".svg"))
       throw UsageError(fmt::format("--plot {}: must end in .png or .svg", cmd.plotPath));
   }
+  cli::checkDistinctOutputs(cmd.outputPath, cmd.plotPath);
+  cmd.quiet = vm["quiet"].as<bool>();
 }
 
 }  // namespace

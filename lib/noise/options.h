@@ -20,6 +20,7 @@ struct NoiseCommand {
   std::string format = "table";  // table | json | csv
   std::string outputPath;        // -o FILE (rank 0 writes it atomically); "" = stdout
   std::string plotPath;          // --plot FILE.png|FILE.svg
+  bool quiet = false;            // --quiet: no warning lines on stderr
   std::string clock = "auto";    // --clock auto | tsc | monotonic
   bool failOnOutlier = false;    // --fail-on-outlier: exit 1 when a core or node is an outlier
   int64_t timeoutMs = 10'000;    // --timeout, ms

@@ -58,6 +58,9 @@ struct Caps {
   uint32_t maxRecvQueue = 0;            // outstanding receives per endpoint
   uint32_t inlineBytes = 0;             // sends <= this go inline/inject (buffer free at once)
   uint32_t maxOutstandingReads = 0;     // RDMA reads in flight per endpoint (0 = n/a)
+  // Operations in flight that all endpoints of the device share (0 = no shared limit). ofi: its
+  // op-context pool. Past it, posts return kRetry on every connection at once.
+  uint32_t sharedOpSlots = 0;
 };
 
 // Outcome of one work request. Anything but kSuccess is a failure; Device::errorText() tells

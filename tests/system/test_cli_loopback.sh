@@ -68,3 +68,17 @@ pass "bad input: one-line errors"
 timeout 60 "$RB" lat -t socket -s 8 -n 10 >&- 2>"$TMP/closed.err" || fail "lat with stdout closed: $(cat "$TMP/closed.err")"
 timeout 60 "$RB" allreduce --np 2 -t socket -s 8 -n 10 >&- 2>"$TMP/closed2.err" || fail "allreduce with stdout closed: $(cat "$TMP/closed2.err")"
 pass "stdout closed: the run measures, nothing reaches the peer"
+
+# Newcomer trial: usage errors that were silent, and `version -f json`.
+expect_status 2 "--output '': empty file name" "$RB" lat -t socket -s 8 -o ''
+expect_status 2 "--full: adds OSU's -f columns and applies only to --format osu" "$RB" bw -t socket --full
+expect_status 2 "--np 1: ring measures each rank's ping-pong with its neighbour and needs at least 2" \
+  "$RB" ring --np 1 -t socket
+expect_status 2 "the same file" "$RB" pairs --np 2 -o "$TMP/p.svg" --plot "$TMP/./p.svg"
+expect_status 2 "--size 2: below one float32 element (4 B): nothing to reduce" "$RB" allreduce --np 2 -s 2
+"$RB" version -f json >"$TMP/v.json" || fail "version -f json"
+json_check "$TMP/v.json" "d['tool']=='rdmabench' and d['build_options']['RDMABENCH_WITH_OFI'] in ('ON','OFF') and any(b['name']=='socket' and b['built'] for b in d['backends'])"
+timeout 60 "$RB" allreduce --np 2 -t socket -s 6,8 -n 3 -f json -o "$TMP/ar6.json" 2>"$TMP/ar6.err" || fail "allreduce -s 6,8: $(cat "$TMP/ar6.err")"
+json_check "$TMP/ar6.json" "[r['bytes'] for r in d['rows']]==[4,8]"
+grep -q "rounded down to 6 -> 4 (count = size / 4, as osu_allreduce)" "$TMP/ar6.err" || fail "no rounding warning: $(cat "$TMP/ar6.err")"
+pass "-o '', --full without osu, ring --np 1, --plot over -o, sub-element allreduce sizes; version -f json"

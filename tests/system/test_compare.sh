@@ -100,6 +100,14 @@ pass "round trip: --format osu and --format json read back to the same numbers"
 expect_error "latency cannot be compared with bandwidth" "$RB" compare "$OSU" "$FIX/osu_bw_verbs_rxm.txt"
 printf 'just some text\n' >"$TMP/junk.txt"
 expect_error "junk.txt: unknown format" "$RB" compare "$OSU" "$TMP/junk.txt"
+# Its own pairs JSON and CSV: refused saying what compare takes (newcomer trial: "no rows array",
+# "unknown format").
+timeout 60 "$RB" pairs --np 2 -t socket -n 5 --warmup 1 --bw-iters 2 -w 2 -f json -o "$TMP/pairs.json" ||
+  fail "pairs --np 2"
+expect_error "pairs.json: pairs JSON is not comparable: compare takes lat, bw and collective" \
+  "$RB" compare "$OSU" "$TMP/pairs.json"
+timeout 60 "$RB" lat -t socket -s 8 -n 10 -f csv -o "$TMP/lat.csv" || fail "lat -f csv"
+expect_error "lat.csv: rdmabench CSV output is not read back" "$RB" compare "$OSU" "$TMP/lat.csv"
 printf '# OSU MPI Latency Test v7.5\n# Size       Avg Latency(us)\n8388608              2000.00\n' >"$TMP/big.txt"
 expect_error "no message size in common" "$RB" compare "$OSU" "$TMP/big.txt"
 expect_error "needs at least two inputs" "$RB" compare "$OSU"

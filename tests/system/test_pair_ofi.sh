@@ -43,3 +43,15 @@ timeout 120 "$RB" lat 127.0.0.1 -p "$PORT" --provider "tcp;ofi_rxm" --provider s
 json_check "$TMP/ab.json" "[v['label'] for v in d['variants']]==['ofi:tcp;ofi_rxm','ofi:shm'] and not any('error' in v for v in d['variants'])"
 kill -0 "$SERVER" || fail "server died"
 pass "shm: lat and bw --check against the server, and an A/B with tcp;ofi_rxm, on one host"
+
+# 4. Window-mode bw with more receives than the ofi device's shared operation slots (newcomer
+#    trial): --qp 16 --window 70 stalled until --timeout. Now one usage line before the run, from
+#    the loopback client and from a remote server alike (where 64 x 16 fits and runs).
+expect_status 2 "--qp 16 x --window 70: 2272 receives posted at once" \
+  "$RB" bw -t ofi --provider "tcp;ofi_rxm" -q 16 -w 70 -s 64 -n 5 --timeout 20
+expect_status 2 "above the 2112 operation slots the server ofi device" \
+  "$RB" bw 127.0.0.1 -p "$PORT" -t ofi --provider "tcp;ofi_rxm" -q 16 -w 70 -s 64 -n 5 --timeout 20
+timeout 60 "$RB" bw 127.0.0.1 -p "$PORT" -t ofi --provider "tcp;ofi_rxm" -q 16 -w 64 -s 64 -n 5 >/dev/null 2>"$TMP/q16.err" ||
+  fail "bw -q 16 -w 64 (2080 receives, within the 2112 slots): $(cat "$TMP/q16.err")"
+kill -0 "$SERVER" || fail "server died"
+pass "bw -t ofi -q 16 -w 70: one usage line naming the shared operation slots (client and server)"

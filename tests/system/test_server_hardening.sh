@@ -104,6 +104,22 @@ alive "hostile address"
 normal_client "hostile address"
 pass "a client naming 127.0.0.1:$trap_port as its address is refused; nothing connected there"
 
+# 2b. The server's --max-bytes refusal comes before the client allocates the buffers of its
+# largest size (-s 1G: 2 GiB): a client that could not allocate them (ulimit -v) hears only the
+# refusal.
+rc=0
+(ulimit -v 400000; timeout 60 "$RB" bw 127.0.0.1 -p "$PORT" -t socket -s 1G -n 2) \
+  >/dev/null 2>"$TMP/big.err" || rc=$?
+[ "$rc" != 0 ] || fail "bw -s 1G ran beside the server's --max-bytes 64M"
+grep -q "above the server's --max-bytes" "$TMP/big.err" ||
+  fail "no refusal from the server: $(cat "$TMP/big.err")"
+# Before, the refusal came with the client's own failure appended: "(here: allocate 2147487744
+# bytes: Cannot allocate memory)".
+! grep -q "allocate [0-9]* bytes" "$TMP/big.err" ||
+  fail "the client allocated before the server's refusal: $(cat "$TMP/big.err")"
+alive "refusal before allocation"
+pass "the server's --max-bytes refusal reaches the client before it allocates 2 GiB"
+
 # 3. An allocation no check foresaw (test hook: 1 GiB in the session) fails inside the session
 # at its memory limit, in one line to the client; the daemon serves on.
 stop_server

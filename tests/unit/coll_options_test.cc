@@ -33,6 +33,45 @@ TEST(CollOptions, AllreduceDefaultsAreOsuSweep) {
   EXPECT_EQ(c.useEvent, -1);
 }
 
+// osu_allreduce: count = size / element size, sizes below one element skipped. Rows are never
+// labelled with more bytes than are reduced, and a 0 B allreduce never runs (newcomer trial).
+TEST(CollOptions, AllreduceSizesRoundToWholeElementsAsOsu) {
+  CollCommand c = parseCollectiveCommand("allreduce", {"-s", "2,6,8,9"});
+  EXPECT_EQ(c.collectiveParams().sizes, (std::vector<uint64_t>{4, 8}));
+  ASSERT_EQ(c.notes.size(), 2u);
+  EXPECT_EQ(c.notes[0],
+            "--size 2: below one float32 element (4 B): skipped, as osu_allreduce does");
+  EXPECT_EQ(c.notes[1],
+            "--size: not a whole number of float32 elements (4 B): rounded down to 6 -> 4, 9 -> "
+            "8 (count = size / 4, as osu_allreduce)");
+  EXPECT_NE(usageError("allreduce", {"-s", "3", "--dtype", "float64"})
+                .find("--size 3: below one float64 element (8 B): nothing to reduce"),
+            std::string::npos);
+  EXPECT_NE(usageError("allreduce", {"-m", "0:2"}).find("--msg-sizes 0,1,2: below one float32"),
+            std::string::npos);
+  EXPECT_TRUE(parseCollectiveCommand("allreduce", {"-m", "4:64"}).notes.empty());
+}
+
+// --quiet on every N-rank command, as on lat/bw (newcomer trial); not part of the run id.
+TEST(CollOptions, QuietOnEveryCommand) {
+  for (const char* t : {"barrier", "allreduce", "ring", "pairs", "congestion"}) {
+    EXPECT_TRUE(parseCollectiveCommand(t, {"--quiet"}).quiet) << t;
+    EXPECT_FALSE(parseCollectiveCommand(t, {}).quiet) << t;
+  }
+}
+
+// Newcomer trial: ring --np 1 printed an empty table; -o '' wrote to stdout; --plot over -o.
+TEST(CollOptions, OutputMistakesAreUsageErrors) {
+  EXPECT_NE(usageError("ring", {"--np", "1"}).find("--np 1: ring measures"), std::string::npos);
+  EXPECT_NE(usageError("barrier", {"-o", ""}).find("--output '': empty file name"),
+            std::string::npos);
+  EXPECT_NE(usageError("pairs", {"-o", "x.svg", "--plot", "./x.svg"})
+                .find("--plot ./x.svg and --output x.svg: the same file"),
+            std::string::npos);
+  EXPECT_NE(usageError("allreduce", {"--full", "-f", "imb"}).find("--full: adds OSU's"),
+            std::string::npos);
+}
+
 TEST(CollOptions, ValuesReachTheirFields) {
   CollCommand c = parseCollectiveCommand(
       "allreduce",
@@ -250,7 +289,16 @@ TEST(CollOptions, WorldOfOneNeedsExplicitNp) {
   EXPECT_NO_THROW(requireWorld("barrier", none, slurm));
   launch::RankInfo explicitOne = single;
   explicitOne.source = "explicit";  // --rank 0 --world-size 1
-  EXPECT_NO_THROW(requireWorld("ring", none, explicitOne));
+  EXPECT_NO_THROW(requireWorld("barrier", none, explicitOne));
+  // ring and pairs of one rank measure nothing (an empty table): a usage error naming the
+  // minimum, under any launcher (newcomer trial).
+  try {
+    requireWorld("ring", none, explicitOne);
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "ring: a world of 1 rank (explicit): ring needs at least 2 ranks");
+  }
 }
 
 // Issue 22 item 5: no -t means the default rule (verbs where usable, else socket), decided by

@@ -272,6 +272,33 @@ TEST(CompareParse, ErrorsNameTheFile) {
   EXPECT_THROW(parseFile("/nonexistent/file.txt"), UsageError);  // exit 2 (docs/compare.md)
 }
 
+// rdmabench's own pairs/congestion JSON and its CSV: refused saying what compare takes, not
+// "without a rows array" or "unknown format" (newcomer trial).
+TEST(CompareParse, OwnUncomparableOutputsSayWhy) {
+  auto why = [](const std::string& text, const std::string& path) -> std::string {
+    try {
+      parseText(text, path);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "no throw";
+  };
+  const std::string pairs =
+      "{\"tool\": \"rdmabench\", \"run\": {\"test\": \"pairs\"}, \"links\": []}";
+  EXPECT_NE(why(pairs, "p.json")
+                .find("p.json: pairs JSON is not comparable: compare takes lat, "
+                      "bw and collective"),
+            std::string::npos)
+      << why(pairs, "p.json");
+  const std::string csv =
+      "test,transport,op,bidirectional,round_trip,window,bytes\nlat,socket,send,false,false,0,1\n";
+  EXPECT_NE(why(csv, "l.csv").find("l.csv: rdmabench CSV output is not read back"),
+            std::string::npos)
+      << why(csv, "l.csv");
+  EXPECT_NE(why("metric,unit,bytes,window\nx,us,8,1\n", "c.csv").find("CSV output"),
+            std::string::npos);
+}
+
 // rdmabench's own text formats, parsed back: the numbers survive at the printed precision.
 std::string rdmabenchOutput(const std::string& format, const std::string& test,
                             const std::vector<std::pair<uint64_t, double>>& rows) {

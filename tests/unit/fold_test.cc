@@ -44,6 +44,24 @@ TEST(Fold, IdenticalLinesAfterTheRankPrefixFoldIntoOne) {
   EXPECT_EQ(out[2], "ranks 0-1 on h: x");
 }
 
+// The rank's own "rank N: " inside its message (collective/comm.cc) kept identical errors of
+// many ranks apart: "rank 1 on vm: rank 1: ..." (newcomer trial).
+TEST(Fold, TheRanksOwnPrefixInsideTheMessageDoesNotKeepLinesApart) {
+  EXPECT_EQ(stripOwnRank("rank 3: rank 3: peer gone", 3), "peer gone");
+  EXPECT_EQ(stripOwnRank("rank 3: peer gone", 4), "rank 3: peer gone");
+  EXPECT_EQ(stripOwnRank("connecting to rank 3: x", 3), "connecting to rank 3: x");
+  std::vector<std::string> out;
+  LineFolder f(300 * kMs, [&](const std::string& l) { out.push_back(l); });
+  for (int r : {0, 1, 2})
+    f.add(r,
+          "rdmabench: error: rank " + std::to_string(r) + " on vm: rank " + std::to_string(r) +
+              ": rank 3 on host vm failed: --cpu 99",
+          0);
+  f.flushAll();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], "rdmabench: error: ranks 0-2 on vm: rank 3 on host vm failed: --cpu 99");
+}
+
 TEST(Fold, LinesWithoutAPrefixAndRepeatsKeepTheirOrder) {
   std::vector<std::string> out;
   LineFolder f(300 * kMs, [&](const std::string& l) { out.push_back(l); });

@@ -64,6 +64,16 @@ TEST(ClientOptions, BadValuesNameOptionAndRange) {
   EXPECT_NE(usageError("lat", {"-s", "10T"}).find("larger than the limit of"), std::string::npos);
 }
 
+// Newcomer trial: `-o ''` wrote to stdout and --full without -f osu did nothing, silently.
+TEST(ClientOptions, EmptyOutputAndFullWithoutOsuAreUsageErrors) {
+  EXPECT_NE(usageError("lat", {"-o", ""}).find("--output '': empty file name"), std::string::npos);
+  EXPECT_NE(usageError("bw", {"--full"})
+                .find("--full: adds OSU's -f columns and applies only to "
+                      "--format osu (not --format table)"),
+            std::string::npos);
+  EXPECT_EQ(usageError("lat", {"-f", "osu", "--full", "-o", "-"}), "");
+}
+
 // Issue 22 item 11: HOST:PORT and [IPV6]:PORT name the port; a bad one suggests -p.
 TEST(ClientOptions, HostColonPort) {
   auto c = parseClientCommand("lat", {"node-a:5201", "-t", "socket"});

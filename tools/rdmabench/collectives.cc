@@ -29,6 +29,7 @@
 #include "common/token.h"
 #include "common/units.h"
 #include "compare/plot.h"
+#include "launch/fold.h"
 #include "launch/ifname.h"
 #include "launch/launch.h"
 #include "rendezvous/store.h"
@@ -67,7 +68,7 @@ int runPairsRank(const cli::CollCommand& cmd, const collective::PairsParams& p,
     for (size_t i = 1; i < findings.size(); ++i)
       summary += "; " + findings[i];
     if (cmd.failOnOutlier) throw Error(summary);
-    std::cerr << "rdmabench: warning: " << summary << "\n";
+    if (!cmd.quiet) std::cerr << "rdmabench: warning: " << summary << "\n";
   }
   return 0;
 }
@@ -131,7 +132,7 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
       throw Error(fmt::format("allreduce: {} wrong element(s) in the results (#wrong)", o.wrong));
     if (info.rank == 0 && !o.outlierSummary.empty()) {
       if (cmd.failOnOutlier) throw Error(o.outlierSummary);
-      std::cerr << "rdmabench: warning: " << o.outlierSummary << "\n";
+      if (!cmd.quiet) std::cerr << "rdmabench: warning: " << o.outlierSummary << "\n";
     }
     return 0;
   } catch (const std::exception& e) {
@@ -143,7 +144,9 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     if (output) output->finishAfterFailure();  // the rows so far and the error, atomically
     if (store) store->leave(false, msg);
     std::cout.flush();
-    msg = withLauncherDeath(msg);  // after the teardown: a dead launcher is named, not lost
+    // After the teardown: a dead launcher is named, not lost. The line says "rank N on HOST"
+    // already: a "rank N: " inside the message would keep identical errors from folding.
+    msg = withLauncherDeath(launch::stripOwnRank(msg, info.rank));
     std::cerr << fmt::format("rdmabench: error: rank {} on {}: {}\n", info.rank, info.host, msg);
     // Rank 0 hosts the store: its error is out; now it serves a little longer, so ranks still
     // waiting on it learn which rank failed and why (and leave) instead of only seeing the store's
@@ -183,6 +186,8 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   // Rank 0 writes the report and the plot after the measurement: a path it cannot write fails
   // now, before any rank starts (the launcher for --np, rank 0 itself otherwise).
   if (cmd.launch.np > 0 || info.rank == 0) {
+    for (const std::string& note : cmd.notes)
+      if (!cmd.quiet) std::cerr << "rdmabench: warning: " << note << "\n";
     checkWritable(cmd.outputPath, "--output");
     checkWritable(cmd.plotPath, "--plot");
   }

@@ -208,6 +208,9 @@ int runCompareCommand(const std::vector<std::string>& args) {
     compare::terminalFor(plot.output, "--plot");
     compare::checkPlotOutput(plot.output, "--plot");
   }
+  const std::string outputPath =
+      vm.count("output") ? cli::parseOutputPath(vm["output"].as<std::string>()) : "";
+  cli::checkDistinctOutputs(outputPath, plot.output);
 
   std::vector<std::string> readNotes;
   std::vector<std::vector<compare::Series>> files = readAll(paths, vm, readNotes);
@@ -253,7 +256,7 @@ int runCompareCommand(const std::vector<std::string>& args) {
     }
   }
 
-  ResultOutput output(vm.count("output") ? vm["output"].as<std::string>() : "");
+  ResultOutput output(outputPath);
   compare::writeComparison(comparison, format, output.stream());
   output.finish();
   if (!plot.output.empty()) render(plotScript, plot, script);

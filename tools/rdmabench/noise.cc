@@ -17,6 +17,7 @@
 #include "common/placement.h"
 #include "common/version.h"
 #include "compare/plot.h"
+#include "launch/fold.h"
 #include "launch/launch.h"
 #include "noise/options.h"
 #include "noise/run.h"
@@ -70,7 +71,7 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
       for (size_t i = 1; i < findings.size(); ++i)
         summary += "; " + findings[i];
       if (cmd.failOnOutlier) throw Error(summary);
-      std::cerr << "rdmabench: warning: " << summary << "\n";
+      if (!cmd.quiet) std::cerr << "rdmabench: warning: " << summary << "\n";
     }
     return 0;
   } catch (const std::exception& e) {
@@ -83,7 +84,7 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
         server->stop();
       }
     }
-    msg = withLauncherDeath(msg);
+    msg = withLauncherDeath(launch::stripOwnRank(msg, info.rank));
     // JSON on stdout stays one valid document: rank 0 prints the error as one when it had not
     // printed its report (a file keeps its previous content, as with the other commands).
     if (info.rank == 0 && !reported && cmd.format == "json" &&
@@ -116,7 +117,7 @@ int runNoiseCommand(const std::vector<std::string>& args, const std::string& com
     checkWritable(cmd.outputPath, "--output");
     checkWritable(cmd.plotPath, "--plot");
   }
-  if (cmd.launch.np > static_cast<int>(noise::allowedCpus().size()))
+  if (!cmd.quiet && cmd.launch.np > static_cast<int>(noise::allowedCpus().size()))
     std::cerr << fmt::format(
         "rdmabench: warning: noise --np {} on {} allowed CPU(s): oversubscribed ranks measure "
         "each other\n",

@@ -1,5 +1,6 @@
 // `rdmabench version` / `rdmabench --version` (docs/cli.md): release version, git describe,
 // control-protocol version and the backends built in with their library versions.
+#include <cctype>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -75,24 +76,41 @@ std::vector<Backend> backends() {
   return b;
 }
 
+std::string upper(std::string s) {
+  for (char& c : s)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
 }  // namespace
 
 int runVersionCommand(const std::vector<std::string>& args) {
   bool json = false;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--format" && i + 1 < args.size() &&
-        (args[i + 1] == "json" || args[i + 1] == "text")) {
-      json = args[++i] == "json";
+    // -f / --format like every other command: "-f json", "--format=json", "-fjson".
+    std::string value;
+    bool isFormat = false;
+    if ((args[i] == "--format" || args[i] == "-f") && i + 1 < args.size()) {
+      value = args[++i];
+      isFormat = true;
+    } else if (args[i].rfind("--format=", 0) == 0 ||
+               (args[i].rfind("-f", 0) == 0 && args[i].size() > 2 && args[i][2] != '-')) {
+      value = args[i].substr(args[i][1] == '-' ? 9 : 2);
+      isFormat = true;
+    }
+    if (isFormat && (value == "json" || value == "text")) {
+      json = value == "json";
       continue;
     }
+    if (isFormat) throw UsageError(fmt::format("--format {}: unknown (valid: text, json)", value));
     if (args[i] == "-h" || args[i] == "--help") {
-      std::cout << "Usage: rdmabench version [--format text|json]\n"
+      std::cout << "Usage: rdmabench version [-f|--format text|json]\n"
                    "  release version, git describe of the build's checkout, control-protocol\n"
                    "  version, backends built in and their library versions\n";
       return 0;
     }
     throw UsageError(fmt::format(
-        "rdmabench version: unknown argument '{}' (valid: --format text|json)", args[i]));
+        "rdmabench version: unknown argument '{}' (valid: -f|--format text|json)", args[i]));
   }
   const std::string git = version::gitDescribe();
   const std::vector<Backend> all = backends();
@@ -106,6 +124,11 @@ int runVersionCommand(const std::vector<std::string>& args) {
     for (const Backend& b : all)
       list.push_back({{"name", b.name}, {"built", b.built}, {"libraries", b.libraries}});
     doc["backends"] = std::move(list);
+    // The CMake options of the build, as the backends built in reveal them.
+    nlohmann::ordered_json options = nlohmann::ordered_json::object();
+    for (const Backend& b : all)
+      if (b.name != "socket") options["RDMABENCH_WITH_" + upper(b.name)] = b.built ? "ON" : "OFF";
+    doc["build_options"] = std::move(options);
     std::cout << doc.dump(2) << "\n";
     return 0;
   }

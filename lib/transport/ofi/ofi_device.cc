@@ -279,6 +279,7 @@ void OfiDevice::initCaps() {
   caps_.maxRecvQueue = rxDepth_;
   caps_.inlineBytes = static_cast<uint32_t>(std::min<uint64_t>(injectLimit_, UINT32_MAX));
   caps_.maxOutstandingReads = sel_.rmaGranted ? txDepth_ : 0;
+  caps_.sharedOpSlots = pool_.size();
 }
 
 OfiDevice::~OfiDevice() {
