@@ -140,6 +140,37 @@ TEST_F(ProgressTest, BusyPollBacksOffAfterALongStall) {
   }
 }
 
+// Issue #26: timed loops name their step with a constant pattern and integers (Step), formatted
+// only when an error names it; the text is what the formatted phase said before.
+TEST(ProgressStep, FormattedOnlyInTheError) {
+  EXPECT_EQ((Step{"ring allgather step {}: waiting for rank {}", 2, 5}).text(),
+            "ring allgather step 2: waiting for rank 5");
+  const int kids[] = {1, 2, 4};
+  EXPECT_EQ((Step{"tree reduce: waiting for children rank {}", 0, 0, kids, 3}).text(),
+            "tree reduce: waiting for children rank 1, 2, 4");
+  EXPECT_EQ(Step{}.text(), "");
+}
+
+TEST_F(ProgressTest, TimeoutNamesTheStep) {
+  FakeDevice dev(100'000);
+  Progress p(dev, 300, nullptr, "", false);
+  p.setClock(&fakeNowNs);
+  p.setStage("size 64");
+  p.setWarmup(false);
+  p.setStep(Step{"barrier round {}: waiting for rank {}", 1, 3});
+  try {
+    for (;;)
+      p.pollOnce([](const transport::Completion&) {});
+  } catch (const TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "during size 64, measuring: barrier round 1: waiting for rank 3"),
+              std::string::npos)
+        << e.what();
+  }
+  p.setPhase("verification pass");  // a text phase replaces the step
+  EXPECT_EQ(p.where(), "size 64, measuring: verification pass");
+}
+
 // The whole ping-pong engine on the fake device: seconds of fake time with completions flowing
 // and not one control-plane check inside the timed loop.
 class PingPongClean : public ProgressFixture, public ::testing::WithParamInterface<std::string> {};
