@@ -213,6 +213,48 @@ TEST_P(PingPongClean, NoWatchdogInTimedLoop) {
 
 INSTANTIATE_TEST_SUITE_P(Ops, PingPongClean, ::testing::Values("send", "write", "read"));
 
+// Write latency spins on the flag byte and polls every spinsPerPoll spins only where the transport
+// lands writes without target progress; both paths give every sample, with --check clean.
+struct TargetProgressDevice : FakeDevice {
+  using FakeDevice::FakeDevice;
+  transport::Caps caps() const override {
+    transport::Caps c = FakeDevice::caps();
+    c.rmaNeedsTargetProgress = true;
+    return c;
+  }
+};
+
+TEST_F(ProgressTest, WriteSpinPollsEveryKOrEverySpin) {
+  for (bool needsTarget : {false, true})
+    for (uint32_t k : {1u, 16u}) {
+      TargetProgressDevice targetDev(1'000);
+      FakeDevice plainDev(1'000);
+      FakeDevice& dev = needsTarget ? static_cast<FakeDevice&>(targetDev) : plainDev;
+      BufferLayout layout = BufferLayout::forMaxMessage(64);
+      AlignedBuffer buf(layout.total());
+      auto mr = dev.registerMemory(buf.data(), buf.size());
+      FakeEndpoint ep(dev, 5);
+      Link link;
+      link.endpoint = &ep;
+      link.region = mr.get();
+      link.remote = mr->exportRegion();
+      link.layout = layout;
+      Progress progress(dev, 5000, nullptr, "fake-peer", false);
+      progress.setClock(&fakeNowNs);
+      PingPongParams params;
+      params.op = DataOp::kWrite;
+      params.bytes = 32;
+      params.iterations = 500;
+      params.warmup = 10;
+      params.check = true;
+      params.spinsPerPoll = k;
+      PingPongResult r = runPingPong(dev, link, progress, params);
+      EXPECT_EQ(r.samples.count(), 500u) << needsTarget << " " << k;
+      EXPECT_EQ(r.checkErrors, 0u) << needsTarget << " " << k;
+      EXPECT_EQ(ep.sends(), 510u);
+    }
+}
+
 // The responder (the server's side) calls `ready` (where the server sends "size ready") only
 // once its first receive is posted and before it sends or waits: a client told earlier sends
 // into an empty receive queue, which soft-RoCE fails after about a second of RNR
