@@ -50,7 +50,8 @@ json modelJson(const CostModel& m) {
 struct SizeRun {
   size_t index;  // in p.sizes (test holds: warmup at the first, mid-run at the second)
   uint64_t count, bytes;
-  AllreducePlan plan;
+  std::string algo;    // the report's name ("sharp" included)
+  AllreducePlan plan;  // the data plane's (unused with SHARP)
 };
 
 // One allreduce of the size: data plane or SHARP.
@@ -126,7 +127,7 @@ void reportSize(BenchRun& r, const SizeRun& s, uint64_t iters, uint64_t warm,
   row.iterations = iters;
   row.warmup = warm;
   row.collective = rowAcrossRanks(r.n(), across, s.bytes, slowest);
-  row.collective->algorithm = toString(s.plan.algorithm());
+  row.collective->algorithm = s.algo;
   row.collective->count = s.count;
   if (r.sharp) {
     // In-network reduction: the switches reduce, so nccl-tests' busbw factor does not
@@ -206,10 +207,11 @@ void runAllreduce(BenchRun& r) {
   const size_t es = elementSize(p.dtype);
   for (size_t idx = 0; idx < p.sizes.size(); ++idx) {
     const uint64_t count = p.sizes[idx] / es, bytes = count * es;
-    const Algorithm algo =
-        parseAlgorithm(p.algo == "auto" ? chooseAlgorithm(model, r.n(), bytes) : p.algo);
-    runSize(r,
-            SizeRun{idx, count, bytes, AllreducePlan(r.me(), r.n(), algo, count, p.dtype, p.op)});
+    const std::string algo = p.algo == "auto" ? chooseAlgorithm(model, r.n(), bytes) : p.algo;
+    // SHARP reduces in the switches: a placeholder plan, never run.
+    const Algorithm planned = r.sharp ? Algorithm::kTree : parseAlgorithm(algo);
+    runSize(r, SizeRun{idx, count, bytes, algo,
+                       AllreducePlan(r.me(), r.n(), planned, r.sharp ? 0 : count, p.dtype, p.op)});
   }
 }
 
