@@ -8,8 +8,8 @@
 
 #include "collective/allreduce.h"
 #include "collective/bench_run.h"
-#include "common/clock.h"
 #include "common/error.h"
+#include "common/measure_clock.h"
 
 namespace rdmabench::collective::detail {
 
@@ -20,20 +20,21 @@ namespace {
 // Mean one-way latency (RTT/2, us) of `iters` ping-pongs of `bytes` between ranks 0 and 1.
 double pingPong01(Communicator& c, uint64_t bytes, uint64_t warmup, uint64_t iters) {
   const int me = c.rank(), peer = 1 - me;
+  const engine::Step step{"model ping-pong with rank {}", peer};
   int64_t sum = 0;
   for (uint64_t i = 0; i < warmup + iters; ++i) {
-    int64_t t0 = nowNs();
+    int64_t t0 = measureNs();
     if (me == 0) {
       c.postRecv(peer, bytes, bytes);
       c.postSend(peer, 0, bytes);
-      c.waitAll("model ping-pong with rank 1");
+      c.waitAll(step);
     } else {
       c.postRecv(peer, bytes, bytes);
-      c.waitAll("model ping-pong with rank 0");
+      c.waitAll(step);
       c.postSend(peer, 0, bytes);
-      c.waitAll("model ping-pong with rank 0");
+      c.waitAll(step);
     }
-    if (i >= warmup) sum += nowNs() - t0;
+    if (i >= warmup) sum += measureNs() - t0;
   }
   return static_cast<double>(sum) / static_cast<double>(iters) / 2 / 1000;
 }
@@ -44,18 +45,20 @@ json modelJson(const CostModel& m) {
               {"gamma_us_per_byte", m.gammaUsPerByte}};
 }
 
-// One size of the sweep: its element count, bytes and algorithm.
+// One size of the sweep: its element count, bytes and planned algorithm (built before the
+// loops: a timed call neither allocates nor formats).
 struct SizeRun {
   size_t index;  // in p.sizes (test holds: warmup at the first, mid-run at the second)
   uint64_t count, bytes;
-  std::string algo;
+  std::string algo;    // the report's name ("sharp" included)
+  AllreducePlan plan;  // the data plane's (unused with SHARP)
 };
 
 // One allreduce of the size: data plane or SHARP.
 void allreduceOnce(BenchRun& r, const SizeRun& s) {
   const CollectiveParams& p = r.p;
   if (!r.sharp) {
-    allreduce(r.c, s.algo, s.count, p.dtype, p.op);
+    s.plan.run(r.c);
   } else if (int rc = r.sharp->allreduce(0, s.bytes, s.count, p.dtype, p.op); rc != 0) {
     r.sharp->fail("sharp_coll_do_allreduce", rc);
   }
@@ -67,12 +70,12 @@ uint64_t warmupAndAgree(BenchRun& r, const SizeRun& s, uint64_t warm) {
   fillInput(r.c.data(), s.count, p.dtype, r.me());
   r.enter(fmt::format("size {}", s.bytes), warm > 0);
   if (s.index == 0 && warm > 0) engine::testHold("warmup", r.me(), r.stage);
-  int64_t w0 = nowNs();
+  int64_t w0 = measureNs();
   for (uint64_t i = 0; i < warm; ++i) {
     allreduceOnce(r, s);
     r.c.barrier();
   }
-  const int64_t perIter = warm ? (nowNs() - w0) / static_cast<int64_t>(warm) : 0;
+  const int64_t perIter = warm ? (measureNs() - w0) / static_cast<int64_t>(warm) : 0;
   return budgetedIterations(p, itersFor(p, s.bytes), agreeMax(r.c, perIter));
 }
 
@@ -84,13 +87,13 @@ RankResult timeAllreduces(BenchRun& r, const SizeRun& s, uint64_t iters,
   RankResult rr;
   int64_t sum = 0;
   for (uint64_t i = 0; i < iters; ++i) {
-    int64_t t0 = nowNs();
+    int64_t t0 = measureNs();
     int rc = 0;
     if (r.sharp)
       rc = r.sharp->allreduce(0, s.bytes, s.count, p.dtype, p.op);
     else
-      allreduce(r.c, s.algo, s.count, p.dtype, p.op);
-    int64_t dt = nowNs() - t0;
+      s.plan.run(r.c);
+    int64_t dt = measureNs() - t0;
     if (rc != 0) r.sharp->fail("sharp_coll_do_allreduce", rc);
     r.c.barrier();
     // A reduction of the buffered times used the data area: the input goes back (untimed).
@@ -109,7 +112,7 @@ uint64_t checkOnce(BenchRun& r, const SizeRun& s) {
     if (int rc = r.sharp->allreduce(0, s.bytes, s.count, p.dtype, p.op))
       r.sharp->fail("sharp_coll_do_allreduce", rc);
   } else {
-    allreduce(r.c, s.algo, s.count, p.dtype, p.op);
+    s.plan.run(r.c);
   }
   r.c.barrier();
   return countWrong(r.c.data() + s.bytes, s.count, p.dtype, p.op, r.n());
@@ -177,10 +180,11 @@ CostModel fitModel(Communicator& c, const CollectiveParams& p) {
     fillInput(a.data(), count, p.dtype, 0);
     fillInput(b.data(), count, p.dtype, 1);
     reduceInto(a.data(), b.data(), count, p.dtype, p.op);  // warm the pages
-    int64_t t0 = nowNs();
+    int64_t t0 = measureNs();
     for (int i = 0; i < 4; ++i)
       reduceInto(a.data(), b.data(), count, p.dtype, p.op);
-    m.gammaUsPerByte = static_cast<double>(nowNs() - t0) / 4 / 1000 / static_cast<double>(bytes);
+    m.gammaUsPerByte =
+        static_cast<double>(measureNs() - t0) / 4 / 1000 / static_cast<double>(bytes);
     c.store().set("model", modelJson(m).dump());
   }
   // Every rank takes rank 0's numbers so all choose the same algorithm per size.
@@ -203,8 +207,11 @@ void runAllreduce(BenchRun& r) {
   const size_t es = elementSize(p.dtype);
   for (size_t idx = 0; idx < p.sizes.size(); ++idx) {
     const uint64_t count = p.sizes[idx] / es, bytes = count * es;
-    runSize(r, SizeRun{idx, count, bytes,
-                       p.algo == "auto" ? chooseAlgorithm(model, r.n(), bytes) : p.algo});
+    const std::string algo = p.algo == "auto" ? chooseAlgorithm(model, r.n(), bytes) : p.algo;
+    // SHARP reduces in the switches: a placeholder plan, never run.
+    const Algorithm planned = r.sharp ? Algorithm::kTree : parseAlgorithm(algo);
+    runSize(r, SizeRun{idx, count, bytes, algo,
+                       AllreducePlan(r.me(), r.n(), planned, r.sharp ? 0 : count, p.dtype, p.op)});
   }
 }
 

@@ -1,6 +1,6 @@
 // `rdmabench barrier`: the dissemination (or SHARP) barrier's timed loop (bench.h).
 #include "collective/bench_run.h"
-#include "common/clock.h"
+#include "common/measure_clock.h"
 
 namespace rdmabench::collective::detail {
 
@@ -20,13 +20,13 @@ RankResult timeBarriers(BenchRun& r, uint64_t iters, SlowestPerIteration& sample
   RankResult rr;
   int64_t sum = 0;
   for (uint64_t i = 0; i < iters; ++i) {
-    int64_t t0 = nowNs();
+    int64_t t0 = measureNs();
     int rc = 0;
     if (r.sharp)
       rc = r.sharp->barrier();
     else
       r.c.barrier();
-    int64_t dt = nowNs() - t0;
+    int64_t dt = measureNs() - t0;
     if (rc != 0) r.sharp->fail("sharp_coll_do_barrier", rc);
     samples.add(dt);
     sum += dt;
@@ -44,10 +44,10 @@ void runBarrier(BenchRun& r) {
   // Errors name the phase (they said "during connect" for every barrier failure).
   r.enter("barrier", warm > 0);
   if (warm > 0) engine::testHold("warmup", r.me(), r.stage);
-  int64_t w0 = nowNs();
+  int64_t w0 = measureNs();
   for (uint64_t i = 0; i < warm; ++i)
     barrierOnce(r);
-  const int64_t perIter = warm ? (nowNs() - w0) / static_cast<int64_t>(warm) : 0;
+  const int64_t perIter = warm ? (measureNs() - w0) / static_cast<int64_t>(warm) : 0;
   const uint64_t iters = budgetedIterations(p, itersFor(p, 0), agreeMax(r.c, perIter));
   r.enter("barrier", 0);
   engine::testHold("mid-run", r.me(), r.stage);

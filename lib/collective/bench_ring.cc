@@ -2,6 +2,7 @@
 // answering the other's pings; rank 0 gathers the links and flags outliers (outliers.h).
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -10,8 +11,8 @@
 #include "collective/bench_run.h"
 #include "collective/outliers.h"
 #include "collective/topology.h"
-#include "common/clock.h"
 #include "common/error.h"
+#include "common/measure_clock.h"
 
 namespace rdmabench::collective::detail {
 
@@ -49,7 +50,7 @@ stats::Summary ringPhase(Communicator& c, int target, int source, uint64_t bytes
   stats::SampleSet samples;
   samples.reserve(iters);
   uint64_t gotReplies = 0, served = 0, sendsOut = 0;
-  int64_t t0 = nowNs();
+  int64_t t0 = measureNs();
   c.postSend(target, 0, bytes, 100);
   ++sendsOut;
   auto onCompletion = [&](int peer, bool isRecv, uint32_t tag, uint32_t) {
@@ -64,18 +65,20 @@ stats::Summary ringPhase(Communicator& c, int target, int source, uint64_t bytes
       ++sendsOut;
       ++served;
     } else {
-      int64_t t1 = nowNs();
+      int64_t t1 = measureNs();
       if (gotReplies >= warmup) samples.add((t1 - t0) / 2);
       ++gotReplies;
       if (gotReplies < total) {
-        t0 = nowNs();
+        t0 = measureNs();
         c.postSend(target, 0, bytes, 100);
         ++sendsOut;
       }
     }
   };
+  // Wrapped once, not per poll (the lambda is too large for std::function's inline storage).
+  const std::function<void(int, bool, uint32_t, uint32_t)> fn = onCompletion;
   while (gotReplies < total || served < total || sendsOut > 0)
-    c.poll(onCompletion);
+    c.poll(fn);
   return samples.summarize();
 }
 

@@ -99,6 +99,10 @@ Communicator::Communicator(rendezvous::Store& store, int rank, int size, std::st
                                        o.transport, e.what()));
     }
   }
+  byRank_.assign(static_cast<size_t>(size_), nullptr);
+  for (auto& [p, ep] : endpoints_)
+    byRank_[static_cast<size_t>(p)] = ep.get();
+  barrierRounds_ = disseminationRounds(rank_, size_);
   progress_ = std::make_unique<engine::Progress>(
       *device_, timeoutMs_, [this] { store_.checkPeers(); }, std::string(),  // steps name peers
       o.device.useEvent);
@@ -116,10 +120,9 @@ Communicator::~Communicator() {
 }
 
 transport::Endpoint& Communicator::endpoint(int peer) {
-  auto it = endpoints_.find(peer);
-  if (it == endpoints_.end())
+  if (peer < 0 || peer >= size_ || !byRank_[static_cast<size_t>(peer)])
     throw UsageError(fmt::format("rank {}: rank {} is not a connected peer", rank_, peer));
-  return *it->second;
+  return *byRank_[static_cast<size_t>(peer)];
 }
 
 void Communicator::post(bool recv, int peer, uint64_t offset, uint64_t bytes, uint32_t tag) {
@@ -192,6 +195,19 @@ void Communicator::waitAll(const std::string& what) {
   pending_.clear();
   if (outstanding_ == 0) return;
   progress_->setPhase(what);
+  waitOutstanding();
+}
+
+void Communicator::waitAll(const engine::Step& step) {
+  if (inPoll_) throw std::logic_error("Communicator::waitAll called from inside poll()");
+  outstanding_ -= pending_.size();
+  pending_.clear();
+  if (outstanding_ == 0) return;
+  progress_->setStep(step);
+  waitOutstanding();
+}
+
+void Communicator::waitOutstanding() {
   try {
     while (outstanding_ > 0) {
       busyTick();
@@ -233,11 +249,12 @@ void Communicator::rethrowWithCause(const std::exception& original) {
 }
 
 void Communicator::barrier() {
-  auto rounds = disseminationRounds(rank_, size_);
-  for (size_t k = 0; k < rounds.size(); ++k) {
-    postRecv(rounds[k].recvFrom, ctrlOffset() + kSlotBytes * (k + 1), 8);
-    postSend(rounds[k].sendTo, ctrlOffset(), 8);
-    waitAll(fmt::format("barrier round {}: waiting for rank {}", k, rounds[k].recvFrom));
+  for (size_t k = 0; k < barrierRounds_.size(); ++k) {
+    const BarrierRound& r = barrierRounds_[k];
+    postRecv(r.recvFrom, ctrlOffset() + kSlotBytes * (k + 1), 8);
+    postSend(r.sendTo, ctrlOffset(), 8);
+    waitAll(
+        engine::Step{"barrier round {}: waiting for rank {}", static_cast<int64_t>(k), r.recvFrom});
   }
 }
 

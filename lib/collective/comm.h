@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/topology.h"
 #include "engine/buffers.h"
 #include "engine/progress.h"
 #include "rendezvous/store.h"
@@ -74,6 +75,9 @@ class Communicator {
   void postRecv(int peer, uint64_t offset, uint64_t bytes, uint32_t tag = 0);
   // Waits until every posted operation completed. `what` names the phase in errors.
   void waitAll(const std::string& what);
+  // Same, the phase named by a step formatted only if an error names it (engine::Step): what
+  // timed loops call, so that a wait neither allocates nor formats.
+  void waitAll(const engine::Step& step);
   // Polls once; calls `fn(peer, isRecv, tag, bytes)` per completion (all chunks of a split
   // message complete separately), first those queued by posts. Returns the completions
   // delivered. `fn` may post but not call poll() or waitAll() (std::logic_error).
@@ -87,7 +91,8 @@ class Communicator {
   void setStage(std::string stage) { progress_->setStage(std::move(stage)); }
   void setWarmup(bool warmup) { progress_->setWarmup(warmup); }
 
-  // Dissemination barrier over the control slots (ceil(log2 n) rounds).
+  // Dissemination barrier over the control slots (ceil(log2 n) rounds, planned at
+  // construction: no allocation or formatting per call).
   void barrier();
 
   // Host name and data-plane address of `rank` (published at construction), cached.
@@ -103,6 +108,7 @@ class Communicator {
  private:
   uint64_t ctrlOffset() const { return dataBytes_; }
   transport::Endpoint& endpoint(int peer);
+  void waitOutstanding();
   void post(bool recv, int peer, uint64_t offset, uint64_t bytes, uint32_t tag);
   void fetchHost(int rank);
   // One device poll's share of the busy peer check (cheap: a counter; see kBusyCheckPolls).
@@ -123,6 +129,9 @@ class Communicator {
   std::map<int, std::unique_ptr<transport::Connector>> connectors_;
   std::map<int, std::unique_ptr<transport::Endpoint>> endpoints_;
   std::vector<int> peers_;
+  // endpoints_ by rank (null: not a peer): what posts use, no map lookup per post.
+  std::vector<transport::Endpoint*> byRank_;
+  std::vector<BarrierRound> barrierRounds_;
   std::unique_ptr<engine::Progress> progress_;
   uint64_t outstanding_ = 0;                    // posted, not yet delivered by poll() or waited for
   std::vector<transport::Completion> pending_;  // seen by a post's progress, not delivered

@@ -15,6 +15,7 @@
 #include "common/desched.h"
 #include "common/error.h"
 #include "common/json_read.h"
+#include "common/measure_clock.h"
 #include "engine/iterations.h"
 #include "engine/progress.h"
 #include "stats/summary.h"
@@ -41,13 +42,13 @@ stats::Summary pingInitiator(Communicator& c, int peer, uint64_t bytes, uint64_t
                              uint64_t iters) {
   stats::SampleSet samples;
   samples.reserve(iters);
-  const std::string what = fmt::format("latency ping-pong with rank {}", peer);
+  const engine::Step what{"latency ping-pong with rank {}", peer};
   for (uint64_t i = 0; i < warm + iters; ++i) {
-    const int64_t t0 = nowNs();
+    const int64_t t0 = measureNs();
     c.postRecv(peer, bytes, bytes);
     c.postSend(peer, 0, bytes);
     c.waitAll(what);
-    if (i >= warm) samples.add((nowNs() - t0) / 2);
+    if (i >= warm) samples.add((measureNs() - t0) / 2);
   }
   return samples.summarize();
 }
@@ -71,16 +72,16 @@ double streamSender(Communicator& c, int peer, uint64_t bytes, uint64_t window, 
                     uint64_t iters) {
   const uint64_t k = c.chunksOf(bytes), total = warm + iters;
   Counts n;
-  int64_t t0 = nowNs();
+  int64_t t0 = measureNs();
   c.postRecv(peer, bytes, kAckBytes);
   for (uint64_t it = 0; it < total; ++it) {
-    if (it == warm) t0 = nowNs();
+    if (it == warm) t0 = measureNs();
     for (uint64_t w = 0; w < window; ++w)
       c.postSend(peer, 0, bytes);
     n.pollUntil(c, it + 1, 0);
     if (it + 1 < total) c.postRecv(peer, bytes, kAckBytes);
   }
-  const int64_t t1 = nowNs();
+  const int64_t t1 = measureNs();
   n.pollUntil(c, total, total * window * k);
   const double seconds = static_cast<double>(std::max<int64_t>(t1 - t0, 1)) / 1e9;
   return static_cast<double>(iters * window * bytes) / seconds / 1e6;

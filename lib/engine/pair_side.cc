@@ -222,6 +222,7 @@ SizeResult runSize(const TestSpec& spec, Side& side, Progress& progress, const S
   p.bidirectional = spec.bidirectional;
   p.check = spec.check;
   p.ready = ready;
+  p.clock = &measureNs;  // --clock: the measurement clock, as the ping-pong engine
   BandwidthResult r = runBandwidth(*side.device, side.links, progress, p);
   out.seconds = r.seconds;
   out.wrong = r.wrong;

@@ -30,6 +30,8 @@ class PingPong {
     // half the queue unsignaled (perftest caps cq_mod by tx_depth the same way).
     uint32_t sq = device.caps().maxSendQueue;
     signalEvery_ = std::max<uint32_t>(1, std::min<uint32_t>(p.signalEvery, std::max(1u, sq / 2)));
+    spinsPerPoll_ =
+        device.caps().rmaNeedsTargetProgress ? 1 : std::max<uint32_t>(1, p.spinsPerPoll);
   }
 
   auto handler() {
@@ -192,10 +194,21 @@ class PingPong {
     if (signaled) ++outstanding_;
   }
 
+  // Spins on the flag byte; the CQ is polled every spinsPerPoll_ spins (every spin where the
+  // transport needs target progress to land the write).
   void spinFor(volatile uint8_t* where, uint8_t v) {
     auto h = handler();
-    while (*where != v)
-      progress_.pollOnce(h);
+    if (spinsPerPoll_ == 1) {
+      while (*where != v)
+        progress_.pollOnce(h);
+    } else {
+      uint32_t left = spinsPerPoll_;  // a countdown: no divide per spin
+      while (*where != v)
+        if (--left == 0) {
+          left = spinsPerPoll_;
+          progress_.pollOnce(h);
+        }
+    }
     progress_.progressed();
   }
 
@@ -245,6 +258,7 @@ class PingPong {
   const PingPongParams& p_;
   uint32_t len_;
   uint32_t signalEvery_ = 1;
+  uint32_t spinsPerPoll_ = 1;
   uint64_t outstanding_ = 0;
   bool gotRecv_ = false;
   uint32_t recvBytes_ = 0;

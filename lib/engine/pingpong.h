@@ -6,10 +6,14 @@
 // sockperf report), the full round trip for read (as ib_read_lat). Warmup iterations run first
 // in the same loop and are not recorded.
 //  - send: the responder echoes each message back from the buffer it arrived in (so `check`
-//    verifies the payload round trip at no extra cost).
+//    verifies the payload round trip at no extra cost); its next receive is posted before the
+//    echo leaves, so the initiator's next message never meets an empty receive queue.
 //  - write: each side writes into the other's receive area and spins on the last byte of its
-//    own receive area (ib_write_lat's method), calling Device::poll() while spinning so
-//    transports that need target progress make it. Needs bytes >= 1.
+//    own receive area (ib_write_lat's method). Where the transport delivers without target
+//    progress (Caps::rmaNeedsTargetProgress false: verbs, most libfabric providers) the spin
+//    reads only the byte and polls the CQ every `spinsPerPoll` spins (for the moderated send
+//    completions, error completions and the timeout checks); where it needs target progress
+//    (socket) every spin polls. Needs bytes >= 1.
 //  - read: the initiator reads the responder's send area; the responder only progresses its
 //    device until the initiator's final control message. Needs bytes >= 1.
 // --check: send verifies the echoed payload; write stamps a per-iteration pattern on both sides and
@@ -43,6 +47,9 @@ struct PingPongParams {
   // Send/write completions are requested every `signalEvery` posts and for the last post
   // (ib_send_lat's cq_mod); capped at half the send queue. 1 = every post signaled.
   uint32_t signalEvery = 64;
+  // Write latency: spins on the payload's last byte between two CQ polls, where the transport
+  // needs no target progress (1 = poll every spin; 0 is taken as 1).
+  uint32_t spinsPerPoll = 16;
   // Called once this side can take the peer's first message (its first receive posted), before
   // it waits for anything: the server tells the client "size ready" here. A peer told earlier
   // may send into an empty receive queue (RNR), which soft-RoCE fails after about a second

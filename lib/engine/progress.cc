@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/clock.h"
 #include "common/error.h"
@@ -101,10 +102,17 @@ void Progress::fail(const transport::Completion& c) {
                   peer_.empty() ? "" : " with peer " + peer_, device_.errorText(c)));
 }
 
+std::string Step::text() const {
+  if (!pattern) return {};
+  if (ranks) return fmt::format(fmt::runtime(pattern), fmt::join(ranks, ranks + rankCount, ", "));
+  return fmt::format(fmt::runtime(pattern), a, b);
+}
+
 std::string Progress::where() const {
   std::string w = stage_;
   if (mark_) w += (w.empty() ? "" : ", ") + std::string(mark_);
-  if (!phase_.empty()) w += (w.empty() ? "" : ": ") + phase_;
+  const std::string phase = phase_.empty() ? step_.text() : phase_;
+  if (!phase.empty()) w += (w.empty() ? "" : ": ") + phase;
   return w;
 }
 

@@ -18,6 +18,19 @@
 
 namespace rdmabench::engine {
 
+// A step named in errors without formatting it in the timed loop: a constant fmt pattern plus
+// up to two integers, or a list of ranks (joined with ", ") as the pattern's only argument.
+// Formatted by text() only when an error or a timeout names it. `pattern` must outlive its use
+// (a string literal); `ranks` must stay valid while the step is set.
+struct Step {
+  const char* pattern = nullptr;  // e.g. "ring allgather step {}: waiting for rank {}"
+  int64_t a = 0, b = 0;           // the pattern's arguments (unused ones are ignored)
+  const int* ranks = nullptr;     // non-null: the pattern's argument is this list
+  size_t rankCount = 0;
+  // The step's text ("" for no pattern). Allocates: call on error paths only.
+  std::string text() const;
+};
+
 class Progress {
  public:
   // No completion for this long before the first watchdog run, ns.
@@ -45,15 +58,25 @@ class Progress {
   void setStage(std::string stage) {
     stage_ = std::move(stage);
     phase_.clear();
+    step_ = Step{};
     mark_ = nullptr;
   }
   // Marks the iterations of the stage as warmup (true) or measured (false): a pointer store,
   // cheap inside the timed loop.
   void setWarmup(bool warmup) { mark_ = warmup ? "warmup" : "measuring"; }
   // Sets the step within the stage named in errors.
-  void setPhase(std::string phase) { phase_ = std::move(phase); }
+  void setPhase(std::string phase) {
+    phase_ = std::move(phase);
+    step_ = Step{};
+  }
+  // Same, for a step formatted only when an error names it (no allocation: timed loops).
+  void setStep(const Step& step) {
+    phase_.clear();
+    step_ = step;
+  }
   // Replaces the clock of the deadline and watchdog checks (tests). Default nowNs().
   void setClock(NowFn now) { now_ = now; }
+  // The step set by setPhase ("" after setStep; where() names both kinds).
   const std::string& phase() const { return phase_; }
   // "size 4096, measuring: verification pass": the stage, the iteration mark and the step.
   std::string where() const;
@@ -106,6 +129,7 @@ class Progress {
   std::string stage_;
   const char* mark_ = nullptr;  // "warmup", "measuring" or none
   std::string phase_;
+  Step step_;  // used when phase_ is empty
   std::array<transport::Completion, 32> completions_;
   NowFn now_;
   uint32_t idleSpins_ = 0;

@@ -140,6 +140,37 @@ TEST_F(ProgressTest, BusyPollBacksOffAfterALongStall) {
   }
 }
 
+// Issue #26: timed loops name their step with a constant pattern and integers (Step), formatted
+// only when an error names it; the text is what the formatted phase said before.
+TEST(ProgressStep, FormattedOnlyInTheError) {
+  EXPECT_EQ((Step{"ring allgather step {}: waiting for rank {}", 2, 5}).text(),
+            "ring allgather step 2: waiting for rank 5");
+  const int kids[] = {1, 2, 4};
+  EXPECT_EQ((Step{"tree reduce: waiting for children rank {}", 0, 0, kids, 3}).text(),
+            "tree reduce: waiting for children rank 1, 2, 4");
+  EXPECT_EQ(Step{}.text(), "");
+}
+
+TEST_F(ProgressTest, TimeoutNamesTheStep) {
+  FakeDevice dev(100'000);
+  Progress p(dev, 300, nullptr, "", false);
+  p.setClock(&fakeNowNs);
+  p.setStage("size 64");
+  p.setWarmup(false);
+  p.setStep(Step{"barrier round {}: waiting for rank {}", 1, 3});
+  try {
+    for (;;)
+      p.pollOnce([](const transport::Completion&) {});
+  } catch (const TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "during size 64, measuring: barrier round 1: waiting for rank 3"),
+              std::string::npos)
+        << e.what();
+  }
+  p.setPhase("verification pass");  // a text phase replaces the step
+  EXPECT_EQ(p.where(), "size 64, measuring: verification pass");
+}
+
 // The whole ping-pong engine on the fake device: seconds of fake time with completions flowing
 // and not one control-plane check inside the timed loop.
 class PingPongClean : public ProgressFixture, public ::testing::WithParamInterface<std::string> {};
@@ -181,6 +212,48 @@ TEST_P(PingPongClean, NoWatchdogInTimedLoop) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, PingPongClean, ::testing::Values("send", "write", "read"));
+
+// Write latency spins on the flag byte and polls every spinsPerPoll spins only where the transport
+// lands writes without target progress; both paths give every sample, with --check clean.
+struct TargetProgressDevice : FakeDevice {
+  using FakeDevice::FakeDevice;
+  transport::Caps caps() const override {
+    transport::Caps c = FakeDevice::caps();
+    c.rmaNeedsTargetProgress = true;
+    return c;
+  }
+};
+
+TEST_F(ProgressTest, WriteSpinPollsEveryKOrEverySpin) {
+  for (bool needsTarget : {false, true})
+    for (uint32_t k : {1u, 16u}) {
+      TargetProgressDevice targetDev(1'000);
+      FakeDevice plainDev(1'000);
+      FakeDevice& dev = needsTarget ? static_cast<FakeDevice&>(targetDev) : plainDev;
+      BufferLayout layout = BufferLayout::forMaxMessage(64);
+      AlignedBuffer buf(layout.total());
+      auto mr = dev.registerMemory(buf.data(), buf.size());
+      FakeEndpoint ep(dev, 5);
+      Link link;
+      link.endpoint = &ep;
+      link.region = mr.get();
+      link.remote = mr->exportRegion();
+      link.layout = layout;
+      Progress progress(dev, 5000, nullptr, "fake-peer", false);
+      progress.setClock(&fakeNowNs);
+      PingPongParams params;
+      params.op = DataOp::kWrite;
+      params.bytes = 32;
+      params.iterations = 500;
+      params.warmup = 10;
+      params.check = true;
+      params.spinsPerPoll = k;
+      PingPongResult r = runPingPong(dev, link, progress, params);
+      EXPECT_EQ(r.samples.count(), 500u) << needsTarget << " " << k;
+      EXPECT_EQ(r.checkErrors, 0u) << needsTarget << " " << k;
+      EXPECT_EQ(ep.sends(), 510u);
+    }
+}
 
 // The responder (the server's side) calls `ready` (where the server sends "size ready") only
 // once its first receive is posted and before it sends or waits: a client told earlier sends
