@@ -118,6 +118,23 @@ class NullEndpoint final : public Endpoint {
     dev_.complete(done(context, OpKind::kRead, length));
     return PostResult::kOk;
   }
+  // Writes and reads of a batch: a copy and, when asked, a completion each; no virtual call.
+  uint32_t postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) override {
+    if (op.op != OpKind::kWrite && op.op != OpKind::kRead)
+      return Endpoint::postBatch(op, posts, count);
+    auto* local = reinterpret_cast<uint8_t*>(op.localAddr);
+    auto* remote = reinterpret_cast<uint8_t*>(op.remoteAddr);
+    const bool write = op.op == OpKind::kWrite;
+    for (uint32_t i = 0; i < count; ++i) {
+      if (write) {
+        std::memcpy(remote, local, op.length);
+      } else {
+        std::memcpy(local, remote, op.length);
+      }
+      if (posts[i].signaled || !write) dev_.complete(done(posts[i].context, op.op, op.length));
+    }
+    return count;
+  }
   std::string peerName() const override { return "self"; }
 
  private:
