@@ -62,7 +62,7 @@ double bwRate(uint64_t bytes, uint64_t messages, uint32_t postList) {
   p.warmup = 1000;
   p.window = 128;
   p.cqModeration = 64;
-  (void)postList;  // (before the batch contract: no post lists)
+  p.postList = postList;
   p.bidirectional = true;
   engine::BandwidthResult r = engine::runBandwidth(*s.device, s.links, progress, p);
   return static_cast<double>(r.messages) / r.seconds;
