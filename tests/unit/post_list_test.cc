@@ -58,7 +58,7 @@ TEST(PostList, BatchPostsCompleteInOrderOnlyWhenSignaled) {
 }
 
 engine::BandwidthResult runNull(engine::DataOp op, engine::BwMode mode, uint32_t postList,
-                                bool check) {
+                                bool check, uint32_t cqMod = 16, uint32_t depth = 64) {
   NullLink n;
   engine::Progress progress(*n.device, 10'000, {}, "self", false);
   engine::BandwidthParams p;
@@ -67,8 +67,8 @@ engine::BandwidthResult runNull(engine::DataOp op, engine::BwMode mode, uint32_t
   p.bytes = 64;
   p.iterations = mode == engine::BwMode::kStream ? 1000 : 10;
   p.warmup = mode == engine::BwMode::kStream ? 100 : 2;
-  p.window = 64;
-  p.cqModeration = 16;
+  p.window = depth;
+  p.cqModeration = cqMod;
   p.postList = postList;
   p.bidirectional = true;  // the self connection is its own peer
   p.check = check;
@@ -85,6 +85,16 @@ TEST(PostList, StreamAndWindowCountEveryMessageWithAnyPostList) {
       engine::BandwidthResult w = runNull(op, engine::BwMode::kWindow, list, false);
       EXPECT_EQ(w.messages, 640u) << list;
     }
+}
+
+// --cq-mod 100 with a depth of 128: batches that leave less than a batch of room must still
+// end in a signaled post, or the stream waits forever for a completion never asked for.
+TEST(PostList, CqModerationThatDoesNotDivideTheRoomCannotDeadlock) {
+  for (uint32_t list : {1u, 17u, 31u, 32u, 64u, 100u, 128u}) {
+    engine::BandwidthResult s =
+        runNull(engine::DataOp::kWrite, engine::BwMode::kStream, list, false, 100, 128);
+    EXPECT_EQ(s.messages, 1000u) << list;
+  }
 }
 
 TEST(PostList, OutOfRangeIsAUsageErrorNamingTheLimit) {
