@@ -8,7 +8,9 @@
 #     ib_read_lat at 2 B and 4096 B (read: full round trip in both tools; send/write: RTT/2)
 #   bandwidth, average (perftest BW average vs rdmabench BW): ib_write_bw, ib_send_bw at 64 KiB
 #   message rate at 8 B (ib_write_bw / ib_send_bw -s 8 -n 5000; the MB/s ratio at one size is
-#   the message-rate ratio); rdmabench bw --mode stream --tx-depth 128 (perftest's default)
+#   the message-rate ratio); rdmabench bw --mode stream --tx-depth 128 (perftest's default);
+#   and 8 B with post lists of 32 (ib_write_bw -l 32 vs rdmabench bw --post-list 32), when this
+#   rdmabench has --post-list
 # perftest prints MB/sec = 2^20 B/s (4.5); it is converted to 10^6 B/s before the ratio.
 # Each figure is measured --reps times (default 5) per tool, interleaved A B A B ...; each rep
 # gives one ratio rdmabench / perftest, and the table shows the median ratio and the min-max
@@ -58,10 +60,10 @@ X=(-d "$RXE_DEV" -x "$RXE_GID_INDEX")
 perftest() {
   local tool=$1 size=$2 iters=$3 out=$TMP/pt.out i
   for i in 1 2 3; do  # perftest's clock calibration sometimes fails on a loaded host: retry
-    timeout 120 "$tool" "${X[@]}" -s "$size" -n "$iters" -p 18800 >/dev/null 2>&1 &
+    timeout 120 "$tool" "${X[@]}" "${PL[@]}" -s "$size" -n "$iters" -p 18800 >/dev/null 2>&1 &
     local spid=$!
     sleep 1
-    if timeout 120 "$tool" "${X[@]}" -s "$size" -n "$iters" -p 18800 "$RXE_IP" >"$out" 2>&1; then
+    if timeout 120 "$tool" "${X[@]}" "${PL[@]}" -s "$size" -n "$iters" -p 18800 "$RXE_IP" >"$out" 2>&1; then
       wait $spid || true
       case $tool in
         *_lat) awk -v s="$size" '$1 == s && $5 ~ /^[0-9.]+$/ { print $5; ok = 1 } END { exit !ok }' "$out" && return 0 ;;
@@ -81,7 +83,7 @@ rdmabench() {
   local extra=(-n "$iters" --warmup 100 "${CLOCK[@]}")
   if [ "$test" = bw ]; then
     if [ ${#BW_MODE[@]} -gt 0 ]; then  # stream: -n counts messages, as perftest's -n
-      extra=(-n "$iters" --tx-depth 128 --warmup 256 "${BW_MODE[@]}" "${CLOCK[@]}")
+      extra=(-n "$iters" --tx-depth 128 --warmup 256 "${BW_MODE[@]}" "${CLOCK[@]}" "${PL[@]}")
     else
       extra=(-n $((iters / 64)) -w 64 --warmup 2)
     fi
@@ -100,6 +102,7 @@ median() {  # values... -> the median (mean of the middle two for an even count)
   printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+PL=()  # post list of the next figure, both tools (perftest -l, rdmabench --post-list)
 BW_MODE=()
 if "$RB" bw --help 2>/dev/null | grep -q -- '--mode'; then
   BW_MODE=(--mode stream)
@@ -139,7 +142,7 @@ figure() {  # KIND TOOL OP SIZE [MESSAGES]
   r=$(median "${rbs[@]}")
   local label unit goal ratio ok lo hi
   if [ "$kind" = lat ]; then unit="t_typical us"; goal="<= 1.0"; else unit="avg MB/s"; goal=">= 1.0"; fi
-  label="$tool $size B"
+  label="$tool $size B${PL[*]:+ ${PL[*]}}"
   ratio=$(median "${ratios[@]}")
   ratio=$(awk -v x="$ratio" 'BEGIN { printf "%.2f", x }')
   lo=$(printf '%s\n' "${ratios[@]}" | sort -g | head -1)
@@ -162,5 +165,11 @@ figure bw ib_send_bw send 65536
 # Message rate at 8 B (same size in both tools, so the MB/s ratio is the message-rate ratio).
 figure bw ib_write_bw write 8 5000
 figure bw ib_send_bw send 8 5000
+# Message rate at 8 B with post lists of 32 (one doorbell per 32 messages in both tools).
+if "$RB" bw --help 2>/dev/null | grep -q -- '--post-list'; then
+  PL=(-l 32)
+  figure bw ib_write_bw write 8 5120  # perftest: iterations must be a multiple of the list
+  PL=()
+fi
 echo "summary: $pass of $total figures meet the goal on the median ratio (latency <= 1.0x perftest, bandwidth >= 1.0x)"
 echo "VM load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -20,6 +20,8 @@ PKGS=(
   perftest sockperf qperf iperf3
   # profiles beside the anchors (bench/rxe_profile.sh: perf record inside the VM)
   linux-perf
+  # instruction counts of the engine's timed loops (tests/perf, callgrind): the CI guard
+  valgrind
   # collectives: a throw-away Slurm (ci/slurm-cluster), Open MPI beside rdmabench in bench/
   slurmctld slurmd slurm-client openmpi-bin libopenmpi-dev
   # PMIx rendezvous (cmake/Pmix.cmake; RDMABENCH_WITH_PMIX=ON in ci/test.sh). Also what Slurm's

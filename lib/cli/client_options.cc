@@ -108,7 +108,10 @@ void addTestOptions(po::options_description& general, bool bw) {
         "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
         "cq-mod", po::value<std::string>(),
         "request a completion every N posts, at most the window (window mode) or --tx-depth "
-        "(stream mode) (default: window mode 1, stream mode min(100, --tx-depth) as perftest -Q)");
+        "(stream mode) (default: window mode 1, stream mode min(100, --tx-depth) as perftest -Q)")(
+        "post-list,l", po::value<std::string>(),
+        "posts handed to the transport per call, 1..the window or --tx-depth; verbs chains them "
+        "in one ibv_post_send (perftest -l) (default 1)");
 }
 
 void addDeviceOptions(po::options_description& device) {
@@ -211,7 +214,7 @@ void parseRunControl(const po::variables_map& vm, ClientCommand& cmd) {
         parseSeconds(str("connect-timeout"), "--connect-timeout", 0.1, 3600) * 1000);
 }
 
-// bw only: -w, -b, --mode, -q, --cq-mod.
+// bw only: -w, -b, --mode, -q, --cq-mod, -l.
 void parseBandwidth(const po::variables_map& vm, engine::TestSpec& spec) {
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   {
@@ -230,6 +233,9 @@ void parseBandwidth(const po::variables_map& vm, engine::TestSpec& spec) {
     if (vm.count("cq-mod"))
       spec.cqModeration =
           static_cast<uint32_t>(parseUnsigned(str("cq-mod"), "--cq-mod", 1, engine::kMaxWindow));
+    if (vm.count("post-list"))
+      spec.postList = static_cast<uint32_t>(
+          parseUnsigned(str("post-list"), "--post-list", 1, engine::kMaxWindow));
   }
 }
 

@@ -28,7 +28,9 @@ BandwidthRun::BandwidthRun(transport::Device& device, std::vector<Link>& links, 
   uint32_t sq = caps.maxSendQueue ? caps.maxSendQueue : 128;
   uint32_t rq = caps.maxRecvQueue ? caps.maxRecvQueue : 512;
   depth_ = std::max<uint32_t>(1, p.window);
-  cqMod_ = std::max<uint32_t>(1, std::min({p.cqModeration, std::max(1u, sq / 2), depth_}));
+  cqMod_ = std::max<uint32_t>(1, std::min({p.cqModeration, sq, depth_}));
+  if (p.op == DataOp::kRead) cqMod_ = 1;  // reads complete one by one (data lands locally)
+  postList_ = std::max<uint32_t>(1, std::min(p.postList, depth_));
   if (isSend_ && receives_ && p.mode == BwMode::kWindow && p.window + 1 > rq)
     throw UsageError(
         fmt::format("--window {}: needs {} posted receives (the window and a control "
@@ -48,9 +50,30 @@ BandwidthRun::BandwidthRun(transport::Device& device, std::vector<Link>& links, 
   warmSync_ = warmupMsgs_ > 0 && (p.op == DataOp::kWrite ||
                                   (isSend_ && !p.bidirectional && p.mode == BwMode::kStream));
   pendingWarm_.assign(links.size(), 0);
+  prepareOps();
   for (auto& link : links_)
     for (uint64_t c = 1; c < kCodes; ++c)
       std::memcpy(link.region->data() + link.layout.ctrlOffset() + 8 * c, &c, sizeof c);
+}
+
+// Validates and resolves each link's data op and data receive once, outside the timed loop.
+void BandwidthRun::prepareOps() {
+  using transport::OpKind;
+  const OpKind op = p_.op == DataOp::kSend    ? OpKind::kSend
+                    : p_.op == DataOp::kWrite ? OpKind::kWrite
+                                              : OpKind::kRead;
+  for (auto& link : links_) {
+    const uint64_t so = link.layout.sendOffset(), ro = link.layout.recvOffset();
+    // A read lands in the local receive area from the peer's send area.
+    dataOps_.push_back(op == OpKind::kRead
+                           ? link.endpoint->prepare(op, *link.region, ro, len_, &link.remote, so)
+                           : link.endpoint->prepare(op, *link.region, so, len_, &link.remote, ro));
+    recvOps_.push_back(isSend_ && receives_
+                           ? link.endpoint->prepare(OpKind::kRecv, *link.region, ro, len_)
+                           : transport::PreparedOp{});
+  }
+  batch_.resize(postList_);
+  recvBatch_.resize(kRecvBatch);
 }
 
 // The phases of one run, in order: control receives, ready, the timed data phase of the mode,
@@ -132,6 +155,10 @@ BandwidthResult runBandwidth(transport::Device& device, std::vector<Link>& links
                              Progress& progress, const BandwidthParams& params) {
   if (params.bytes == 0) throw UsageError("--size 0: bandwidth needs at least 1 byte");
   if (params.iterations == 0) throw UsageError("--iters 0: bandwidth needs at least 1 iteration");
+  if (params.postList < 1 || params.postList > std::max<uint32_t>(1, params.window))
+    throw UsageError(fmt::format("--post-list {}: out of range 1..{} ({})", params.postList,
+                                 std::max<uint32_t>(1, params.window),
+                                 params.mode == BwMode::kStream ? "the --tx-depth" : "the window"));
   if (params.check && params.op == DataOp::kRead)
     throw UsageError("--check: not available for `bw --op read` (use `lat --op read --check`)");
   bw::BandwidthRun engine(device, links, progress, params);

@@ -48,10 +48,13 @@ struct BandwidthParams {
   DataOp op = DataOp::kSend;
   BwMode mode = BwMode::kWindow;
   uint64_t bytes = 0;
-  uint64_t iterations = 0;  // window mode: windows; stream mode: messages per connection
-  uint64_t warmup = 0;      // same unit as iterations
-  uint32_t window = 64;     // window mode: messages per window; stream: posts in flight
-  uint32_t cqModeration = 1;
+  uint64_t iterations = 0;    // window mode: windows; stream mode: messages per connection
+  uint64_t warmup = 0;        // same unit as iterations
+  uint32_t window = 64;       // window mode: messages per window; stream: posts in flight
+  uint32_t cqModeration = 1;  // a completion every N posts; capped at the depth / send queue
+  // Posts handed to the transport in one call (perftest -l): 1..window. Stream mode posts a
+  // batch once that many slots are free (or the rest of the run is shorter).
+  uint32_t postList = 1;
   bool sender = true;          // unidirectional role (client = sender/initiator)
   bool bidirectional = false;  // both sides send and receive
   bool check = false;          // verify payloads (see above)

@@ -9,6 +9,10 @@ namespace rdmabench::engine::bw {
 using transport::Completion;
 using transport::PostResult;
 
+namespace {
+constexpr uint64_t kCtxSeqMask = (1ull << 40) - 1;  // the sequence bits of a context (link.h)
+}  // namespace
+
 // One-sided ops: tells the target that measured ops start now. Returns t0.
 int64_t BandwidthRun::startClock() {
   if (warmSync_) {
@@ -75,37 +79,44 @@ void BandwidthRun::poll() {
       }
 }
 
-// Posts one data message on link l; false when the queue is full (the caller polls).
-bool BandwidthRun::postOne(size_t l, bool forceSignal) {
-  Link& link = links_[l];
+// Posts up to `n` data messages on link l in one batch (--post-list); the post with sequence
+// number `lastSeq` (the last of a window or of the run) is always signaled, and so is the last
+// post of a batch after which a whole batch no longer fits in the depth (else, with --cq-mod
+// not a divisor of the room, the next signaled post might never be posted: a deadlock).
+// Returns how many the transport accepted (fewer: its queue is full, the caller polls).
+uint32_t BandwidthRun::postData(size_t l, uint32_t n, uint64_t lastSeq) {
   LinkState& s = state_[l];
-  const uint64_t so = link.layout.sendOffset(), ro = link.layout.recvOffset();
-  bool signaled = forceSignal || s.sinceSignal + 1 >= cqMod_;
-  uint64_t ctx = makeCtx(Ctx::kData, static_cast<uint32_t>(l), s.posted);
-  PostResult r;
-  switch (p_.op) {
-    case DataOp::kSend:
-      r = link.endpoint->postSend(*link.region, so, len_, ctx, signaled);
-      break;
-    case DataOp::kWrite:
-      r = link.endpoint->postWrite(*link.region, so, len_, link.remote, ro, ctx, signaled);
-      break;
-    case DataOp::kRead:
-    default:
-      signaled = true;  // reads complete one by one (data lands locally)
-      r = link.endpoint->postRead(*link.region, ro, len_, link.remote, so, ctx);
-      break;
+  transport::BatchPost* b = batch_.data();
+  const uint64_t ctx0 = makeCtx(Ctx::kData, static_cast<uint32_t>(l), 0);
+  const uint64_t seq0 = s.posted;
+  uint64_t since = s.sinceSignal;
+  const bool tight = depth_ < seq0 + n - s.completed + postList_;
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint64_t seq = seq0 + k;
+    const bool signaled = seq == lastSeq || since + 1 >= cqMod_ || (tight && k + 1 == n);
+    b[k].context = ctx0 | (seq & kCtxSeqMask);
+    b[k].signaled = signaled;
+    since = signaled ? 0 : since + 1;
   }
-  if (r != PostResult::kOk) return false;
-  s.sinceSignal = signaled ? 0 : s.sinceSignal + 1;
-  ++s.posted;
-  return true;
+  const uint32_t got = links_[l].endpoint->postBatch(dataOps_[l], b, n);
+  if (got == n) {
+    s.sinceSignal = since;
+  } else {
+    for (uint32_t k = 0; k < got; ++k)
+      s.sinceSignal = b[k].signaled ? 0 : s.sinceSignal + 1;
+  }
+  s.posted += got;
+  return got;
 }
 
 void BandwidthRun::postWindow(size_t l) {
-  for (uint32_t k = 0; k < p_.window; ++k)
-    while (!postOne(l, k + 1 == p_.window))
-      poll();
+  const uint64_t last = state_[l].posted + p_.window - 1;
+  for (uint32_t k = 0; k < p_.window;) {
+    const uint32_t want = std::min(postList_, p_.window - k);
+    const uint32_t got = postData(l, want, last);
+    k += got;
+    if (got < want) poll();  // the queue is full
+  }
 }
 
 void BandwidthRun::replenish(size_t l) {
@@ -118,11 +129,15 @@ void BandwidthRun::replenish(size_t l) {
       s.startRecvPosted = true;
       postCtrlRecv(l);
     }
-    if (link.endpoint->postRecv(*link.region, link.layout.recvOffset(), len_,
-                                makeCtx(Ctx::kRecvData, static_cast<uint32_t>(l), s.recvPosted)) ==
-        PostResult::kRetry)
-      return;
-    ++s.recvPosted;
+    uint64_t n = std::min<uint64_t>(
+        {prepost_ - (s.recvPosted - s.recvDone), totalMsgs_ - s.recvPosted, kRecvBatch});
+    if (p_.bidirectional && !s.startRecvPosted) n = std::min(n, warmupMsgs_ - s.recvPosted);
+    for (uint64_t k = 0; k < n; ++k)
+      recvBatch_[k].context = makeCtx(Ctx::kRecvData, static_cast<uint32_t>(l), s.recvPosted + k);
+    const uint32_t got =
+        link.endpoint->postBatch(recvOps_[l], recvBatch_.data(), static_cast<uint32_t>(n));
+    s.recvPosted += got;
+    if (got < n) return;
   }
   // Bidirectional send: the peer's kDone follows all its data, so its receive follows ours.
   if (p_.bidirectional && s.recvPosted == totalMsgs_ && !s.doneRecvPosted) {

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "transport/transport.h"
+
 #include "common/clock.h"
 #include "engine/bandwidth.h"
 
@@ -31,6 +33,7 @@ enum Code : uint64_t {
   kCodes = 8
 };
 constexpr uint32_t kCtrlSlots = 16;
+constexpr uint32_t kRecvBatch = 32;  // data receives reposted per call, at most
 constexpr uint64_t kCtrlRecvBase = 64;
 
 struct LinkState {
@@ -58,6 +61,7 @@ class BandwidthRun {
   int64_t now() const { return p_.clock ? p_.clock() : nowNs(); }
 
   // Setup and result (bandwidth.cc).
+  void prepareOps();      // dataOps_ / recvOps_ (bandwidth.cc)
   void prepostControl();  // control receives each role needs before the data phase
   BandwidthResult result(int64_t t0, int64_t t1, uint64_t runTag);
   // Timed data phases; each returns t0, the start of the measured interval.
@@ -79,7 +83,7 @@ class BandwidthRun {
   }
   void onCompletion(const transport::Completion& c);
   void poll();
-  bool postOne(size_t l, bool forceSignal);
+  uint32_t postData(size_t l, uint32_t n, uint64_t lastSeq);
   void postWindow(size_t l);
   void replenish(size_t l);
   void postCtrlRecv(size_t l);
@@ -93,9 +97,13 @@ class BandwidthRun {
   const BandwidthParams& p_;
   uint32_t len_;
   std::vector<LinkState> state_;
+  // Prepared once per size (transport.h): each link's data op and data receive.
+  std::vector<transport::PreparedOp> dataOps_, recvOps_;
+  std::vector<transport::BatchPost> batch_, recvBatch_;  // the next batch's contexts
   const bool isSend_, sends_, receives_;
   uint32_t depth_ = 1;
   uint32_t cqMod_ = 1;
+  uint32_t postList_ = 1;
   uint64_t prepost_ = 0;
   uint64_t perMsgs_ = 1, warmupMsgs_ = 0, totalMsgs_ = 0, measuredMsgs_ = 0;
   bool warmSync_ = false, replying_ = false;

@@ -1,4 +1,6 @@
 // Stream mode (perftest): the timed loop that keeps the --tx-depth posts in flight.
+#include <algorithm>
+
 #include "engine/bandwidth_run.h"
 
 namespace rdmabench::engine::bw {
@@ -30,8 +32,11 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
     bool all = true;
     for (size_t l = 0; l < links_.size(); ++l) {
       LinkState& s = state_[l];
-      while (s.posted < upTo && s.posted - s.completed < depth_) {
-        if (!postOne(l, s.posted + 1 == upTo)) break;
+      // A batch of --post-list posts once that many slots are free (perftest -l).
+      while (s.posted < upTo) {
+        const uint64_t want = std::min<uint64_t>(postList_, upTo - s.posted);
+        if (depth_ - (s.posted - s.completed) < want) break;
+        if (postData(l, static_cast<uint32_t>(want), upTo - 1) < want) break;
       }
       if (isSend_ && receives_) replenish(l);
       all = all && s.completed == upTo;

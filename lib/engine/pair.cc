@@ -229,6 +229,7 @@ class Client {
     if (spec.bandwidth()) {
       // One signaled completion per cq_moderation sends (ib_*_bw --cq-mod); ping-pong has none.
       info.extra["cq_moderation"] = spec.cqModeration;
+      if (spec.postList != 1) info.extra["post_list"] = spec.postList;
       info.extra["mode"] = toString(spec.mode);
       // Which figure leads: the side that owns the timed interval (docs/metrics.md).
       info.extra["headline"] =

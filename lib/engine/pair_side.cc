@@ -218,6 +218,7 @@ SizeResult runSize(const TestSpec& spec, Side& side, Progress& progress, const S
   p.warmup = run.warmup;
   p.window = spec.inFlight();
   p.cqModeration = spec.cqModeration;
+  p.postList = spec.postList;
   p.sender = initiator;
   p.bidirectional = spec.bidirectional;
   p.check = spec.check;

@@ -101,21 +101,23 @@ DataOp dataOp(Op op) {
 }
 
 json TestSpec::toJson() const {
-  return json{{"test", toString(test)},
-              {"transport", transport},
-              {"op", toString(op)},
-              {"bidirectional", bidirectional},
-              {"sizes", sizes},
-              {"iterations", iterations},
-              {"warmup", warmup},
-              {"duration_s", durationSec},
-              {"window", window},
-              {"mode", toString(mode)},
-              {"queue_pairs", queuePairs},
-              {"cq_moderation", cqModeration},
-              {"check", check},
-              {"timeout_ms", timeoutMs},
-              {"server_device", deviceOptionsToJson(serverDevice)}};
+  json j{{"test", toString(test)},
+         {"transport", transport},
+         {"op", toString(op)},
+         {"bidirectional", bidirectional},
+         {"sizes", sizes},
+         {"iterations", iterations},
+         {"warmup", warmup},
+         {"duration_s", durationSec},
+         {"window", window},
+         {"mode", toString(mode)},
+         {"queue_pairs", queuePairs},
+         {"cq_moderation", cqModeration},
+         {"check", check},
+         {"timeout_ms", timeoutMs},
+         {"server_device", deviceOptionsToJson(serverDevice)}};
+  if (postList != 1) j["post_list"] = postList;  // absent = 1 (peers before post lists)
+  return j;
 }
 
 TestSpec TestSpec::fromJson(const json& j) {
@@ -150,6 +152,7 @@ TestSpec TestSpec::fromJson(const json& j) {
   s.mode = parseBwMode(jsonString(j, "mode", what, "window", 16));
   s.queuePairs = static_cast<uint32_t>(jsonUint(j, "queue_pairs", what, 1, 0, kMaxQueuePairs));
   s.cqModeration = static_cast<uint32_t>(jsonUint(j, "cq_moderation", what, 1, 0, kMaxWindow));
+  s.postList = static_cast<uint32_t>(jsonUint(j, "post_list", what, 1, 0, kMaxWindow));
   s.check = jsonBool(j, "check", what, false);
   s.timeoutMs = jsonInt(j, "timeout_ms", what, 10'000, 0, kMaxTimeoutMs);
   if (const json* dev = jsonObject(j, "server_device", what))
@@ -209,6 +212,9 @@ void TestSpec::validateCounts() const {
   const uint32_t inFlight = stream() ? streamDepth() : window;
   if (cqModeration < 1 || cqModeration > inFlight)
     throw UsageError(fmt::format("--cq-mod {}: out of range 1..{} ({})", cqModeration, inFlight,
+                                 stream() ? "the --tx-depth" : "the window"));
+  if (postList < 1 || postList > inFlight)
+    throw UsageError(fmt::format("--post-list {}: out of range 1..{} ({})", postList, inFlight,
                                  stream() ? "the --tx-depth" : "the window"));
   if (timeoutMs < 100 || timeoutMs > kMaxTimeoutMs)
     throw UsageError(fmt::format("--timeout {}: out of range 0.1..3600 seconds",

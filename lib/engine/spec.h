@@ -60,6 +60,9 @@ struct TestSpec {
   BwMode mode = BwMode::kWindow;  // bw only
   uint32_t queuePairs = 1;        // bw: connections used in parallel (perftest -q)
   uint32_t cqModeration = 1;      // bw: request a completion every N posts (perftest -Q)
+  // bw: posts handed to the transport per call (perftest -l), 1..the window / --tx-depth. On
+  // the wire "post_list", sent only when not 1 (absent = 1: older peers post one at a time).
+  uint32_t postList = 1;
   // bw stream mode: posts kept in flight per connection (--tx-depth); 0 = perftest's 128. On the
   // wire it travels as server_device.tx_depth (the same --tx-depth; protocol unchanged).
   uint32_t txDepth = 0;

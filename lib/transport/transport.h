@@ -111,6 +111,28 @@ class MemoryRegion {
   virtual RemoteRegion exportRegion() const = 0;
 };
 
+// A work request validated once and posted many times (Endpoint::prepare / postBatch): the
+// op, the local range and, for write/read, the remote range. The backend resolves what it can
+// at prepare time (addresses, keys) into the `resolved` fields, so a post costs no range check
+// and no lookups. `remote` is copied by value; `mr` must outlive the op.
+struct PreparedOp {
+  OpKind op = OpKind::kSend;
+  const MemoryRegion* mr = nullptr;
+  uint64_t offset = 0;  // bytes within mr
+  uint32_t length = 0;  // bytes
+  RemoteRegion remote;  // write/read: the peer's region
+  uint64_t remoteOffset = 0;
+  // Backend-resolved (prepare): local address, local key, remote address, remote key.
+  uint64_t localAddr = 0, localKey = 0, remoteAddr = 0, remoteKey = 0;
+};
+
+// One post of a batch: its completion context and whether it asks for a completion (receives
+// and reads always complete).
+struct BatchPost {
+  uint64_t context = 0;
+  bool signaled = true;
+};
+
 // A connected, reliable, ordered peer (an RC QP, a libfabric endpoint+peer address, a TCP
 // connection). Posting never blocks. Offsets and lengths are in bytes within the region;
 // a range outside the region throws UsageError (checked outside timed loops by engines).
@@ -143,6 +165,18 @@ class Endpoint {
   virtual PostResult postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
                               const RemoteRegion& remote, uint64_t remoteOffset,
                               uint64_t context) = 0;
+
+  // Validates `op` on [offset, +length) of `mr` (and, for write/read, remoteOffset of
+  // `remote`) once, as the single posts would (UsageError for a range outside a region,
+  // TransportError for an op the backend lacks), and resolves the backend's fields. The
+  // default checks the ranges and the caps it is given nothing about (backends add theirs).
+  virtual PreparedOp prepare(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                             const RemoteRegion* remote = nullptr, uint64_t remoteOffset = 0);
+  // Posts posts[0..count) of the prepared `op` in order, as one batch where the backend can
+  // (verbs: chained work requests in one ibv_post_send, perftest's post list; others: one post
+  // each). Returns how many were accepted, in order: fewer than `count` means the queue is full
+  // (poll, then post the rest). Same delivery, ordering and completion rules as single posts.
+  virtual uint32_t postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count);
 
   // Human-readable peer name for errors ("10.0.0.2:40123", "QPN 0x1234 @ node2").
   virtual std::string peerName() const = 0;

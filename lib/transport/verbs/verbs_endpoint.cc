@@ -3,6 +3,7 @@
 
 #include "transport/verbs/verbs_endpoint.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -64,7 +65,7 @@ PostResult VerbsEndpoint::postRead(const MemoryRegion& mr, uint64_t offset, uint
 PostResult VerbsEndpoint::postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
                                    uint64_t context) {
   checkRange("postRecv", mr, offset, length);
-  if (recvNext_ - recvRetired_ >= recvRing_.size()) return PostResult::kRetry;
+  if (recvNext_ - recvRetired_ >= recvDepth_) return PostResult::kRetry;
   const auto& vmr = static_cast<const VerbsMemoryRegion&>(mr);
   ibv_sge sge{reinterpret_cast<uint64_t>(vmr.data() + offset), length, vmr.lkey()};
   ibv_recv_wr wr{};
@@ -77,7 +78,7 @@ PostResult VerbsEndpoint::postRecv(const MemoryRegion& mr, uint64_t offset, uint
   if (rc != 0)
     throw TransportError(fmt::format("ibv_post_recv on {} QPN {:#x} (peer {}): {}", core_->name,
                                      qp_->qp_num, peerName_, errText(rc)));
-  recvRing_[recvNext_ % recvRing_.size()] = Slot{context, length, OpKind::kRecv, true};
+  recvSlot(recvNext_) = Slot{context, length, OpKind::kRecv, true};
   ++recvNext_;
   return PostResult::kOk;
 }
@@ -124,10 +125,10 @@ bool VerbsEndpoint::translate(const ibv_wc& wc, Completion& out) {
   uint64_t seq = wc.wr_id & ~kRecvBit;
   const Slot* slot;
   if (isRecv) {
-    slot = &recvRing_[seq % recvRing_.size()];
+    slot = &recvSlot(seq);
     recvRetired_ = seq + 1;
   } else {
-    slot = &sendRing_[seq % sendRing_.size()];
+    slot = &sendSlot(seq);
     sendRetired_ = seq + 1;
     if (wc.status == IBV_WC_SUCCESS && !slot->userSignaled) return false;
   }
@@ -160,11 +161,11 @@ PostResult VerbsEndpoint::postSendSide(ibv_wr_opcode opcode, OpKind op, const Me
                                        uint64_t offset, uint32_t length, uint64_t remoteAddr,
                                        uint32_t rkey, uint64_t context, bool signaled) {
   uint64_t outstanding = sendNext_ - sendRetired_;
-  if (outstanding >= sendRing_.size()) return PostResult::kRetry;
+  if (outstanding >= sendDepth_) return PostResult::kRetry;
   // The post that fills the last free slot is always signaled, so a queue full of
   // unsignaled posts still retires (its completion is not reported if the user did not
   // ask for one).
-  bool hwSignaled = signaled || outstanding + 1 == sendRing_.size();
+  bool hwSignaled = signaled || outstanding + 1 == sendDepth_;
   const auto& vmr = static_cast<const VerbsMemoryRegion&>(mr);
   ibv_sge sge{reinterpret_cast<uint64_t>(vmr.data() + offset), length, vmr.lkey()};
   ibv_send_wr wr{};
@@ -185,9 +186,100 @@ PostResult VerbsEndpoint::postSendSide(ibv_wr_opcode opcode, OpKind op, const Me
     throw TransportError(fmt::format("ibv_post_send ({}) on {} QPN {:#x} (peer {}): {}",
                                      toString(op), core_->name, qp_->qp_num, peerName_,
                                      errText(rc)));
-  sendRing_[sendNext_ % sendRing_.size()] = Slot{context, length, op, signaled};
+  sendSlot(sendNext_) = Slot{context, length, op, signaled};
   ++sendNext_;
   return PostResult::kOk;
+}
+
+// ---- batches (transport.h: prepare / postBatch) ----------------------------------------------
+
+PreparedOp VerbsEndpoint::prepare(OpKind op, const MemoryRegion& mr, uint64_t offset,
+                                  uint32_t length, const RemoteRegion* remote,
+                                  uint64_t remoteOffset) {
+  PreparedOp p = Endpoint::prepare(op, mr, offset, length, remote, remoteOffset);
+  p.localKey = static_cast<const VerbsMemoryRegion&>(mr).lkey();
+  if (op == OpKind::kWrite || op == OpKind::kRead)
+    p.remoteKey = rkeyOf("prepare", *remote, remoteOffset, length);
+  return p;
+}
+
+uint32_t VerbsEndpoint::postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) {
+  uint32_t done = 0;
+  while (done < count) {
+    const uint32_t n = std::min(count - done, kChain);
+    const uint32_t accepted = op.op == OpKind::kRecv ? postRecvChain(op, posts + done, n)
+                                                     : postSendChain(op, posts + done, n);
+    done += accepted;
+    if (accepted < n) break;  // queue full
+  }
+  return done;
+}
+
+// One ibv_post_send of up to kChain chained work requests. Returns how many were accepted.
+uint32_t VerbsEndpoint::postSendChain(const PreparedOp& op, const BatchPost* posts, uint32_t n) {
+  const uint64_t outstanding = sendNext_ - sendRetired_;
+  if (outstanding >= sendDepth_) return 0;
+  n = static_cast<uint32_t>(std::min<uint64_t>(n, sendDepth_ - outstanding));
+  const ibv_wr_opcode opcode = op.op == OpKind::kSend    ? IBV_WR_SEND
+                               : op.op == OpKind::kWrite ? IBV_WR_RDMA_WRITE
+                                                         : IBV_WR_RDMA_READ;
+  const bool inl = op.op != OpKind::kRead && op.length <= core_->inlineBytes;
+  ibv_sge sge[kChain];
+  ibv_send_wr wr[kChain];
+  for (uint32_t i = 0; i < n; ++i) {
+    // As postSendSide: the post that fills the last free slot is signaled.
+    const bool hw =
+        posts[i].signaled || op.op == OpKind::kRead || outstanding + i + 1 == sendDepth_;
+    sge[i] = ibv_sge{op.localAddr, op.length, static_cast<uint32_t>(op.localKey)};
+    wr[i] = ibv_send_wr{};
+    wr[i].wr_id = sendNext_ + i;
+    wr[i].next = i + 1 < n ? &wr[i + 1] : nullptr;
+    wr[i].sg_list = &sge[i];
+    wr[i].num_sge = op.length > 0 ? 1 : 0;
+    wr[i].opcode = opcode;
+    wr[i].send_flags = (hw ? IBV_SEND_SIGNALED : 0) | (inl ? IBV_SEND_INLINE : 0);
+    wr[i].wr.rdma.remote_addr = op.remoteAddr;
+    wr[i].wr.rdma.rkey = static_cast<uint32_t>(op.remoteKey);
+  }
+  ibv_send_wr* bad = nullptr;
+  const int rc = ibv_post_send(qp_, wr, &bad);
+  const uint32_t accepted = rc == 0 ? n : static_cast<uint32_t>(bad ? bad - wr : 0);
+  for (uint32_t i = 0; i < accepted; ++i)
+    sendSlot(sendNext_ + i) =
+        Slot{posts[i].context, op.length, op.op, posts[i].signaled || op.op == OpKind::kRead};
+  sendNext_ += accepted;
+  if (rc != 0 && rc != ENOMEM)
+    throw TransportError(
+        fmt::format("ibv_post_send ({}, batch of {}) on {} QPN {:#x} (peer {}): {}",
+                    toString(op.op), n, core_->name, qp_->qp_num, peerName_, errText(rc)));
+  return accepted;
+}
+
+// One ibv_post_recv of up to kChain chained receives. Returns how many were accepted.
+uint32_t VerbsEndpoint::postRecvChain(const PreparedOp& op, const BatchPost* posts, uint32_t n) {
+  const uint64_t outstanding = recvNext_ - recvRetired_;
+  if (outstanding >= recvDepth_) return 0;
+  n = static_cast<uint32_t>(std::min<uint64_t>(n, recvDepth_ - outstanding));
+  ibv_sge sge[kChain];
+  ibv_recv_wr wr[kChain];
+  for (uint32_t i = 0; i < n; ++i) {
+    sge[i] = ibv_sge{op.localAddr, op.length, static_cast<uint32_t>(op.localKey)};
+    wr[i] = ibv_recv_wr{};
+    wr[i].wr_id = (recvNext_ + i) | kRecvBit;
+    wr[i].next = i + 1 < n ? &wr[i + 1] : nullptr;
+    wr[i].sg_list = &sge[i];
+    wr[i].num_sge = op.length > 0 ? 1 : 0;
+  }
+  ibv_recv_wr* bad = nullptr;
+  const int rc = ibv_post_recv(qp_, wr, &bad);
+  const uint32_t accepted = rc == 0 ? n : static_cast<uint32_t>(bad ? bad - wr : 0);
+  for (uint32_t i = 0; i < accepted; ++i)
+    recvSlot(recvNext_ + i) = Slot{posts[i].context, op.length, OpKind::kRecv, true};
+  recvNext_ += accepted;
+  if (rc != 0 && rc != ENOMEM)
+    throw TransportError(fmt::format("ibv_post_recv (batch of {}) on {} QPN {:#x} (peer {}): {}", n,
+                                     core_->name, qp_->qp_num, peerName_, errText(rc)));
+  return accepted;
 }
 
 // ---- rdma_cm endpoints ----------------------------------------------------------------------

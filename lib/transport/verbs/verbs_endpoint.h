@@ -40,8 +40,10 @@ class VerbsEndpoint : public Endpoint {
         mtu_(mtu),
         maxRdAtomic_(maxRdAtomic),
         maxDestRdAtomic_(maxDestRdAtomic),
-        sendRing_(core_->txDepth),
-        recvRing_(core_->rxDepth),
+        sendDepth_(core_->txDepth),
+        recvDepth_(core_->rxDepth),
+        sendRing_(ringSize(core_->txDepth)),
+        recvRing_(ringSize(core_->rxDepth)),
         peerName_(describePeer(remote)),
         cm_(std::move(cm)) {
     core_->endpoints[qp_->qp_num] = this;
@@ -58,6 +60,11 @@ class VerbsEndpoint : public Endpoint {
                       const RemoteRegion& remote, uint64_t remoteOffset, uint64_t context) override;
   PostResult postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
                       uint64_t context) override;
+  // Resolves lkey, rkey and addresses once (ranges checked as the single posts do).
+  PreparedOp prepare(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                     const RemoteRegion* remote, uint64_t remoteOffset) override;
+  // Up to kChain chained work requests per ibv_post_send / ibv_post_recv (perftest's -l).
+  uint32_t postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) override;
   std::string peerName() const override { return peerName_; }
   ConnectionInfo info() const override;
 
@@ -66,6 +73,18 @@ class VerbsEndpoint : public Endpoint {
   bool translate(const ibv_wc& wc, Completion& out);
 
  private:
+  static constexpr uint32_t kChain = 32;  // work requests per ibv_post_send of a batch
+  // Ring slots: the queue depth rounded up to a power of two (indices masked, not divided).
+  static size_t ringSize(uint32_t depth) {
+    size_t n = 1;
+    while (n < depth)
+      n <<= 1;
+    return n;
+  }
+  Slot& sendSlot(uint64_t seq) { return sendRing_[seq & (sendRing_.size() - 1)]; }
+  Slot& recvSlot(uint64_t seq) { return recvRing_[seq & (recvRing_.size() - 1)]; }
+  uint32_t postSendChain(const PreparedOp& op, const BatchPost* posts, uint32_t n);
+  uint32_t postRecvChain(const PreparedOp& op, const BatchPost* posts, uint32_t n);
   PostResult postSendSide(ibv_wr_opcode opcode, OpKind op, const MemoryRegion& mr, uint64_t offset,
                           uint32_t length, uint64_t remoteAddr, uint32_t rkey, uint64_t context,
                           bool signaled);
@@ -77,6 +96,7 @@ class VerbsEndpoint : public Endpoint {
   ibv_mtu mtu_;
   uint8_t maxRdAtomic_;
   uint8_t maxDestRdAtomic_;
+  uint64_t sendDepth_, recvDepth_;  // queue depths (tx/rx depth)
   std::vector<Slot> sendRing_;
   std::vector<Slot> recvRing_;
   uint64_t sendNext_ = 0;

@@ -1,0 +1,56 @@
+// The batch contract's defaults (transport.h: Endpoint::prepare / postBatch): validate once,
+// then one single post per entry. Backends with a real batch path override postBatch.
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "transport/transport.h"
+
+namespace rdmabench::transport {
+
+PreparedOp Endpoint::prepare(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                             const RemoteRegion* remote, uint64_t remoteOffset) {
+  if (offset > mr.size() || length > mr.size() - offset)
+    throw UsageError(fmt::format("prepare {}: range [{}, +{}) outside the {}-byte region",
+                                 toString(op), offset, length, mr.size()));
+  const bool rma = op == OpKind::kWrite || op == OpKind::kRead;
+  if (rma && !remote) throw UsageError(fmt::format("prepare {}: no remote region", toString(op)));
+  if (rma && (remoteOffset > remote->length || length > remote->length - remoteOffset))
+    throw UsageError(fmt::format("prepare {}: remote range [{}, +{}) outside the {}-byte region",
+                                 toString(op), remoteOffset, length, remote->length));
+  PreparedOp p;
+  p.op = op;
+  p.mr = &mr;
+  p.offset = offset;
+  p.length = length;
+  if (rma) p.remote = *remote;
+  p.remoteOffset = remoteOffset;
+  p.localAddr = reinterpret_cast<uint64_t>(mr.data() + offset);
+  p.remoteAddr = rma ? remote->addr + remoteOffset : 0;
+  return p;
+}
+
+uint32_t Endpoint::postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) {
+  const MemoryRegion& mr = *op.mr;
+  for (uint32_t i = 0; i < count; ++i) {
+    const BatchPost& b = posts[i];
+    PostResult r = PostResult::kOk;
+    switch (op.op) {
+      case OpKind::kSend:
+        r = postSend(mr, op.offset, op.length, b.context, b.signaled);
+        break;
+      case OpKind::kRecv:
+        r = postRecv(mr, op.offset, op.length, b.context);
+        break;
+      case OpKind::kWrite:
+        r = postWrite(mr, op.offset, op.length, op.remote, op.remoteOffset, b.context, b.signaled);
+        break;
+      case OpKind::kRead:
+        r = postRead(mr, op.offset, op.length, op.remote, op.remoteOffset, b.context);
+        break;
+    }
+    if (r != PostResult::kOk) return i;
+  }
+  return count;
+}
+
+}  // namespace rdmabench::transport
