@@ -106,8 +106,9 @@ DROP_LINE = re.compile(r"^\s*#?\s*WARNING\b|^# note: \[short\]|^# outliers: (\d+
                        r"^#\s+\d+\. (link|node) ")
 # "label: value" lines whose value is a fact of the machine.
 FACT_LINE = re.compile(r"^([#\s]*(?:clock|placement)\s*:).*$", re.IGNORECASE)
-# Device property lines: only the property names are kept.
-PROPS_LINE = re.compile(r"^(# (?:local|remote|connection|rank \d+)\s*:)(.*)$")
+# Device and connection property lines (the connection line is indented under "# local"): only
+# the property names are kept (so_sndbuf and the like are kernel facts: TCP autotuning).
+PROPS_LINE = re.compile(r"^(#\s+(?:local|remote|connection|rank \d+)\s*:)(.*)$")
 
 
 def mask_text_line(line, fmt, state):
