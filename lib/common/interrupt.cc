@@ -153,4 +153,8 @@ void clearInterrupted() {
   gFirstSignalNs.store(0, std::memory_order_relaxed);
 }
 
+int exitStatusFor(const std::exception& e) {
+  return interrupted() ? 4 : exitCodeFor(e);
+}
+
 }  // namespace rdmabench

@@ -8,6 +8,7 @@
 // SIGPIPE is ignored (a dead peer shows up as EPIPE on the socket instead).
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 
@@ -49,6 +50,11 @@ std::string launcherDeath(int64_t waitMs = 0);
 // once a signal arrived, 0 otherwise. Also points fd 2 back at the rank's own stderr then, so the
 // line is not lost in the dead launcher's folding pipe. Not thread-safe against launcherDeath().
 std::string withLauncherDeath(const std::string& msg);
+
+// The exit status for an error that ends the process: 4 (interrupted) when SIGINT or SIGTERM
+// arrived, whatever error surfaced first (a peer that handled the same Ctrl-C first and closed
+// its connection: the user still interrupted this process), else exitCodeFor(e) (common/error.h).
+int exitStatusFor(const std::exception& e);
 
 // Resets the flag (tests, and the server after it has torn down the interrupted session).
 void clearInterrupted();

@@ -163,7 +163,7 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
         server->stop();  // the original error is the one to report
       }
     }
-    return exitCodeFor(e);
+    return exitStatusFor(e);
   }
 }
 

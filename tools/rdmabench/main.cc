@@ -313,6 +313,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "rdmabench: error: " << e.what() << "\n";
-    return exitCodeFor(e);
+    return exitStatusFor(e);
   }
 }

@@ -92,7 +92,7 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
       noise::writeNoiseError(std::cout, cmd.format, msg);
     std::cout.flush();
     std::cerr << fmt::format("rdmabench: error: rank {} on {}: {}\n", info.rank, info.host, msg);
-    return exitCodeFor(e);
+    return exitStatusFor(e);
   }
 }
 
