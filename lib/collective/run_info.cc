@@ -29,7 +29,7 @@ report::RunInfo rankRunInfo(Communicator& c, const RankParams& p, const launch::
     names += (names.empty() ? "" : ", ") + h;
   ri.remoteHost = fmt::format("{} ranks on {} node{} ({})", c.size(), nodes.size(),
                               nodes.size() == 1 ? "" : "s", names);
-  ri.local = transport::toJson(c.device().info());
+  ri.local.device = c.device().info();
   ri.commandLine = p.commandLine;
   ri.date = isoDateUtc();
   ri.extra = extra;

@@ -195,14 +195,14 @@ class Client {
     info.localHost = hostName();
     const std::string what = fmt::format("test accept from {}", ch.peerName());
     info.remoteHost = escapeForLog(jsonString(accept, "host", what, {}, 256), 256);
-    info.local = transport::toJson(side.device->info());
-    info.local["connection"] = transport::toJson(side.endpoints[0]->info());
-    info.local["caps"] = capsJson(side.device->caps());
+    info.local = {side.device->info(), side.endpoints[0]->info(), side.device->caps()};
     info.clock = measureClockFacts();
     if (o_.placeThread) info.placement = o_.placeThread(side.device->name());
-    if (const json* dev = jsonObject(accept, "device", what)) info.remote = *dev;  // depth-bounded
-    if (!info.remote.is_object()) info.remote = json::object();
-    if (const json* caps = jsonObject(accept, "caps", what)) info.remote["caps"] = *caps;
+    // The server's facts, decoded once into the typed structs (bounded; ProtocolError if bad).
+    if (const json* dev = jsonObject(accept, "device", what))
+      info.remote.device = transport::deviceInfoFromJson(*dev, what);
+    if (const json* caps = jsonObject(accept, "caps", what))
+      info.remote.caps = transport::capsFromJson(*caps, what);
     info.commandLine = o_.commandLine;
     info.date = isoDateUtc();
     info.toolVersion = RDMABENCH_VERSION;

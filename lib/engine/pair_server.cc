@@ -134,7 +134,7 @@ void connectServerSide(Channel& ch, const TestSpec& spec, const transport::Devic
               json{{"host", hostName()},
                    {"version", RDMABENCH_VERSION},
                    {"device", transport::toJson(side.device->info())},
-                   {"caps", capsJson(side.device->caps())},
+                   {"caps", transport::toJson(side.device->caps())},
                    {"timeout_ms", spec.timeoutMs},  // after the cap of --max-timeout
                    {"provider_env_own", ownEnv}},
               dl());

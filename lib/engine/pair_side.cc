@@ -36,13 +36,6 @@ using rendezvous::Channel;
 using rendezvous::expectJson;
 using rendezvous::Frame;
 
-json capsJson(const transport::Caps& c) {
-  return json{{"rma_write", c.rmaWrite},          {"rma_read", c.rmaRead},
-              {"rma_emulated", c.rmaEmulated},    {"max_message_bytes", c.maxMessageBytes},
-              {"max_send_queue", c.maxSendQueue}, {"max_recv_queue", c.maxRecvQueue},
-              {"inline_bytes", c.inlineBytes}};
-}
-
 // This process's wire-relevant libfabric variables, name -> value.
 json wireEnv() {
   json out = json::object();

@@ -38,8 +38,6 @@ struct Side {
   std::vector<Link> links;
 };
 
-// Device caps as the run header shows them.
-nlohmann::json capsJson(const transport::Caps& c);
 // The client's wire-relevant FI_* settings (sent with the test description).
 nlohmann::json wireEnv();
 // Applies the client's wire settings in the server's session (its own process); returns what

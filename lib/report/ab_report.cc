@@ -142,8 +142,9 @@ void abTable(std::ostream& out, const std::vector<RunCapture>& runs, const AbTab
                      bw ? "bandwidth MB/s (10^6 B/s)" : "median one-way latency t_typical (us)",
                      runs.front().label);
   for (const auto& run : runs) {
-    out << fmt::format("# {}: {}\n", run.label,
-                       run.error.empty() ? summary(run.info.local) : "FAILED: " + run.error);
+    out << fmt::format(
+        "# {}: {}\n", run.label,
+        run.error.empty() ? summary(transport::toJson(run.info.local)) : "FAILED: " + run.error);
   }
   size_t w = 14;
   for (const auto& run : runs)

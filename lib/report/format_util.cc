@@ -7,6 +7,7 @@
 
 #include "common/text_escape.h"
 #include "common/version.h"
+#include "transport/info_json.h"
 
 namespace rdmabench::report::detail {
 
@@ -140,8 +141,8 @@ nlohmann::ordered_json runJson(const RunInfo& info) {
   run["window"] = info.window;
   run["local_host"] = info.localHost;
   run["remote_host"] = info.remoteHost;
-  run["local"] = ordered(info.local);
-  run["remote"] = ordered(info.remote);
+  run["local"] = ordered(transport::toJson(info.local));
+  run["remote"] = ordered(transport::toJson(info.remote));
   run["command_line"] = info.commandLine;
   run["date"] = info.date;
   run["tool_version"] = toolVersion(info);

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "report/format_util.h"
+#include "transport/info_json.h"
 
 namespace rdmabench::report::detail {
 namespace {
@@ -56,8 +57,10 @@ class PerftestReporter : public TextReporter {
     field("Transport", i.transport);
     if (!i.localHost.empty()) field("Local host", i.localHost);
     if (!i.remoteHost.empty()) field("Remote host", i.remoteHost);
-    if (std::string d = deviceName(i.local); !d.empty()) field("Local device", d);
-    if (std::string d = deviceName(i.remote); !d.empty()) field("Remote device", d);
+    if (std::string d = deviceName(transport::toJson(i.local)); !d.empty())
+      field("Local device", d);
+    if (std::string d = deviceName(transport::toJson(i.remote)); !d.empty())
+      field("Remote device", d);
     switch (kind()) {
       case TestKind::kLatency:
         field("Latency", latencyMeaning(i));

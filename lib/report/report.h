@@ -27,6 +27,7 @@
 #include "common/measure_clock.h"
 #include "common/placement.h"
 #include "stats/summary.h"
+#include "transport/info.h"
 
 namespace rdmabench::report {
 
@@ -51,8 +52,12 @@ struct RunInfo {
   bool roundTrip = false;  // latency column is the full round trip (RDMA read), not RTT/2
   uint32_t window = 0;     // bandwidth: messages in flight per iteration
   std::string localHost, remoteHost;
-  nlohmann::json local = nlohmann::json::object();   // local device properties
-  nlohmann::json remote = nlohmann::json::object();  // the peer's device properties
+  // This side's device, connection and caps (N-rank runs: the device only); the writers turn
+  // them into JSON with transport::toJson (info_json.h).
+  transport::SideInfo local;
+  // The peer's device and caps, decoded once from its accept (transport::deviceInfoFromJson,
+  // capsFromJson); empty for N-rank runs.
+  transport::SideInfo remote;
   std::string commandLine;
   std::string date;         // ISO 8601, UTC
   std::string toolVersion;  // empty = this build's release version (common/version.h)

@@ -21,6 +21,7 @@
 #include "common/desched.h"
 #include "common/version.h"
 #include "report/format_util.h"
+#include "transport/info_json.h"
 
 namespace rdmabench::report::detail {
 namespace {
@@ -72,10 +73,10 @@ class TableReporter : public TextReporter {
       line("transport: {}   op: {}", i.transport, i.op);
     if (isCollective()) {
       line("ranks: {}", i.remoteHost);
-      hostLine("rank 0", i.localHost, i.local);
+      hostLine("rank 0", i.localHost, transport::toJson(i.local));
     } else {
-      hostLine("local ", i.localHost, i.local);
-      hostLine("remote", i.remoteHost, i.remote);
+      hostLine("local ", i.localHost, transport::toJson(i.local));
+      hostLine("remote", i.remoteHost, transport::toJson(i.remote));
     }
     if (!i.extra.is_null() && !i.extra.empty()) line("extra: {}", describeProperties(i.extra));
     if (std::string c = clockLine(i); !c.empty()) line("clock: {}", c);

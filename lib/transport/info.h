@@ -2,7 +2,8 @@
 // Typed device and connection facts: what Device::info() and Endpoint::info() return for the
 // run header, the A/B table and the control channel (the server sends its device's facts).
 // Plain values, no JSON: the one conversion to JSON is toJson() in transport/info_json.h,
-// called where the facts are written. Value types; not synchronized.
+// called where the facts are written (the peer's are decoded once by its *FromJson()). Value types;
+// not synchronized.
 //
 // What a program decides on is a typed field (common facts, depths, event mode, the data-path
 // peer). The backend-specific facts (verbs QPN / GID / firmware, libfabric provider and
@@ -82,6 +83,32 @@ struct ConnectionInfo {
   bool peerAddress = false;
   CommonProperties common;  // verbs: the QP's path MTU, inline size, GID index
   Facts facts;              // backend-specific (QPN, GIDs, retry counts, socket buffers, ...)
+};
+
+// What a device (or backend) can do; chooses engine code paths and test skips.
+// toJson (transport/info_json.h) writes the fields the run header and the accept carry.
+struct Caps {
+  bool rmaWrite = false;                // postWrite supported
+  bool rmaRead = false;                 // postRead supported
+  bool rmaEmulated = false;             // write/read are emulated with messages (socket)
+  bool rmaNeedsTargetProgress = false;  // written data lands only while the target polls
+  uint64_t maxMessageBytes = 0;         // largest single send/write/read, bytes
+  uint32_t maxSendQueue = 0;            // outstanding sends+writes+reads per endpoint
+  uint32_t maxRecvQueue = 0;            // outstanding receives per endpoint
+  uint32_t inlineBytes = 0;             // sends <= this go inline/inject (buffer free at once)
+  uint32_t maxOutstandingReads = 0;     // RDMA reads in flight per endpoint (0 = n/a)
+  // Operations in flight that all endpoints of the device share (0 = no shared limit). ofi: its
+  // op-context pool. Past it, posts return kRetry on every connection at once.
+  uint32_t sharedOpSlots = 0;
+};
+
+// One side's facts for the run header (report::RunInfo): its device, its first connection and
+// its caps. Unset = not stated (N-rank runs state the device only; the peer states its device
+// and caps in its accept, decoded once by deviceInfoFromJson / capsFromJson).
+struct SideInfo {
+  DeviceInfo device;
+  std::optional<ConnectionInfo> connection;
+  std::optional<Caps> caps;
 };
 
 }  // namespace rdmabench::transport

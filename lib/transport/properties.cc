@@ -101,4 +101,19 @@ nlohmann::json toJson(const ConnectionInfo& info) {
   return j;
 }
 
+nlohmann::json toJson(const Caps& c) {
+  return nlohmann::json{
+      {"rma_write", c.rmaWrite},          {"rma_read", c.rmaRead},
+      {"rma_emulated", c.rmaEmulated},    {"max_message_bytes", c.maxMessageBytes},
+      {"max_send_queue", c.maxSendQueue}, {"max_recv_queue", c.maxRecvQueue},
+      {"inline_bytes", c.inlineBytes}};
+}
+
+nlohmann::json toJson(const SideInfo& side) {
+  nlohmann::json j = toJson(side.device);
+  if (side.connection) j["connection"] = toJson(*side.connection);
+  if (side.caps) j["caps"] = toJson(*side.caps);
+  return j;
+}
+
 }  // namespace rdmabench::transport

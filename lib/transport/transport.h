@@ -47,21 +47,7 @@ enum class OpKind : uint8_t { kSend, kRecv, kWrite, kRead };
 
 const char* toString(OpKind op);
 
-// What a device (or backend) can do; chooses engine code paths and test skips.
-struct Caps {
-  bool rmaWrite = false;                // postWrite supported
-  bool rmaRead = false;                 // postRead supported
-  bool rmaEmulated = false;             // write/read are emulated with messages (socket)
-  bool rmaNeedsTargetProgress = false;  // written data lands only while the target polls
-  uint64_t maxMessageBytes = 0;         // largest single send/write/read, bytes
-  uint32_t maxSendQueue = 0;            // outstanding sends+writes+reads per endpoint
-  uint32_t maxRecvQueue = 0;            // outstanding receives per endpoint
-  uint32_t inlineBytes = 0;             // sends <= this go inline/inject (buffer free at once)
-  uint32_t maxOutstandingReads = 0;     // RDMA reads in flight per endpoint (0 = n/a)
-  // Operations in flight that all endpoints of the device share (0 = no shared limit). ofi: its
-  // op-context pool. Past it, posts return kRetry on every connection at once.
-  uint32_t sharedOpSlots = 0;
-};
+// Caps (what a device can do) is defined in transport/info.h.
 
 // Outcome of one work request. Anything but kSuccess is a failure; Device::errorText() tells
 // why (the library's own text plus QP/peer detail).

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "common/error.h"
 #include "report/ab_report.h"
 #include "transport/info_json.h"
 #include "transport/transport.h"
@@ -61,7 +62,7 @@ TEST(CommonProperties, AbTableShowsEveryBackendsInlineSize) {
     c.label = label;
     c.info.test = report::Test::kLat;
     c.info.op = "send";
-    c.info.local = local;
+    c.info.local.device = deviceInfoFromJson(local, "test");
     report::Row row;
     row.bytes = 8;
     c.rows.push_back(row);
@@ -83,6 +84,80 @@ TEST(CommonProperties, AbTableShowsEveryBackendsInlineSize) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("# socket: interface=lo inline_bytes=1024"), std::string::npos) << text;
+}
+
+// The server's facts arrive as JSON and are decoded once: toJson gives the same object back.
+TEST(InfoFromJson, DeviceFactsRoundTrip) {
+  const nlohmann::json wire = nlohmann::json::parse(
+      R"({"device":"rxe0","link_layer":"Ethernet","gid":"fe80::1","qpn":-1,"fw":null,
+          "odp":false,"max_qp":131072,"tx_depth":128,"rx_depth":512,"event_mode":true,
+          "mtu":4096,"inline_bytes":220,"protocol":{"summary":"eager <= 16 KiB","eager":16384}})");
+  const DeviceInfo d = deviceInfoFromJson(wire, "test accept");
+  EXPECT_EQ(d.txDepth, 128u);
+  EXPECT_EQ(d.rxDepth, 512u);
+  EXPECT_EQ(d.eventMode, true);
+  EXPECT_EQ(d.common.mtu, 4096u);
+  EXPECT_EQ(d.common.inlineBytes, 220u);
+  EXPECT_EQ(toJson(d), wire);
+  EXPECT_EQ(toJson(deviceInfoFromJson(nlohmann::json::object(), "x")), nlohmann::json::object());
+}
+
+TEST(InfoFromJson, DeviceFactsNeverTrustTheWire) {
+  auto error = [](const nlohmann::json& j) {
+    try {
+      (void)deviceInfoFromJson(j, "test accept");
+    } catch (const ProtocolError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error({{"tx_depth", "deep"}}).find("tx_depth"), std::string::npos);
+  EXPECT_NE(error({{"mtu", -1}}).find("mtu"), std::string::npos);
+  EXPECT_NE(error({{"port", 1ull << 40}}).find("port"), std::string::npos);
+  EXPECT_NE(error({{"event_mode", 1}}).find("event_mode"), std::string::npos);
+  EXPECT_NE(error({{"device", std::string(kMaxFactTextBytes + 1, 'x')}}).find("device"),
+            std::string::npos);
+  EXPECT_NE(error({{std::string(kMaxFactNameBytes + 1, 'k'), 1}}).find("longer than"),
+            std::string::npos);
+  EXPECT_NE(error({{"a", {{"b", {{"c", {{"d", {{"e", 1}}}}}}}}}}).find("nested deeper"),
+            std::string::npos);
+  EXPECT_NE(error(nlohmann::json::array()).find("test accept"), std::string::npos);
+  // Values no backend states (fractions, arrays) are dropped, not echoed.
+  const DeviceInfo d = deviceInfoFromJson({{"ratio", 0.5}, {"list", {1, 2}}, {"ok", 1}}, "x");
+  EXPECT_EQ(toJson(d), nlohmann::json({{"ok", 1}}));
+}
+
+TEST(InfoFromJson, CapsRoundTripAndDefaults) {
+  Caps c;
+  c.rmaWrite = true;
+  c.rmaEmulated = true;
+  c.maxMessageBytes = 1ull << 31;
+  c.maxSendQueue = 1024;
+  c.maxRecvQueue = 512;
+  c.inlineBytes = 64;
+  EXPECT_EQ(toJson(capsFromJson(toJson(c), "x")), toJson(c));
+  const Caps partial = capsFromJson({{"rma_read", true}, {"unknown", "ignored"}}, "x");
+  EXPECT_TRUE(partial.rmaRead);
+  EXPECT_FALSE(partial.rmaWrite);
+  EXPECT_EQ(partial.maxSendQueue, 0u);
+  EXPECT_THROW((void)capsFromJson({{"max_send_queue", 1ull << 33}}, "x"), ProtocolError);
+  EXPECT_THROW((void)capsFromJson({{"rma_write", "yes"}}, "x"), ProtocolError);
+}
+
+// The run header's "local": the device's facts with its connection and caps as objects.
+TEST(InfoFromJson, SideInfoNestsConnectionAndCaps) {
+  SideInfo side;
+  addFact(side.device.facts, "device", "lo");
+  EXPECT_EQ(toJson(side), nlohmann::json({{"device", "lo"}}));
+  ConnectionInfo conn;
+  conn.peer = "127.0.0.1:1";
+  conn.peerAddress = true;
+  side.connection = conn;
+  side.caps = Caps{};
+  const nlohmann::json j = toJson(side);
+  EXPECT_EQ(j["connection"], nlohmann::json({{"peer_address", "127.0.0.1:1"}}));
+  EXPECT_EQ(j["caps"]["rma_write"], false);
+  EXPECT_EQ(j["caps"].size(), 7u);
 }
 
 }  // namespace

@@ -20,8 +20,9 @@ inline RunInfo latencyRun() {
   info.op = "send";
   info.localHost = "node-a";
   info.remoteHost = "node-b";
-  info.local = {{"device", "lo"}, {"mtu", 65536}};
-  info.remote = {{"device", "lo"}};
+  transport::addFact(info.local.device.facts, "device", "lo");
+  info.local.device.common.mtu = 65536;
+  transport::addFact(info.remote.device.facts, "device", "lo");
   info.commandLine = "rdmabench lat --peer node-b -s 2";
   info.date = "2026-01-02T03:04:05Z";
   info.toolVersion = "0.1.0";

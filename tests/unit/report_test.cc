@@ -11,6 +11,7 @@
 #include "report/ab_report.h"
 #include "report/report.h"
 #include "report_fixtures.h"
+#include "transport/info_json.h"
 
 namespace rdmabench::report {
 namespace {
@@ -21,9 +22,11 @@ using namespace test_util;
 // (issue 24, item 6), in every text format.
 TEST(Report, ServerDevicePropertiesAreEscapedInEveryTextHeader) {
   RunInfo info = latencyRun();
-  info.remote = {{"device", "lo\x1b]0;owned\x07"},
-                 {"x\x1b[2Jkey", "v\nrdmabench: run OK"},
-                 {"protocol", {{"summary", "eager\x1b[31m <= 16 KiB\r"}}}};
+  info.remote.device =
+      transport::deviceInfoFromJson({{"device", "lo\x1b]0;owned\x07"},
+                                     {"x\x1b[2Jkey", "v\nrdmabench: run OK"},
+                                     {"protocol", {{"summary", "eager\x1b[31m <= 16 KiB\r"}}}},
+                                    "test accept");
   for (const char* format : {"table", "perftest", "osu", "imb"}) {
     const std::string text = run(format, info, {latencyRow(64, 1000)});
     EXPECT_EQ(text.find('\x1b'), std::string::npos) << format << ":\n" << text;
