@@ -1,8 +1,9 @@
 // fuzz_control: the pair protocol's control frames as a server session and a client read them
 // (docs/wire-protocol.md): frame headers, the hello, the test description (TestSpec::fromJson,
 // its provider_env), Addresses frames (hex connector addresses + RemoteRegion descriptors),
-// SizeStart, the server's answers and Error frames. Input: a stream of frames (8-byte header +
-// payload), as on the socket.
+// SizeStart, the server's answers (TestAccept's device facts and caps decoded as the client
+// does: transport::deviceInfoFromJson / capsFromJson) and Error frames. Input: a stream of frames
+// (8-byte header + payload), as on the socket.
 
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "engine/spec.h"
 #include "fuzz_util.h"
 #include "rendezvous/protocol.h"
+#include "transport/info_json.h"
 
 namespace {
 
@@ -59,8 +61,12 @@ void frame(const rendezvous::Frame& f, std::optional<engine::TestSpec>& spec) {
       // The client's reading of the server's answer (pair.cc sessionWithSide).
       json j = rv::parseFrameJson(f, "test accept");
       (void)escapeForLog(jsonString(j, "host", "test accept", {}, 256), 256);
-      jsonObject(j, "device", "test accept");
-      jsonObject(j, "caps", "test accept");
+      transport::SideInfo remote;  // decoded once, as pair.cc runInfo does
+      if (const json* dev = jsonObject(j, "device", "test accept"))
+        remote.device = transport::deviceInfoFromJson(*dev, "test accept");
+      if (const json* caps = jsonObject(j, "caps", "test accept"))
+        remote.caps = transport::capsFromJson(*caps, "test accept");
+      (void)transport::toJson(remote).dump();
       return;
     }
     default:
