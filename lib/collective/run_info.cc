@@ -8,7 +8,6 @@
 #include "collective/rank_placement.h"
 #include "collective/reduce.h"
 #include "common/host_info.h"
-#include "transport/info_json.h"
 
 namespace rdmabench::collective {
 
