@@ -39,6 +39,31 @@ void operator delete(void* p) noexcept {
 void operator delete(void* p, size_t) noexcept {
   std::free(p);
 }
+// Every other form that a delete above may be paired with (std::stable_sort's temporary buffer
+// takes nothrow new; arrays): a sanitizer's own new freed by this delete is a mismatch (ASan:
+// alloc-dealloc-mismatch). The aligned forms stay the runtime's, new and delete alike.
+void* operator new[](size_t n) {
+  return ::operator new(n);
+}
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  if (gCounting) ++gAllocations;
+  return std::malloc(n ? n : 1);
+}
+void* operator new[](size_t n, const std::nothrow_t& t) noexcept {
+  return ::operator new(n, t);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
 
 namespace rdmabench::collective {
 namespace {
