@@ -256,11 +256,14 @@ class Client {
   void sessionWithSide(Channel& ch, Side& side, const transport::DeviceOptions& opts) {
     const TestSpec& spec = o_.spec;
     auto dl = [&] { return Deadline(spec.timeoutMs); };
-    // The server's verdict first: a refusal (its --max-bytes, an unknown transport) arrives
-    // before this side allocates and registers the buffers of the largest size.
+    // This side's device first (its own option errors, e.g. --ib-port out of range, name the
+    // option here, not as the server's report), then the server's verdict: a refusal (its
+    // --max-bytes, an unknown transport) arrives before this side allocates and registers the
+    // buffers of the largest size.
+    openSideDevice(side, spec, opts, "local");
     json accept = expectJson(ch, rendezvous::kTestAccept, Deadline(spec.timeoutMs),
                              "the server to open its device");
-    openSide(side, spec, opts, "local");
+    allocateSide(side, spec);
     ch.sendJson(rendezvous::kAddresses, addressesJson(side), dl());
     json remote = expectJson(ch, rendezvous::kAddresses, Deadline(spec.timeoutMs),
                              "server connection addresses");

@@ -111,11 +111,20 @@ static void checkSharedSlots(const TestSpec& spec, const transport::Device& devi
       device.name(), lowerWindow, std::max<uint64_t>(1, caps.sharedOpSlots / perLink)));
 }
 
-void openSide(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts,
-              const char* who) {
+void openSideDevice(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts,
+                    const char* who) {
   s.device = transport::openDevice(spec.transport, opts);
   checkCaps(spec, *s.device, who);
   checkSharedSlots(spec, *s.device, who);
+}
+
+void openSide(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts,
+              const char* who) {
+  openSideDevice(s, spec, opts, who);
+  allocateSide(s, spec);
+}
+
+void allocateSide(Side& s, const TestSpec& spec) {
   s.layout = BufferLayout::forMaxMessage(spec.maxSize());
   for (uint32_t q = 0; q < spec.queuePairs; ++q) {
     s.buffers.emplace_back(s.layout.total());

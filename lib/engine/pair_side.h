@@ -46,8 +46,15 @@ nlohmann::json adoptWireEnv(const nlohmann::json* requested, const std::string& 
 // One header line for a wire environment.
 std::string describeEnv(const nlohmann::json& env);
 // Opens the device, checks the test against its caps (UsageError naming `who`), registers one
-// buffer and creates one connector per connection.
+// buffer and creates one connector per connection: openSideDevice, then allocateSide.
 void openSide(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts, const char* who);
+// Opens the device and checks the test against its caps (UsageError naming `who`; the device's
+// own option errors, e.g. --ib-port out of range, as openDevice throws them). Allocates no buffer.
+void openSideDevice(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts,
+                    const char* who);
+// Allocates and registers one buffer for the largest size and creates one connector per
+// connection on the device openSideDevice opened. TransportError when registration fails.
+void allocateSide(Side& s, const TestSpec& spec);
 // This side's connection addresses and regions, hex, for the Addresses frame.
 nlohmann::json addressesJson(const Side& s);
 // Connects every connection to the peer's addresses (ProtocolError on a malformed frame).
