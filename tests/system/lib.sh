@@ -166,6 +166,8 @@ error_line() {
 }
 # unfold_errors FILE: FILE's lines with every folded error line written out once per rank
 # ("ranks 0-1 on H: X" -> "rank 0 on H: X" and "rank 1 on H: X"), for per-rank regexes.
+# Pipe it into `grep -E RE >/dev/null`, never `grep -q`: -q exits at the first match, this loop
+# then dies of SIGPIPE and pipefail fails the test (a race that depends on the load).
 unfold_errors() {
   local l r
   while IFS= read -r l; do
