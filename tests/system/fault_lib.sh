@@ -118,7 +118,7 @@ one_error() {
   local n
   n=$(grep -c 'rdmabench: error:' "$1" || true)
   [ "$n" = 1 ] || fail "expected one error line in $1, got $n: $(cat "$1")"
-  grep 'rdmabench: error:' "$1" | grep -qE -- "$2" ||
+  grep 'rdmabench: error:' "$1" | grep -E -- "$2" >/dev/null ||
     fail "error line lacks /$2/: $(grep 'rdmabench: error:' "$1")"
 }
 # short [N]: an error line for the table (addresses' ports as P, at most N characters).

@@ -52,7 +52,7 @@ coll_phase() {
 # (or its rendezvous key 'addr/K/...', the address a connecting rank waits for).
 names_peer() {
   echo "$2" | sed -E "s/^rdmabench: error: //; s/^ranks? [0-9,-]+ on [^:]*: //; s/^rank $1: //" |
-    grep -oE "rank [0-9]+|'addr/[0-9]+/" | grep -oE '[0-9]+' | grep -qvx "$1"
+    grep -oE "rank [0-9]+|'addr/[0-9]+/" | grep -oE '[0-9]+' | grep -vx "$1" >/dev/null
 }
 COLL=(allreduce -m 8:16 -n 50 --warmup 20 -e on --timeout $TO -f csv)
 
@@ -92,7 +92,7 @@ np_cell() {
     grep -q "launcher: rank 2 (pid $victim) is stopped (SIGSTOP)" "$CD/err" || fail "launcher line: $(cat "$CD/err")"
   fi
   if [ "$f" = int ]; then
-    error_line "$CD/err" 2 | grep "interrupted (Ctrl-C) during" | grep -qF -- "$ph" ||
+    error_line "$CD/err" 2 | grep "interrupted (Ctrl-C) during" | grep -F -- "$ph" >/dev/null ||
       fail "rank 2 line: $(cat "$CD/err")"
   fi
   grep -qE 'SIGSEGV|SIGABRT' "$CD/err" && fail "a rank crashed: $(cat "$CD/err")"
@@ -143,7 +143,7 @@ net_cell() {
     one_error "$CD/err$k" .
     names_peer $((k - 1)) "$(grep 'rdmabench: error:' "$CD/err$k")" ||
       fail "rank $((k - 1)) does not name a peer rank: $(cat "$CD/err$k")"
-    grep 'rdmabench: error:' "$CD/err$k" | grep -qF -- "$ph" || fail "rank $((k - 1)) lacks the phase '$ph': $(cat "$CD/err$k")"
+    grep 'rdmabench: error:' "$CD/err$k" | grep -F -- "$ph" >/dev/null || fail "rank $((k - 1)) lacks the phase '$ph': $(cat "$CD/err$k")"
   done
   if [ "$f" = int ]; then
     wait_exit "${pids[2]}" $((TO + MARGIN))
