@@ -2,7 +2,6 @@
 #include "transport/null_device.h"
 
 #include <cstring>
-#include <deque>
 #include <vector>
 
 #include "common/error.h"
@@ -78,6 +77,34 @@ class NullDevice final : public Device {
   uint64_t head_ = 0, tail_ = 0;
 };
 
+// A FIFO on a power-of-two ring that only grows (doubling): after the first round trips it
+// allocates nothing, unlike std::deque, which allocates a block every few hundred bytes pushed.
+// Popped slots keep their value (a pending message's buffer keeps its capacity for reuse).
+template <typename T>
+class GrowingFifo {
+ public:
+  bool empty() const { return head_ == tail_; }
+  T& front() { return slots_[head_ & (slots_.size() - 1)]; }
+  void pop() { ++head_; }
+  // The slot to fill next (already counted in).
+  T& push() {
+    if (tail_ - head_ == slots_.size()) grow();
+    return slots_[tail_++ & (slots_.size() - 1)];
+  }
+
+ private:
+  void grow() {
+    std::vector<T> bigger(slots_.empty() ? 16 : slots_.size() * 2);
+    for (uint64_t i = head_; i != tail_; ++i)
+      bigger[i - head_] = std::move(slots_[i & (slots_.size() - 1)]);
+    tail_ -= head_;
+    head_ = 0;
+    slots_ = std::move(bigger);
+  }
+  std::vector<T> slots_;
+  uint64_t head_ = 0, tail_ = 0;
+};
+
 class NullEndpoint final : public Endpoint {
  public:
   explicit NullEndpoint(NullDevice& dev) : dev_(dev) {}
@@ -86,7 +113,7 @@ class NullEndpoint final : public Endpoint {
                       bool signaled) override {
     const uint8_t* from = mr.data() + offset;
     if (recvs_.empty()) {
-      pending_.emplace_back(from, from + length);
+      pending_.push().assign(from, from + length);
     } else {
       deliver(from, length);
     }
@@ -95,10 +122,10 @@ class NullEndpoint final : public Endpoint {
   }
   PostResult postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
                       uint64_t context) override {
-    recvs_.push_back(Recv{mr.data() + offset, length, context});
+    recvs_.push() = Recv{mr.data() + offset, length, context};
     if (!pending_.empty()) {
-      std::vector<uint8_t> msg = std::move(pending_.front());
-      pending_.pop_front();
+      const std::vector<uint8_t>& msg = pending_.front();
+      pending_.pop();  // the slot keeps its bytes until a later push reuses it
       deliver(msg.data(), static_cast<uint32_t>(msg.size()));
     }
     return PostResult::kOk;
@@ -153,7 +180,7 @@ class NullEndpoint final : public Endpoint {
   // Delivers one message into the oldest posted receive.
   void deliver(const uint8_t* from, uint32_t length) {
     Recv r = recvs_.front();
-    recvs_.pop_front();
+    recvs_.pop();
     Completion c = done(r.context, OpKind::kRecv, length);
     if (length > r.length) {
       c.status = CompletionStatus::kTruncated;
@@ -166,8 +193,8 @@ class NullEndpoint final : public Endpoint {
   }
 
   NullDevice& dev_;
-  std::deque<Recv> recvs_;
-  std::deque<std::vector<uint8_t>> pending_;  // sends that found no receive
+  GrowingFifo<Recv> recvs_;
+  GrowingFifo<std::vector<uint8_t>> pending_;  // sends that found no receive
 };
 
 }  // namespace

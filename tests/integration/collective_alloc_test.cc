@@ -1,69 +1,20 @@
 // Issue #26: the timed iterations of allreduce (every algorithm, planned per size) and of the
-// dissemination barrier neither allocate nor format. This binary replaces the global operator
-// new with one that counts the calls made while a thread's count is on; each rank (forked by
+// dissemination barrier neither allocate nor format. Allocations are counted by alloc_count.h
+// (integration_tests replaces the global operator new); each rank (forked by
 // launch::runLocal, as `--np`) runs warmup iterations, then counts the allocations of measured
 // iterations, which must be zero. Formatting a std::string of an error text allocates (longer
 // than the short-string buffer), so it is covered too. Socket transport, event mode.
-// GCC sees malloc/free inside the replaced operators inlined into library code and warns of a
-// mismatch that is not one (both sides are these replacements).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <new>
 
+#include "alloc_count.h"
 #include "collective/allreduce.h"
 #include "collective/bench.h"
 #include "collective/comm.h"
 #include "collective/topology.h"
 #include "launch/launch.h"
 #include "transport/probe.h"
-
-namespace {
-thread_local bool gCounting = false;
-thread_local uint64_t gAllocations = 0;
-}  // namespace
-
-void* operator new(size_t n) {
-  if (gCounting) ++gAllocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, size_t) noexcept {
-  std::free(p);
-}
-// Every other form that a delete above may be paired with (std::stable_sort's temporary buffer
-// takes nothrow new; arrays): a sanitizer's own new freed by this delete is a mismatch (ASan:
-// alloc-dealloc-mismatch). The aligned forms stay the runtime's, new and delete alike.
-void* operator new[](size_t n) {
-  return ::operator new(n);
-}
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  if (gCounting) ++gAllocations;
-  return std::malloc(n ? n : 1);
-}
-void* operator new[](size_t n, const std::nothrow_t& t) noexcept {
-  return ::operator new(n, t);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
 
 namespace rdmabench::collective {
 namespace {
@@ -98,21 +49,20 @@ int countAllocations(rendezvous::Store& store, const launch::RankInfo& info, int
         c.barrier();
       }
       c.setWarmup(false);
-      gAllocations = 0;
-      gCounting = true;
+      testing::startCountingAllocations();
       for (int i = 0; i < kMeasured; ++i) {
         plan.run(c);
         c.barrier();
       }
-      gCounting = false;
+      const uint64_t allocations = testing::stopCountingAllocations();
       // Every rank is done counting before any goes on (and, after the last size, closes its
       // connections: the socket transport formats the EOF it sees then, outside any loop).
       c.barrier();
-      if (gAllocations)
+      if (allocations)
         fprintf(stderr, "rank %d: %s, %llu elements: %llu allocations in %d iterations\n",
                 info.rank, name.c_str(), static_cast<unsigned long long>(count),
-                static_cast<unsigned long long>(gAllocations), kMeasured);
-      counted += gAllocations;
+                static_cast<unsigned long long>(allocations), kMeasured);
+      counted += allocations;
     }
   return counted ? 2 : 0;
 }
