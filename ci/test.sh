@@ -25,12 +25,18 @@ CONFIG=(-G Ninja -DRDMABENCH_WERROR=ON -DRDMABENCH_WITH_VERBS=ON -DRDMABENCH_WIT
 export RDMABENCH_CI_RELWITHDEBINFO_FLAGS="-O2 -g1 -DNDEBUG"
 CONFIG+=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$RDMABENCH_CI_RELWITHDEBINFO_FLAGS"
   -DCMAKE_CXX_FLAGS_DEBUG=-g1)
-# ccache, private to this run: the SHARP=ON build (ci/sharp.sh) recompiles only the SHARP backend
-# instead of every object of the RelWithDebInfo build (same flags). No effect across phases with
-# other flags (Release, sanitizers).
+# ccache, kept between CI runs on the same machine (like the rxe VM's kernel cache in /var/cache):
+# a warm cache turns the five builds (RelWithDebInfo, Release, ASan, TSan, fuzz) and the SHARP=ON
+# build into mostly cache hits; a cold one (a fresh machine) costs what no cache costs. ccache
+# keys every object by its preprocessed source, flags and compiler, so a hit is the object the
+# compiler would make. CCACHE_BASEDIR makes the paths of this clone relative, so a clone at
+# another path hits too (tests/unit/fixtures.h does not use __FILE__ for that reason).
+# RDMABENCH_CI_CCACHE=DIR moves it; size capped at 5 GB (ccache evicts the oldest).
 if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null; then
-  # No CCACHE_BASEDIR: it would make __FILE__ relative (the tests find their fixtures by it).
-  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR=$PWD/$BUILD-ccache CCACHE_NOHASHDIR=1
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR=${RDMABENCH_CI_CCACHE:-/var/cache/rdmabench-ci-ccache}
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=5G
+  mkdir -p "$CCACHE_DIR"
+  ccache -z >/dev/null || true
 fi
 [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] ||
   CONFIG+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$CMAKE_CXX_COMPILER_LAUNCHER")
@@ -51,6 +57,7 @@ summary() {
   local rc=$?
   echo "== phase durations (total $SECONDS s, exit $rc)"
   printf '   %s\n' "${DURATIONS[@]}"
+  [ -z "${CCACHE_DIR:-}" ] || ccache -s 2>/dev/null | grep -E '^ +(Hits|Misses):' | sed 's/^ */   ccache /' || true
   [ -z "$CURRENT" ] || echo "   FAILED in: $CURRENT"
 }
 trap summary EXIT
