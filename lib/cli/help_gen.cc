@@ -372,7 +372,7 @@ std::string renderMan(const std::vector<CommandDoc>& commands, std::string_view 
         if (!d.valueName.empty())
           o += d.optionalValue ? " \\fR[\\fI" + roffDashes(d.valueName) + "\\fR]"
                                : " \\fI" + roffDashes(d.valueName) + "\\fR";
-        o += "\n" + roff(d.description) + "\n";
+        o.append("\n").append(roff(d.description)).append("\n");  // GCC 12 -Wrestrict: PR105329
       }
     }
   }

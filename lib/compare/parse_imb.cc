@@ -53,7 +53,7 @@ std::string failureReason(const std::vector<std::string>& tok, size_t from) {
   std::string rest;
   for (size_t i = from; i < tok.size() && rest.size() < 60; ++i)
     rest += (rest.empty() ? "" : " ") + tok[i];
-  return "`" + escapeForLog(rest, 60) + "`";
+  return fmt::format("`{}`", escapeForLog(rest, 60));  // "`" + string&&: GCC 12 -Wrestrict
 }
 
 class ImbReader : public TableReader {
