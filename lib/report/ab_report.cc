@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/version.h"
+#include "report/csv_writer.h"
 #include "report/format_util.h"
 #include "transport/info_json.h"
 #include "transport/transport.h"
@@ -114,12 +115,12 @@ void abJson(std::ostream& out, const std::vector<RunCapture>& runs, const AbTabl
 // CSV: one line per size, the variants' headline figures, then the ratios to the first.
 void abCsv(std::ostream& out, const std::vector<RunCapture>& runs, const AbTable& t,
            const std::string& metric, const std::string& errorLine) {
-  out << "bytes";
+  std::vector<std::string> header{"bytes"};
   for (const auto& run : runs)
-    out << ",\"" << run.label << " " << metric << "\"";
+    header.push_back(run.label + " " + metric);
   for (size_t i = 1; i < runs.size(); ++i)
-    out << ",\"ratio " << runs[i].label << "/" << runs[0].label << "\"";
-  out << "\n";
+    header.push_back("ratio " + runs[i].label + "/" + runs[0].label);
+  out << csvLine(header);  // quoted as every CSV of the tool (RFC 4180), labels are the user's
   for (const auto& [size, vals] : t) {
     out << size;
     for (double v : vals)

@@ -135,6 +135,24 @@ TEST(AbReport, AllFailedNamesEachErrorAndInterruptedCarriesTheError) {
   EXPECT_EQ(text.str().substr(text.str().rfind("# error:")), "# error: interrupted (SIGINT)\n");
 }
 
+// The A/B CSV header quotes as every CSV of the tool (RFC 4180, report::csvField): a label
+// holding a comma or a double quote (a --provider string) still reads back as one field.
+TEST(AbReport, CsvHeaderQuotesLabelsAsRfc4180) {
+  std::vector<RunCapture> runs(2);
+  runs[0].label = "socket";
+  runs[1].label = "ofi:a,\"b\"";
+  for (auto& r : runs) {
+    r.info.test = ::rdmabench::report::Test::kLat;
+    r.info.op = "send";
+  }
+  std::ostringstream csv;
+  printAb(csv, "csv", runs);
+  const std::string head = csv.str().substr(0, csv.str().find('\n'));
+  EXPECT_EQ(head.substr(0, 6), "bytes,") << head;
+  EXPECT_NE(head.find(",\"ofi:a,\"\"b\"\" "), std::string::npos) << head;
+  EXPECT_NE(head.find(",\"ratio ofi:a,\"\"b\"\"/socket\""), std::string::npos) << head;
+}
+
 // Issue 22 items 2 and 10: a row timed over too short an interval, or whose count --max-time
 // cut, says so in the row: JSON "flags", CSV "flags", a last table cell and a note.
 TEST(Report, RowFlagsInJsonCsvAndTable) {
