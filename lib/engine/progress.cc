@@ -37,9 +37,13 @@ void Progress::idle() {
     return;
   }
   // Busy polling, but nothing completed for kBackoffAfterNs (a stopped or slow peer, a lost
-  // link): 100 us sleeps between polls, so a stalled session does not burn a core until its
-  // timeout. A data path that still moves completes something well within that stretch.
-  if (!passive_ && progressMarked_ && now_() - lastProgressNs_ > kBackoffAfterNs) {
+  // link; slowChecks() decides): 100 us sleeps between polls, so a stalled session does not burn
+  // a core until its timeout. A data path that still moves completes something well within that
+  // stretch. Until then an idle spin costs the poll and a counter: the clock is read in
+  // slowChecks() only, every 64 idle spins (it was read on every idle spin once a stall had
+  // begun: a vDSO call on a TSC clocksource, a system call and an HPET read in a VM whose
+  // clocksource is hpet, in every spin of a loop that waits for a completion).
+  if (backingOff_) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
     slowChecks();
     return;
@@ -55,6 +59,7 @@ void Progress::slowChecks() {
     lastProgressNs_ = now;
     lastWatchdogNs_ = now - kWatchdogEveryNs;
   }
+  if (!useEvent_ && !passive_ && now - lastProgressNs_ > kBackoffAfterNs) backingOff_ = true;
   if (interrupted()) throwIfInterrupted(where().c_str());
   if (watchdog_ && now - lastProgressNs_ >= kWatchdogAfterNs &&
       now - lastWatchdogNs_ >= kWatchdogEveryNs) {

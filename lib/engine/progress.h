@@ -1,7 +1,7 @@
 #pragma once
 // Completion polling with a no-progress deadline, a watchdog and Ctrl-C checks: the one place
-// where engines wait. Each idle spin costs one Device::poll(); the clock (vDSO, no syscall) and
-// the interrupt flag are checked every 64 idle spins. The watchdog (a control-plane liveness
+// where engines wait. Each idle spin costs one Device::poll() and a counter; the clock and the
+// interrupt flag are read every 64 idle spins only. The watchdog (a control-plane liveness
 // check that costs a syscall) runs only once no completion has arrived for kWatchdogAfterNs
 // (50 ms), then every kWatchdogEveryNs (20 ms) while the stall lasts: never on a wall-clock
 // cadence while completions flow, so the timed loop stays as tight as the transport allows and
@@ -93,6 +93,7 @@ class Progress {
     }
     idleSpins_ = 0;
     progressMarked_ = false;
+    backingOff_ = false;
     for (size_t i = 0; i < n; ++i) {
       const transport::Completion& c = completions_[i];
       if (!c.ok()) fail(c);
@@ -113,6 +114,7 @@ class Progress {
   void progressed() {
     idleSpins_ = 0;
     progressMarked_ = false;
+    backingOff_ = false;
   }
 
  private:
@@ -134,6 +136,7 @@ class Progress {
   NowFn now_;
   uint32_t idleSpins_ = 0;
   bool progressMarked_ = false;  // false: lastProgressNs_ is set at the next slow check
+  bool backingOff_ = false;      // busy polling stalled for kBackoffAfterNs: sleep between polls
   int64_t lastProgressNs_ = 0;
   int64_t lastWatchdogNs_ = 0;
 };
