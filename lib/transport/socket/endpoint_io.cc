@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -14,6 +15,8 @@
 #include "transport/socket/endpoint.h"
 
 namespace rdmabench::transport::socket {
+
+static_assert(kMaxIov <= IOV_MAX, "one sendmsg() takes at most IOV_MAX iovecs");
 
 void SocketEndpoint::progress() {
   if (closed_) return;
