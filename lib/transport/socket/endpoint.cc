@@ -217,7 +217,7 @@ uint32_t SocketEndpoint::postBatch(const PreparedOp& op, const BatchPost* posts,
   while (i < count && postOp(op.op, data, op.length, header, posts[i].context,
                              read || posts[i].signaled) == PostResult::kOk)
     ++i;
-  if (i > 0 && !closed_ && !txBlocked_) progressTx();  // one sendmsg() for the batch
+  if (i > 1 && !closed_ && !txBlocked_) progressTx(kMaxIov);  // one sendmsg() for the batch
   return i;
 }
 
