@@ -159,10 +159,10 @@ class Endpoint {
   virtual PreparedOp prepare(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length,
                              const RemoteRegion* remote = nullptr, uint64_t remoteOffset = 0);
   // Posts posts[0..count) of the prepared `op` in order, as one batch (verbs: chained work
-  // requests in one ibv_post_send, perftest's post list; socket: one sendmsg() of the batch,
-  // made inside this call; ofi: FI_MORE on all but the last; the default: one post each).
-  // Returns how many were accepted, in order: fewer than `count` means the queue is full or the
-  // provider said -FI_EAGAIN (poll, then post the rest). Same delivery, ordering and completion
+  // requests in one ibv_post_send, perftest's post list; socket: one sendmsg() of a batch of
+  // two or more, made inside this call; ofi: FI_MORE on all but the last; the default: one post
+  // each). Returns how many were accepted, in order: fewer than `count` means the queue is full or
+  // the provider said -FI_EAGAIN (poll, then post the rest). Same delivery, ordering and completion
   // rules as single posts. No range check per post: prepare() did it.
   virtual uint32_t postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count);
 

@@ -323,8 +323,9 @@ TEST_P(OfiTransport, BatchOfSendsDeliversEachMessageInOrderWithItsPayload) {
   }
 }
 
-// Receive order across batches: each receive lands in its own slot (batches of 1), the sends
-// go as batches whose payloads differ, so a reordering shows in the data.
+// A batch larger than the send queue (depth 4): postBatch returns at most the room (fewer on
+// -FI_EAGAIN), the rest follows after polls; every receive (own slot) gets the payload and the
+// send completions come in post order.
 TEST_P(OfiTransport, BatchLargerThanTheQueueReturnsPartialCountsAndStaysInOrder) {
   DeviceOptions o = options();
   o.txDepth = 4;
