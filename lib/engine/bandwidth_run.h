@@ -84,6 +84,18 @@ class BandwidthRun {
   void onCompletion(const transport::Completion& c);
   void poll();
   uint32_t postData(size_t l, uint32_t n, uint64_t lastSeq);
+  // postData for a batch of one (--post-list 1, the default), inline in the stream loop: the
+  // same signaling rules without the batch array, the loop and the partial-count bookkeeping.
+  uint32_t postOneData(size_t l, LinkState& s, uint64_t lastSeq) {
+    const uint64_t seq = s.posted;
+    const bool signaled =
+        seq == lastSeq || s.sinceSignal + 1 >= cqMod_ || depth_ < seq + 1 - s.completed + postList_;
+    const transport::BatchPost b{makeCtx(Ctx::kData, static_cast<uint32_t>(l), seq), signaled};
+    if (links_[l].endpoint->postBatch(dataOps_[l], &b, 1) == 0) return 0;
+    s.sinceSignal = signaled ? 0 : s.sinceSignal + 1;
+    s.posted = seq + 1;
+    return 1;
+  }
   void postWindow(size_t l);
   void replenish(size_t l);
   void postCtrlRecv(size_t l);

@@ -158,10 +158,12 @@ class Endpoint {
   // default checks the ranges and the caps it is given nothing about (backends add theirs).
   virtual PreparedOp prepare(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length,
                              const RemoteRegion* remote = nullptr, uint64_t remoteOffset = 0);
-  // Posts posts[0..count) of the prepared `op` in order, as one batch where the backend can
-  // (verbs: chained work requests in one ibv_post_send, perftest's post list; others: one post
-  // each). Returns how many were accepted, in order: fewer than `count` means the queue is full
-  // (poll, then post the rest). Same delivery, ordering and completion rules as single posts.
+  // Posts posts[0..count) of the prepared `op` in order, as one batch (verbs: chained work
+  // requests in one ibv_post_send, perftest's post list; socket: one sendmsg() of a batch of
+  // two or more, made inside this call; ofi: FI_MORE on all but the last; the default: one post
+  // each). Returns how many were accepted, in order: fewer than `count` means the queue is full or
+  // the provider said -FI_EAGAIN (poll, then post the rest). Same delivery, ordering and completion
+  // rules as single posts. No range check per post: prepare() did it.
   virtual uint32_t postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count);
 
   // Human-readable peer name for errors ("10.0.0.2:40123", "QPN 0x1234 @ node2").

@@ -257,6 +257,162 @@ TEST_P(OfiTransport, PropertiesNameProviderLimitsAndThresholds) {
   EXPECT_GT(a->caps().maxRecvQueue, 0u);
 }
 
+// --- batch path (prepare / postBatch with FI_MORE) ---
+
+// Posts all of `posts` through postBatch, polling whenever fewer were taken (queue full or
+// -FI_EAGAIN, e.g. rxm's connection on demand); returns false on timeout.
+bool postAllBatched(Poller& p, Endpoint& ep, const PreparedOp& op, std::vector<BatchPost> posts) {
+  uint32_t done = 0;
+  Deadline d(kWaitMs);
+  while (done < posts.size()) {
+    const uint32_t left = static_cast<uint32_t>(posts.size()) - done;
+    const uint32_t got = ep.postBatch(op, posts.data() + done, left);
+    EXPECT_LE(got, left);
+    done += got;
+    if (done == posts.size()) break;
+    if (d.expired()) return false;
+    p.pollAll();
+  }
+  return true;
+}
+
+std::vector<BatchPost> batchOf(uint32_t n, uint64_t context0, bool signalLastOnly) {
+  std::vector<BatchPost> b(n);
+  for (uint32_t i = 0; i < n; ++i)
+    b[i] = {context0 + i, !signalLastOnly || i + 1 == n};
+  return b;
+}
+
+// Batch k: 32 receives (one batch) into slot k, then 32 sends (one batch, only the last
+// signaled) of pattern k. Every receive completes in post order with the pattern.
+TEST_P(OfiTransport, BatchOfSendsDeliversEachMessageInOrderWithItsPayload) {
+  auto a = open();
+  auto b = open();
+  Link l = connectPair(*a, *b);
+  constexpr uint32_t kN = 32, kBatches = 4;
+  const uint64_t inject = a->caps().inlineBytes;
+  for (uint32_t msg : {uint32_t{8}, uint32_t{4096}, uint32_t{20000}}) {
+    SCOPED_TRACE("message " + std::to_string(msg) + (msg <= inject ? " (inject)" : ""));
+    Buffer sa(size_t{msg} * kBatches), rb(size_t{msg} * kBatches);
+    auto ma = a->registerMemory(sa.data, sa.size);
+    auto mb = b->registerMemory(rb.data, rb.size);
+    Poller p({a.get(), b.get()});
+    for (uint32_t k = 0; k < kBatches; ++k) {
+      SCOPED_TRACE("batch " + std::to_string(k));
+      const uint64_t base = 1000 * (k + 1);
+      PreparedOp r = l.ba->prepare(OpKind::kRecv, *mb, size_t{k} * msg, msg);
+      ASSERT_TRUE(postAllBatched(p, *l.ba, r, batchOf(kN, base, false)));
+      fill(sa.data + size_t{k} * msg, msg, k + 7);
+      PreparedOp s = l.ab->prepare(OpKind::kSend, *ma, size_t{k} * msg, msg);
+      ASSERT_TRUE(postAllBatched(p, *l.ab, s, batchOf(kN, base, true)));
+      for (uint32_t i = 0; i < kN; ++i) {
+        Completion c = p.waitFor(b.get(), base + i);
+        ASSERT_TRUE(c.ok()) << b->errorText(c);
+        ASSERT_EQ(c.bytes, msg);
+        ASSERT_EQ(c.op, OpKind::kRecv);
+      }
+      for (const Completion& c : p.completions(b.get()))
+        ADD_FAILURE() << "unexpected receive completion " << c.context;
+      EXPECT_TRUE(matches(rb.data + size_t{k} * msg, msg, k + 7));
+      Completion sc = p.waitFor(a.get(), base + kN - 1);
+      ASSERT_TRUE(sc.ok()) << a->errorText(sc);
+      for (int i = 0; i < 20; ++i)
+        p.pollAll();
+      EXPECT_TRUE(p.completions(a.get()).empty()) << "an unsignaled send of the batch completed";
+    }
+  }
+}
+
+// A batch larger than the send queue (depth 4): postBatch returns at most the room (fewer on
+// -FI_EAGAIN), the rest follows after polls; every receive (own slot) gets the payload and the
+// send completions come in post order.
+TEST_P(OfiTransport, BatchLargerThanTheQueueReturnsPartialCountsAndStaysInOrder) {
+  DeviceOptions o = options();
+  o.txDepth = 4;
+  auto a = ofi::openDevice(o);
+  auto b = open();
+  Link l = connectPair(*a, *b);
+  constexpr uint32_t kMsg = 4096, kN = 10;
+  Buffer sa(size_t{kMsg} * kN), rb(size_t{kMsg} * kN);
+  auto ma = a->registerMemory(sa.data, sa.size);
+  auto mb = b->registerMemory(rb.data, rb.size);
+  Poller p({a.get(), b.get()});
+  for (uint32_t i = 0; i < kN; ++i) {
+    PreparedOp r = l.ba->prepare(OpKind::kRecv, *mb, size_t{i} * kMsg, kMsg);
+    ASSERT_TRUE(postAllBatched(p, *l.ba, r, batchOf(1, i, false)));
+  }
+  fill(sa.data, kMsg, 42);
+  PreparedOp s = l.ab->prepare(OpKind::kSend, *ma, 0, kMsg);
+  auto posts = batchOf(kN, 100, false);
+  // At most the depth (fewer when the provider says -FI_EAGAIN, e.g. while rxm connects).
+  const uint32_t first = l.ab->postBatch(s, posts.data(), kN);
+  EXPECT_LE(first, 4u);
+  ASSERT_TRUE(postAllBatched(p, *l.ab, s, {posts.begin() + first, posts.end()}));
+  for (uint32_t i = 0; i < kN; ++i) {
+    Completion c = p.waitFor(b.get(), i);
+    ASSERT_TRUE(c.ok()) << b->errorText(c);
+    EXPECT_TRUE(matches(rb.data + size_t{i} * kMsg, kMsg, 42)) << "receive " << i;
+  }
+  Completion last = p.waitFor(a.get(), 100 + kN - 1);
+  ASSERT_TRUE(last.ok()) << a->errorText(last);
+  uint64_t prev = 0;
+  for (const Completion& c : p.completions(a.get())) {
+    EXPECT_GT(c.context, prev) << "send completions out of post order";
+    prev = c.context;
+  }
+}
+
+TEST_P(OfiTransport, BatchedWritesAndReadsMoveTheRightBytes) {
+  auto a = open();
+  auto b = open();
+  if (!a->caps().rmaWrite) GTEST_SKIP() << GetParam().provider << " did not grant FI_RMA";
+  Link l = connectPair(*a, *b);
+  constexpr uint32_t kMsg = 4096, kN = 16;
+  Buffer src(kMsg), dst(size_t{kMsg} * kN), back(size_t{kMsg} * kN);
+  fill(src.data, kMsg, 5);
+  auto ms = a->registerMemory(src.data, src.size);
+  auto mback = a->registerMemory(back.data, back.size);
+  auto md = b->registerMemory(dst.data, dst.size);
+  RemoteRegion remote = RemoteRegion::decode(md->exportRegion().encode());
+  Poller p({a.get(), b.get()});
+  PreparedOp w = l.ab->prepare(OpKind::kWrite, *ms, 0, kMsg, &remote, 5 * kMsg);
+  ASSERT_TRUE(postAllBatched(p, *l.ab, w, batchOf(kN, 10, true)));
+  Completion wc = p.waitFor(a.get(), 10 + kN - 1);  // the target polls meanwhile (pollAll)
+  ASSERT_TRUE(wc.ok()) << a->errorText(wc);
+  PreparedOp r = l.ab->prepare(OpKind::kRead, *mback, 2 * kMsg, kMsg, &remote, 5 * kMsg);
+  ASSERT_TRUE(postAllBatched(p, *l.ab, r, batchOf(kN, 50, true)));
+  for (uint32_t i = 0; i < kN; ++i) {  // reads always complete, in post order
+    Completion c = p.waitFor(a.get(), 50 + i);
+    ASSERT_TRUE(c.ok()) << a->errorText(c);
+  }
+  EXPECT_TRUE(matches(dst.data + 5 * kMsg, kMsg, 5));
+  EXPECT_TRUE(matches(back.data + 2 * kMsg, kMsg, 5));
+}
+
+TEST_P(OfiTransport, PrepareOutOfRangeThrowsOneLineError) {
+  auto a = open();
+  auto b = open();
+  Link l = connectPair(*a, *b);
+  Buffer buf(4096);
+  auto mr = a->registerMemory(buf.data, buf.size);
+  std::string e = messageOf<UsageError>([&] { (void)l.ab->prepare(OpKind::kSend, *mr, 4000, 97); });
+  EXPECT_NE(e.find("prepare send on provider"), std::string::npos) << e;
+  EXPECT_NE(e.find("range [4000, 4000+97) outside the registered region of 4096 B"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  EXPECT_NO_THROW((void)l.ab->prepare(OpKind::kRecv, *mr, 4000, 96));
+  if (!a->caps().rmaWrite) return;
+  RemoteRegion remote = mr->exportRegion();
+  e = messageOf<UsageError>(
+      [&] { (void)l.ab->prepare(OpKind::kWrite, *mr, 0, 64, &remote, 4090); });
+  EXPECT_NE(e.find("prepare write on provider"), std::string::npos) << e;
+  EXPECT_NE(e.find("remote range [4090, 4090+64) outside the peer's region of 4096 B"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, OfiTransport,
                          ::testing::Values(ProviderCase{"tcp;ofi_rxm", "lo"},
                                            ProviderCase{"verbs;ofi_rxm", ""},

@@ -84,6 +84,13 @@ class OfiEndpoint final : public Endpoint {
     return dev_.postRma(conn_, OpKind::kRead, mr, offset, length, remote, remoteOffset, context,
                         true);
   }
+  PreparedOp prepare(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                     const RemoteRegion* remote, uint64_t remoteOffset) override {
+    return dev_.prepare(op, mr, offset, length, remote, remoteOffset);
+  }
+  uint32_t postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) override {
+    return dev_.postBatch(conn_, op, posts, count);
+  }
   std::string peerName() const override { return dev_.conn(conn_).peerName; }
   ConnectionInfo info() const override {
     const ConnState& c = dev_.conn(conn_);

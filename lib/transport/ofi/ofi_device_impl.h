@@ -119,6 +119,13 @@ class OfiDevice final : public Device {
   PostResult postRma(uint32_t conn, OpKind op, const MemoryRegion& mr, uint64_t offset,
                      uint32_t length, const RemoteRegion& remote, uint64_t remoteOffset,
                      uint64_t context, bool signaled);
+  // Batch path (ofi_batch.cc): prepare validates once (as the single posts would, plus the
+  // remote key) and resolves address, descriptor, remote address and key; postBatch posts the
+  // prefix that fits the queues with FI_MORE on all but its last op (injects take no flags) and
+  // returns how many were posted (fewer: queue full or -FI_EAGAIN; progress was driven).
+  PreparedOp prepare(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                     const RemoteRegion* remote, uint64_t remoteOffset);
+  uint32_t postBatch(uint32_t conn, const PreparedOp& p, const BatchPost* posts, uint32_t count);
   const ConnState& conn(uint32_t i) const { return *conns_[i]; }
 
  private:
@@ -145,6 +152,10 @@ class OfiDevice final : public Device {
   // progress() for one CQ format (fi_cq_tagged_entry for RDM, fi_cq_msg_entry for MSG).
   template <class Entry>
   void progressAs();
+  ssize_t injectOne(uint32_t conn, const PreparedOp& p, const BatchPost& b);
+  ssize_t postOne(uint32_t conn, const PreparedOp& p, const BatchPost& b, uint64_t flags);
+  ssize_t postMsg(const ConnState& c, const PreparedOp& p, uint64_t flags, void* ctx,
+                  const char** call) const;
   PostResult retry() {
     progress();
     return PostResult::kRetry;

@@ -70,9 +70,8 @@ uint64_t SocketEndpoint::checkRemote(const char* call, const RemoteRegion& remot
   return getLe(remote.key.data(), 8);
 }
 
-PostResult SocketEndpoint::postOp(OpKind op, const MemoryRegion& mr, uint64_t offset,
-                                  uint32_t length, const WireHeader& h, uint64_t context,
-                                  bool signaled) {
+PostResult SocketEndpoint::postOp(OpKind op, uint8_t* data, uint32_t length, const uint8_t* header,
+                                  uint64_t context, bool signaled) {
   if (sq_.full() || wire_.full()) return PostResult::kRetry;
   SqEntry& e = sq_.pushBack();
   e.op = op;
@@ -98,21 +97,21 @@ PostResult SocketEndpoint::postOp(OpKind op, const MemoryRegion& mr, uint64_t of
     t.payload = nullptr;
     t.payloadLen = 0;
     t.sq = nullptr;  // completes when the response lands
-    e.readDest = mr.data() + offset;
+    e.readDest = data;
     pendingReads_.pushBack() = &e;
   } else {
     t.sq = &e;
     t.payloadLen = length;
     if (length <= device_.inlineBytes()) {
-      if (length) std::memcpy(e.inlineBuf + kHeaderBytes, mr.data() + offset, length);
+      if (length) std::memcpy(e.inlineBuf + kHeaderBytes, data, length);
       t.frame = e.inlineBuf;
       t.contiguous = true;
       t.payload = e.inlineBuf + kHeaderBytes;
     } else {
-      t.payload = mr.data() + offset;
+      t.payload = data;
     }
   }
-  encodeHeader(h, const_cast<uint8_t*>(t.frame));
+  std::memcpy(const_cast<uint8_t*>(t.frame), header, kHeaderBytes);
   return PostResult::kOk;
 }
 
@@ -122,7 +121,7 @@ PostResult SocketEndpoint::postSend(const MemoryRegion& mr, uint64_t offset, uin
   WireHeader h;
   h.op = WireOp::kMsg;
   h.length = length;
-  return postOp(OpKind::kSend, mr, offset, length, h, context, signaled);
+  return postOp(OpKind::kSend, mr.data() + offset, length, h, context, signaled);
 }
 
 PostResult SocketEndpoint::postWrite(const MemoryRegion& mr, uint64_t offset, uint32_t length,
@@ -134,7 +133,7 @@ PostResult SocketEndpoint::postWrite(const MemoryRegion& mr, uint64_t offset, ui
   h.length = length;
   h.key = checkRemote("postWrite", remote, remoteOffset, length);
   h.offset = remote.addr + remoteOffset;
-  return postOp(OpKind::kWrite, mr, offset, length, h, context, signaled);
+  return postOp(OpKind::kWrite, mr.data() + offset, length, h, context, signaled);
 }
 
 PostResult SocketEndpoint::postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
@@ -146,15 +145,19 @@ PostResult SocketEndpoint::postRead(const MemoryRegion& mr, uint64_t offset, uin
   h.length = length;
   h.key = checkRemote("postRead", remote, remoteOffset, length);
   h.offset = remote.addr + remoteOffset;
-  return postOp(OpKind::kRead, mr, offset, length, h, context, true);
+  return postOp(OpKind::kRead, mr.data() + offset, length, h, context, true);
 }
 
 PostResult SocketEndpoint::postRecv(const MemoryRegion& mr, uint64_t offset, uint32_t length,
                                     uint64_t context) {
   checkLocal("postRecv", mr, offset, length);
+  return queueRecv(mr.data() + offset, length, context);
+}
+
+PostResult SocketEndpoint::queueRecv(uint8_t* data, uint32_t length, uint64_t context) {
   if (rq_.full()) return PostResult::kRetry;
   RqEntry& r = rq_.pushBack();
-  r.data = mr.data() + offset;
+  r.data = data;
   r.length = length;
   r.bytes = 0;
   r.context = context;
@@ -168,6 +171,54 @@ PostResult SocketEndpoint::postRecv(const MemoryRegion& mr, uint64_t offset, uin
     ++rqMatched_;
   }
   return PostResult::kOk;
+}
+
+PreparedOp SocketEndpoint::prepare(OpKind op, const MemoryRegion& mr, uint64_t offset,
+                                   uint32_t length, const RemoteRegion* remote,
+                                   uint64_t remoteOffset) {
+  const bool rma = op == OpKind::kWrite || op == OpKind::kRead;
+  const std::string call = fmt::format("prepare {}", toString(op));
+  checkLocal(call.c_str(), mr, offset, length);
+  if (rma && remote == nullptr)
+    throw UsageError(fmt::format("socket {} to peer {}: no remote region", call, peer_));
+  PreparedOp p;
+  p.op = op;
+  p.mr = &mr;
+  p.offset = offset;
+  p.length = length;
+  p.localAddr = reinterpret_cast<uint64_t>(mr.data() + offset);
+  if (rma) {
+    p.remoteKey = checkRemote(call.c_str(), *remote, remoteOffset, length);
+    p.remote = *remote;
+    p.remoteOffset = remoteOffset;
+    p.remoteAddr = remote->addr + remoteOffset;
+  }
+  return p;
+}
+
+uint32_t SocketEndpoint::postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) {
+  auto* data = reinterpret_cast<uint8_t*>(op.localAddr);
+  uint32_t i = 0;
+  if (op.op == OpKind::kRecv) {
+    while (i < count && queueRecv(data, op.length, posts[i].context) == PostResult::kOk)
+      ++i;
+    return i;
+  }
+  WireHeader h;  // one header for the whole batch: the posts differ only in their context
+  h.op = op.op == OpKind::kSend    ? WireOp::kMsg
+         : op.op == OpKind::kWrite ? WireOp::kWrite
+                                   : WireOp::kReadReq;
+  h.length = op.length;
+  h.key = op.remoteKey;
+  h.offset = op.remoteAddr;
+  uint8_t header[kHeaderBytes];
+  encodeHeader(h, header);
+  const bool read = op.op == OpKind::kRead;
+  while (i < count && postOp(op.op, data, op.length, header, posts[i].context,
+                             read || posts[i].signaled) == PostResult::kOk)
+    ++i;
+  if (i > 1 && !closed_ && !txBlocked_) progressTx(kMaxIov);  // one sendmsg() for the batch
+  return i;
 }
 
 size_t SocketEndpoint::harvest(Completion* out, size_t max) {

@@ -25,8 +25,11 @@ inline constexpr size_t kStageBytes = 64 * 1024;
 // payload: at 4 KiB that is cheaper than the extra recv() of a header-alone read (loopback
 // ping-pong, bench/socket_like_for_like.sh: 4 KiB busy poll 1.46x -> 1.06x the minimal loop).
 inline constexpr size_t kDirectReadBytes = 32768;
-// iovecs per sendmsg() (two per queued message: header and payload).
-inline constexpr int kMaxIov = 64;
+// iovecs per sendmsg() (two per queued message: header and payload). poll() sends what single
+// posts queued with up to kPollIov; postBatch() with up to kMaxIov (Linux's IOV_MAX), so a
+// batch of up to 512 non-inline posts leaves in one sendmsg() (a larger one in several).
+inline constexpr int kPollIov = 64;
+inline constexpr int kMaxIov = 1024;
 // recv() calls per endpoint per poll(), so one busy stream cannot starve the others.
 inline constexpr int kMaxReadsPerPoll = 16;
 
@@ -49,6 +52,17 @@ class SocketEndpoint : public Endpoint {
                        bool signaled) override;
   PostResult postRead(const MemoryRegion& mr, uint64_t offset, uint32_t length,
                       const RemoteRegion& remote, uint64_t remoteOffset, uint64_t context) override;
+  // Validates the op once (the checks of the single posts: range, maxMessageBytes, remote key
+  // and range; UsageError naming the op and the peer) and resolves the local address and, for
+  // write/read, the remote key and offset.
+  PreparedOp prepare(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length,
+                     const RemoteRegion* remote = nullptr, uint64_t remoteOffset = 0) override;
+  // Queues what fits of the batch (no range check: prepare did it). A batch of two or more then
+  // hands everything queued to the kernel with one sendmsg() of up to kMaxIov iovecs (more
+  // when the batch has more; a short write leaves the rest for poll(), as for single posts);
+  // a batch of one is left for poll() like a single post, which coalesces consecutive posts.
+  // Receives are only queued. Returns how many were accepted: fewer when the queue is full.
+  uint32_t postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) override;
   std::string peerName() const override { return peer_; }
   ConnectionInfo info() const override;
 
@@ -107,12 +121,21 @@ class SocketEndpoint : public Endpoint {
   };
   enum class RxStall { kNeedBytes, kNeedRecv, kNeedResponseSlot };
 
-  PostResult postOp(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length,
-                    const WireHeader& h, uint64_t context, bool signaled);
+  // Queues one op on [data, +length) with its encoded header `header` (kHeaderBytes).
+  PostResult postOp(OpKind op, uint8_t* data, uint32_t length, const uint8_t* header,
+                    uint64_t context, bool signaled);
+  PostResult postOp(OpKind op, uint8_t* data, uint32_t length, const WireHeader& h,
+                    uint64_t context, bool signaled) {
+    uint8_t header[kHeaderBytes];
+    encodeHeader(h, header);
+    return postOp(op, data, length, header, context, signaled);
+  }
+  PostResult queueRecv(uint8_t* data, uint32_t length, uint64_t context);
   void checkLocal(const char* call, const MemoryRegion& mr, uint64_t offset, uint32_t length) const;
   uint64_t checkRemote(const char* call, const RemoteRegion& remote, uint64_t remoteOffset,
                        uint32_t length) const;
-  void progressTx();
+  // Sends what is queued, up to `maxIov` iovecs per sendmsg().
+  void progressTx(int maxIov);
   void progressRx();
   // Returns bytes read, or -1 (would block, or the connection failed: see closed_).
   ssize_t recvSome(uint8_t* dst, size_t cap);

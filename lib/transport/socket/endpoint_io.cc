@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -15,13 +16,15 @@
 
 namespace rdmabench::transport::socket {
 
+static_assert(kMaxIov <= IOV_MAX, "one sendmsg() takes at most IOV_MAX iovecs");
+
 void SocketEndpoint::progress() {
   if (closed_) return;
-  if (!wire_.empty()) progressTx();
+  if (!wire_.empty()) progressTx(kPollIov);
   if (!closed_) progressRx();
 }
 
-void SocketEndpoint::progressTx() {
+void SocketEndpoint::progressTx(int maxIov) {
   if (txBlocked_) {
     // The socket buffer was full. Ask tcp_poll (lockless) before retrying: a failing
     // sendmsg() takes the socket lock and delays the ACK processing that frees the space.
@@ -33,7 +36,7 @@ void SocketEndpoint::progressTx() {
     iovec iov[kMaxIov];
     int n = 0;
     size_t total = 0;
-    for (size_t i = 0; i < wire_.size() && n + 2 <= kMaxIov; ++i) {
+    for (size_t i = 0; i < wire_.size() && n + 2 <= maxIov; ++i) {
       const TxItem& t = wire_[i];
       size_t off = t.sent;
       if (t.contiguous) {
