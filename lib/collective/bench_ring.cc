@@ -21,8 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kDirections[] = {"right", "left"};
-
 // Concurrent ping-pong: this rank pings `target` while answering pings from `source` (they may
 // be the same rank). Every message's first byte says ping ('P') or reply ('R'). Exactly as many
 // receives are posted per peer as messages will come, so nothing is left posted afterwards.
@@ -103,10 +101,16 @@ class RingPhase : public engine::IterationHooks {
   stats::SampleSet samples_;
 };
 
+}  // namespace
+
 stats::Summary ringPhase(Communicator& c, int target, int source, uint64_t bytes, uint64_t warmup,
                          uint64_t iters) {
   return RingPhase(c, target, source, bytes, warmup + iters).run(warmup, iters);
 }
+
+namespace {
+
+constexpr const char* kDirections[] = {"right", "left"};
 
 // Both directions on every rank; each rank publishes its link's figures under ring/DIR/RANK.
 void measureLinks(BenchRun& r, uint64_t warm, uint64_t iters) {

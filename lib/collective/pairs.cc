@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collective/comm.h"
+#include "collective/pairs_loops.h"
 #include "collective/pairs_schedule.h"
 #include "collective/rank_placement.h"
 #include "collective/run_info.h"
@@ -25,8 +26,8 @@ namespace rdmabench::collective {
 
 using nlohmann::json;
 
+namespace detail {
 namespace {
-
 constexpr uint64_t kAckBytes = 4;
 
 // Counts delivered completions per direction of the one active pair.
@@ -37,6 +38,8 @@ struct Counts {
       c.poll([this](int, bool isRecv, uint32_t, uint32_t) { ++(isRecv ? recv : sent); });
   }
 };
+
+}  // namespace
 
 // Initiator side of the latency ping-pong, the measurement core's loop (engine/timed_loop.h)
 // with the ping-pong engine's method: the reply's receive is posted before the clock starts and
@@ -123,6 +126,15 @@ void streamReceiver(Communicator& c, int peer, uint64_t bytes, uint64_t window, 
   }
   n.pollUntil(c, total * window * k, total);
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::pingInitiator;
+using detail::pingResponder;
+using detail::streamReceiver;
+using detail::streamSender;
 
 std::vector<int> everyoneBut(int me, int n) {
   std::vector<int> v;
