@@ -73,19 +73,26 @@ class Aggressor {
     c_.postRecv(plan_.leader, L_.sink(), 8, kTagStop);
     for (int q : plan_.sources)
       postInbound(q);
-    // Measured on the measurement clock; the deadline and the store checks stay on nowNs().
-    const int64_t t0 = measureNs();
-    for (int p : plan_.targets)
-      sendWindow(p);
-    // The measurement core's poll loop (engine/timed_loop.h): the clock of the deadline and
-    // store checks is read every kCheckEvery polls, not per poll.
+    // The measurement core (engine/timed_loop.h) times the stream from the first window to the
+    // stop message on the measurement clock; its deadline and store checks read nowNs() every
+    // kCheckEvery polls. Then the windows in flight finish, the checks still on.
     nextCheckNs_ = nowNs() + kStoreCheckNs;
+    struct Ops {
+      Aggressor& a;
+      void start() {
+        for (int p : a.plan_.targets)
+          a.sendWindow(p);
+      }
+      bool stopped() const { return a.stopping_; }
+      void poll() { a.pollOnce(); }
+      void check() { a.checks(); }
+    } ops{*this};
+    const int64_t ns = engine::runUntilStopped(measureNs, ops, kCheckEvery);
     engine::pollUntil([this] { return finished(); }, [this] { pollOnce(); }, kCheckEvery,
                       [this] { checks(); });
     AggOutcome o;
     o.bytes = dataBytes_;
-    o.seconds =
-        static_cast<double>(std::max<int64_t>((stopNs_ ? stopNs_ : measureNs()) - t0, 1)) / 1e9;
+    o.seconds = static_cast<double>(std::max<int64_t>(ns, 1)) / 1e9;
     return o;
   }
 
@@ -172,7 +179,6 @@ class Aggressor {
     }
     if (tag == kTagStop) {
       stopping_ = true;
-      stopNs_ = measureNs();
     } else if (tag == kTagAck) {
       if (!acked_[static_cast<size_t>(peer)]) {
         acked_[static_cast<size_t>(peer)] = 1;
@@ -199,7 +205,6 @@ class Aggressor {
   bool stopping_ = false, announced_ = false;
   size_t firstAcks_ = 0;
   uint64_t sendsPosted_ = 0, sendsDone_ = 0, dataBytes_ = 0;
-  int64_t stopNs_ = 0;
   int64_t nextCheckNs_ = 0;
 };
 

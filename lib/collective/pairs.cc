@@ -45,7 +45,7 @@ struct Counts {
 // with the ping-pong engine's method: the reply's receive is posted before the clock starts and
 // reposted after it stops; one-way latency = RTT / 2 per measured iteration.
 stats::Summary pingInitiator(Communicator& c, int peer, uint64_t bytes, uint64_t warm,
-                             uint64_t iters) {
+                             uint64_t iters, const char* step) {
   struct Ops : engine::IterationHooks {
     Communicator& c;
     int peer;
@@ -62,8 +62,7 @@ stats::Summary pingInitiator(Communicator& c, int peer, uint64_t bytes, uint64_t
     void record(int64_t ns) { samples.add(ns); }
   } ops{{}, c, peer, bytes, c.chunksOf(bytes), warm + iters, {}, stats::SampleSet()};
   ops.samples.reserve(iters);
-  const engine::Step what{"latency ping-pong with rank {}", peer};
-  c.setStep(what);
+  c.setStep(engine::Step{step, peer});
   c.postRecv(peer, bytes, bytes);
   engine::runIterations(engine::IterationLoop{warm, iters, /*halfRoundTrip=*/true}, measureNs, ops);
   ops.n.pollUntil(c, ops.total * ops.k, ops.total * ops.k);
@@ -71,7 +70,8 @@ stats::Summary pingInitiator(Communicator& c, int peer, uint64_t bytes, uint64_t
 }
 
 // Responder side: the next receive is always posted before the reply leaves.
-void pingResponder(Communicator& c, int peer, uint64_t bytes, uint64_t total) {
+void pingResponder(Communicator& c, int peer, uint64_t bytes, uint64_t total, const char* step) {
+  if (step) c.setStep(engine::Step{step, peer});
   const uint64_t k = c.chunksOf(bytes);
   Counts n;
   c.postRecv(peer, bytes, bytes);

@@ -9,7 +9,8 @@
 //  - runWindows: osu_bw's window loop: per iteration post a window, wait for it (the target's
 //    acknowledgement for send); the measured interval starts before the first measured window.
 //  - pollUntil: a poll loop with a check every N polls (deadlines, a store's liveness check)
-//    that reads no clock itself: an unused check costs a countdown per poll.
+//    that reads no clock itself: an unused check costs a countdown per poll; runUntilStopped
+//    times such a loop from its first post to the stop.
 //
 // The clock is a callable returning nanoseconds (differences only): pass &measureNs (the
 // measurement clock, common/measure_clock.h); tests inject a fake. The loops are templates over
@@ -103,6 +104,18 @@ void pollUntil(Done&& done, Poll&& poll, uint32_t checkEvery, Check&& check) {
       check();
     }
   }
+}
+
+// A stream timed until told to stop (congestion's aggressor: windows out until the victims'
+// leader says stop): t0 = now(); ops.start(); then pollUntil(ops.stopped(), ops.poll(),
+// checkEvery, ops.check()); returns now() - t0 in ns, read after the poll that saw the stop.
+template <class Clock, class Ops>
+int64_t runUntilStopped(Clock&& now, Ops& ops, uint32_t checkEvery) {
+  const int64_t t0 = now();
+  ops.start();
+  pollUntil([&ops] { return ops.stopped(); }, [&ops] { ops.poll(); }, checkEvery,
+            [&ops] { ops.check(); });
+  return now() - t0;
 }
 
 }  // namespace rdmabench::engine

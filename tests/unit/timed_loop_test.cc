@@ -100,5 +100,28 @@ TEST(TimedLoop, PollUntilChecksEveryNPolls) {
   EXPECT_EQ(polls + checks, 0);  // done before the first poll
 }
 
+struct StreamRecorder {
+  FakeClock& clock;
+  int polls = 0, checks = 0, stopAfter = 5;
+  std::vector<std::string> log;
+  void start() { log.push_back("start"); }
+  bool stopped() const { return polls == stopAfter; }
+  void poll() {
+    ++polls;
+    clock.t += 7;
+  }
+  void check() { ++checks; }
+};
+
+TEST(TimedLoop, StreamIsTimedFromBeforeItsStartToTheStop) {
+  FakeClock clock;
+  StreamRecorder s{clock};
+  // Reads at 10 (t0) and at 55 (after 5 polls of 7 ns): 45 ns.
+  EXPECT_EQ(runUntilStopped(clock, s, 2), 45);
+  EXPECT_EQ(s.log, std::vector<std::string>{"start"});
+  EXPECT_EQ(s.polls, 5);
+  EXPECT_EQ(s.checks, 2);  // after polls 2 and 4
+}
+
 }  // namespace
 }  // namespace rdmabench::engine
