@@ -8,6 +8,7 @@
 
 #include "collective/allreduce.h"
 #include "collective/bench_run.h"
+#include "collective/pairs_loops.h"
 #include "common/error.h"
 #include "common/measure_clock.h"
 
@@ -17,26 +18,14 @@ using nlohmann::json;
 
 namespace {
 
-// Mean one-way latency (RTT/2, us) of `iters` ping-pongs of `bytes` between ranks 0 and 1.
+// Mean one-way latency (RTT/2, us) of `iters` ping-pongs of `bytes` between ranks 0 and 1 on
+// the measurement core's ping-pong loop (pairs' loops, pairs_loops.h); rank 0 measures, rank 1
+// answers (and returns 0: every rank takes rank 0's model from the store).
 double pingPong01(Communicator& c, uint64_t bytes, uint64_t warmup, uint64_t iters) {
-  const int me = c.rank(), peer = 1 - me;
-  const engine::Step step{"model ping-pong with rank {}", peer};
-  int64_t sum = 0;
-  for (uint64_t i = 0; i < warmup + iters; ++i) {
-    int64_t t0 = measureNs();
-    if (me == 0) {
-      c.postRecv(peer, bytes, bytes);
-      c.postSend(peer, 0, bytes);
-      c.waitAll(step);
-    } else {
-      c.postRecv(peer, bytes, bytes);
-      c.waitAll(step);
-      c.postSend(peer, 0, bytes);
-      c.waitAll(step);
-    }
-    if (i >= warmup) sum += measureNs() - t0;
-  }
-  return static_cast<double>(sum) / static_cast<double>(iters) / 2 / 1000;
+  constexpr const char* kStep = "model ping-pong with rank {}";
+  if (c.rank() == 0) return pingInitiator(c, 1, bytes, warmup, iters, kStep).mean;
+  pingResponder(c, 0, bytes, warmup + iters, kStep);
+  return 0;
 }
 
 json modelJson(const CostModel& m) {

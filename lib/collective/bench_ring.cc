@@ -13,6 +13,7 @@
 #include "collective/topology.h"
 #include "common/error.h"
 #include "common/measure_clock.h"
+#include "engine/timed_loop.h"
 
 namespace rdmabench::collective::detail {
 
@@ -20,67 +21,96 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kDirections[] = {"right", "left"};
-
 // Concurrent ping-pong: this rank pings `target` while answering pings from `source` (they may
 // be the same rank). Every message's first byte says ping ('P') or reply ('R'). Exactly as many
 // receives are posted per peer as messages will come, so nothing is left posted afterwards.
-stats::Summary ringPhase(Communicator& c, int target, int source, uint64_t bytes, uint64_t warmup,
-                         uint64_t iters) {
-  const uint64_t total = warmup + iters;
-  uint8_t* d = c.data();
-  d[0] = 'P';
-  d[bytes] = 'R';
-  std::vector<int> peers{target};
-  if (source != target) peers.push_back(source);
-  std::vector<uint64_t> expected(peers.size(), 0), posted(peers.size(), 0);
-  expected[0] += total;                          // replies from target
-  expected[peers.size() == 1 ? 0 : 1] += total;  // pings from source
-  auto slotOff = [&](uint32_t slot) { return (2 + slot) * bytes; };
-  auto indexOf = [&](int peer) { return peer == peers[0] ? size_t{0} : size_t{1}; };
-  auto repost = [&](size_t pi, uint32_t slot) {
-    if (posted[pi] < expected[pi]) {
-      c.postRecv(peers[pi], slotOff(slot), bytes, slot);
-      ++posted[pi];
+// The pings run the measurement core's ping-pong loop (engine/timed_loop.h): one-way latency =
+// RTT / 2 per measured iteration; the pings of `source` are answered from the completion handler
+// while this rank waits for its own replies, and after its last one until every ping is served.
+class RingPhase : public engine::IterationHooks {
+ public:
+  RingPhase(Communicator& c, int target, int source, uint64_t bytes, uint64_t total)
+      : c_(c), target_(target), bytes_(bytes), total_(total), d_(c.data()) {
+    d_[0] = 'P';
+    d_[bytes] = 'R';
+    peers_[0] = target;
+    peers_[1] = source;
+    npeers_ = source != target ? 2 : 1;
+    expected_[0] += total;                     // replies from target
+    expected_[npeers_ == 1 ? 0 : 1] += total;  // pings from source
+    for (size_t pi = 0; pi < npeers_; ++pi)
+      for (uint32_t s = 0; s < 2; ++s)
+        repost(pi, static_cast<uint32_t>(pi * 2 + s));
+  }
+
+  stats::Summary run(uint64_t warmup, uint64_t iters) {
+    samples_.reserve(iters);
+    // Wrapped once, not per poll (the handler is too large for std::function's inline storage).
+    const std::function<void(int, bool, uint32_t, uint32_t)> fn =
+        [this](int peer, bool isRecv, uint32_t tag, uint32_t) { onCompletion(peer, isRecv, tag); };
+    fn_ = &fn;
+    engine::runIterations(engine::IterationLoop{warmup, iters, /*halfRoundTrip=*/true}, measureNs,
+                          *this);
+    while (served_ < total_ || sendsOut_ > 0)
+      c_.poll(fn);
+    return samples_.summarize();
+  }
+
+  // One ping to the target, the handler serving the source until its reply is in.
+  void exchange(uint64_t i) {
+    c_.postSend(target_, 0, bytes_, 100);
+    ++sendsOut_;
+    while (gotReplies_ < i + 1)
+      c_.poll(*fn_);
+  }
+  void record(int64_t ns) { samples_.add(ns); }
+
+ private:
+  uint64_t slotOff(uint32_t slot) const { return (2 + slot) * bytes_; }
+  void repost(size_t pi, uint32_t slot) {
+    if (posted_[pi] < expected_[pi]) {
+      c_.postRecv(peers_[pi], slotOff(slot), bytes_, slot);
+      ++posted_[pi];
     }
-  };
-  for (size_t pi = 0; pi < peers.size(); ++pi)
-    for (uint32_t s = 0; s < 2; ++s)
-      repost(pi, static_cast<uint32_t>(pi * 2 + s));
-  stats::SampleSet samples;
-  samples.reserve(iters);
-  uint64_t gotReplies = 0, served = 0, sendsOut = 0;
-  int64_t t0 = measureNs();
-  c.postSend(target, 0, bytes, 100);
-  ++sendsOut;
-  auto onCompletion = [&](int peer, bool isRecv, uint32_t tag, uint32_t) {
+  }
+  void onCompletion(int peer, bool isRecv, uint32_t tag) {
     if (!isRecv) {
-      --sendsOut;
+      --sendsOut_;
       return;
     }
-    const uint8_t type = d[slotOff(tag)];
-    repost(indexOf(peer), tag);
+    const uint8_t type = d_[slotOff(tag)];
+    repost(peer == peers_[0] ? 0 : 1, tag);
     if (type == 'P') {
-      c.postSend(peer, bytes, bytes, 101);
-      ++sendsOut;
-      ++served;
+      c_.postSend(peer, bytes_, bytes_, 101);
+      ++sendsOut_;
+      ++served_;
     } else {
-      int64_t t1 = measureNs();
-      if (gotReplies >= warmup) samples.add((t1 - t0) / 2);
-      ++gotReplies;
-      if (gotReplies < total) {
-        t0 = measureNs();
-        c.postSend(target, 0, bytes, 100);
-        ++sendsOut;
-      }
+      ++gotReplies_;
     }
-  };
-  // Wrapped once, not per poll (the lambda is too large for std::function's inline storage).
-  const std::function<void(int, bool, uint32_t, uint32_t)> fn = onCompletion;
-  while (gotReplies < total || served < total || sendsOut > 0)
-    c.poll(fn);
-  return samples.summarize();
+  }
+
+  Communicator& c_;
+  int target_;
+  uint64_t bytes_, total_;
+  uint8_t* d_;
+  int peers_[2] = {};
+  size_t npeers_ = 1;
+  uint64_t expected_[2] = {}, posted_[2] = {};
+  uint64_t gotReplies_ = 0, served_ = 0, sendsOut_ = 0;
+  const std::function<void(int, bool, uint32_t, uint32_t)>* fn_ = nullptr;
+  stats::SampleSet samples_;
+};
+
+}  // namespace
+
+stats::Summary ringPhase(Communicator& c, int target, int source, uint64_t bytes, uint64_t warmup,
+                         uint64_t iters) {
+  return RingPhase(c, target, source, bytes, warmup + iters).run(warmup, iters);
 }
+
+namespace {
+
+constexpr const char* kDirections[] = {"right", "left"};
 
 // Both directions on every rank; each rank publishes its link's figures under ring/DIR/RANK.
 void measureLinks(BenchRun& r, uint64_t warm, uint64_t iters) {

@@ -99,6 +99,13 @@ void runBarrier(BenchRun& r);
 void runAllreduce(BenchRun& r);
 void runRing(BenchRun& r);
 
+// ring: one direction's concurrent ping-pong (bench_ring.cc): pings `target` while answering the
+// pings of `source` (may be the same rank), `warmup` + `iters` each way, on the measurement
+// core's ping-pong loop; the summary of the measured one-way latencies (round trip / 2). Uses
+// the data area's first 6 x `bytes`.
+stats::Summary ringPhase(Communicator& c, int target, int source, uint64_t bytes, uint64_t warmup,
+                         uint64_t iters);
+
 // allreduce --algo auto: the cost model, fitted on ranks 0 and 1 and shared through the store.
 CostModel fitModel(Communicator& c, const CollectiveParams& p);
 

@@ -90,6 +90,9 @@ class Communicator {
   // the stage ("size 4096", "teardown") and whether its iterations are warmup or measured.
   void setStage(std::string stage) { progress_->setStage(std::move(stage)); }
   void setWarmup(bool warmup) { progress_->setWarmup(warmup); }
+  // The step named by errors of the waits that follow (poll() included), formatted only if an
+  // error names it (engine::Step: no allocation; what timed loops that poll() set).
+  void setStep(const engine::Step& step) { progress_->setStep(step); }
 
   // Dissemination barrier over the control slots (ceil(log2 n) rounds, planned at
   // construction: no allocation or formatting per call).

@@ -9,36 +9,44 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/measure_clock.h"
+#include "engine/timed_loop.h"
 
 namespace rdmabench::collective::detail {
 
 std::vector<double> ringExchange(Communicator& c, RingNeighbours nb, uint64_t bytes,
                                  uint64_t window, uint64_t warm, uint64_t iters) {
-  const uint64_t per = 2 * window * c.chunksOf(bytes), total = warm + iters;
-  uint64_t recv = 0, sent = 0;
-  auto postRecvs = [&] {
-    for (uint64_t w = 0; w < window; ++w) {
-      c.postRecv(nb.left, 0, bytes);
-      c.postRecv(nb.right, 0, bytes);
+  // One iteration of the measurement core's loop (engine/timed_loop.h) is one exchange: the
+  // next iteration's receives, this one's sends, then every completion of this iteration.
+  struct Ops : engine::IterationHooks {
+    Communicator& c;
+    RingNeighbours nb;
+    uint64_t bytes, window, per, total;
+    uint64_t recv = 0, sent = 0;
+    std::vector<double> samples;
+    void postRecvs() {
+      for (uint64_t w = 0; w < window; ++w) {
+        c.postRecv(nb.left, 0, bytes);
+        c.postRecv(nb.right, 0, bytes);
+      }
     }
-  };
-  std::vector<double> samples;
-  samples.reserve(iters);
+    void measuring(int64_t) { c.setWarmup(false); }
+    void exchange(uint64_t i) {
+      if (i + 1 < total) postRecvs();
+      for (uint64_t w = 0; w < window; ++w) {
+        c.postSend(nb.right, 0, bytes);
+        c.postSend(nb.left, 0, bytes);
+      }
+      while (recv < (i + 1) * per || sent < (i + 1) * per)
+        c.poll([this](int, bool isRecv, uint32_t, uint32_t) { ++(isRecv ? recv : sent); });
+    }
+    void record(int64_t ns) { samples.push_back(static_cast<double>(ns) / 1e3); }
+  } ops{{}, c, nb, bytes, window, 2 * window * c.chunksOf(bytes), warm + iters, 0, 0, {}};
+  ops.samples.reserve(iters);
   c.setWarmup(warm > 0);
-  postRecvs();
-  for (uint64_t i = 0; i < total; ++i) {
-    if (i == warm) c.setWarmup(false);
-    const int64_t t0 = measureNs();
-    if (i + 1 < total) postRecvs();
-    for (uint64_t w = 0; w < window; ++w) {
-      c.postSend(nb.right, 0, bytes);
-      c.postSend(nb.left, 0, bytes);
-    }
-    while (recv < (i + 1) * per || sent < (i + 1) * per)
-      c.poll([&](int, bool isRecv, uint32_t, uint32_t) { ++(isRecv ? recv : sent); });
-    if (i >= warm) samples.push_back(static_cast<double>(measureNs() - t0) / 1e3);
-  }
-  return samples;
+  ops.postRecvs();
+  engine::runIterations(engine::IterationLoop{warm, iters, /*halfRoundTrip=*/false}, measureNs,
+                        ops);
+  return std::move(ops.samples);
 }
 
 namespace {
@@ -65,39 +73,57 @@ class Aggressor {
     c_.postRecv(plan_.leader, L_.sink(), 8, kTagStop);
     for (int q : plan_.sources)
       postInbound(q);
-    // Measured on the measurement clock; the deadline and the store checks stay on nowNs().
-    const int64_t t0 = measureNs();
-    for (int p : plan_.targets)
-      sendWindow(p);
-    int64_t nextCheckNs = nowNs() + 100'000'000;
-    while (!finished()) {
-      c_.poll([this](int peer, bool isRecv, uint32_t tag, uint32_t) {
-        onCompletion(peer, isRecv, tag);
-      });
-      if (!announced_ && firstAcks_ == plan_.targets.size()) {
-        store_.set(fmt::format("cong/started/{}", c_.rank()), "1");
-        announced_ = true;
+    // The measurement core (engine/timed_loop.h) times the stream from the first window to the
+    // stop message on the measurement clock; its deadline and store checks read nowNs() every
+    // kCheckEvery polls. Then the windows in flight finish, the checks still on.
+    nextCheckNs_ = nowNs() + kStoreCheckNs;
+    struct Ops {
+      Aggressor& a;
+      void start() {
+        for (int p : a.plan_.targets)
+          a.sendWindow(p);
       }
-      // Completions keep flowing here, so the no-progress watchdog never runs: ask the store
-      // about dead ranks every 100 ms instead (non-blocking; throws naming the rank).
-      if (nowNs() > nextCheckNs) {
-        store_.checkPeers();
-        nextCheckNs = nowNs() + 100'000'000;
-      }
-      if (!stopping_ && nowNs() > plan_.deadlineNs)
-        c_.rethrowWithCause(TimeoutError(fmt::format(
-            "aggressor rank {}: no stop message from victim rank {} (the ring's leader) within "
-            "--phase-time {} s",
-            c_.rank(), plan_.leader, plan_.limitSec)));
-    }
+      bool stopped() const { return a.stopping_; }
+      void poll() { a.pollOnce(); }
+      void check() { a.checks(); }
+    } ops{*this};
+    const int64_t ns = engine::runUntilStopped(measureNs, ops, kCheckEvery);
+    engine::pollUntil([this] { return finished(); }, [this] { pollOnce(); }, kCheckEvery,
+                      [this] { checks(); });
     AggOutcome o;
     o.bytes = dataBytes_;
-    o.seconds =
-        static_cast<double>(std::max<int64_t>((stopNs_ ? stopNs_ : measureNs()) - t0, 1)) / 1e9;
+    o.seconds = static_cast<double>(std::max<int64_t>(ns, 1)) / 1e9;
     return o;
   }
 
  private:
+  static constexpr uint32_t kCheckEvery = 16;            // polls between two clock reads
+  static constexpr int64_t kStoreCheckNs = 100'000'000;  // store liveness check cadence
+
+  void pollOnce() {
+    c_.poll(
+        [this](int peer, bool isRecv, uint32_t tag, uint32_t) { onCompletion(peer, isRecv, tag); });
+    if (!announced_ && firstAcks_ == plan_.targets.size()) {
+      store_.set(fmt::format("cong/started/{}", c_.rank()), "1");
+      announced_ = true;
+    }
+  }
+
+  // Completions keep flowing here, so the no-progress watchdog never runs: ask the store about
+  // dead ranks every 100 ms instead (non-blocking; throws naming the rank); and the deadline.
+  void checks() {
+    const int64_t now = nowNs();
+    if (now > nextCheckNs_) {
+      store_.checkPeers();
+      nextCheckNs_ = nowNs() + kStoreCheckNs;
+    }
+    if (!stopping_ && now > plan_.deadlineNs)
+      c_.rethrowWithCause(TimeoutError(fmt::format(
+          "aggressor rank {}: no stop message from victim rank {} (the ring's leader) within "
+          "--phase-time {} s",
+          c_.rank(), plan_.leader, plan_.limitSec)));
+  }
+
   struct In {
     uint64_t chunks = 0;
     bool flag = false, done = false;
@@ -153,7 +179,6 @@ class Aggressor {
     }
     if (tag == kTagStop) {
       stopping_ = true;
-      stopNs_ = measureNs();
     } else if (tag == kTagAck) {
       if (!acked_[static_cast<size_t>(peer)]) {
         acked_[static_cast<size_t>(peer)] = 1;
@@ -180,7 +205,7 @@ class Aggressor {
   bool stopping_ = false, announced_ = false;
   size_t firstAcks_ = 0;
   uint64_t sendsPosted_ = 0, sendsDone_ = 0, dataBytes_ = 0;
-  int64_t stopNs_ = 0;
+  int64_t nextCheckNs_ = 0;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collective/comm.h"
+#include "collective/pairs_loops.h"
 #include "collective/pairs_schedule.h"
 #include "collective/rank_placement.h"
 #include "collective/run_info.h"
@@ -18,14 +19,15 @@
 #include "common/measure_clock.h"
 #include "engine/iterations.h"
 #include "engine/progress.h"
+#include "engine/timed_loop.h"
 #include "stats/summary.h"
 
 namespace rdmabench::collective {
 
 using nlohmann::json;
 
+namespace detail {
 namespace {
-
 constexpr uint64_t kAckBytes = 4;
 
 // Counts delivered completions per direction of the one active pair.
@@ -37,24 +39,39 @@ struct Counts {
   }
 };
 
-// Initiator side of the latency ping-pong: RTT/2 per measured iteration.
+}  // namespace
+
+// Initiator side of the latency ping-pong, the measurement core's loop (engine/timed_loop.h)
+// with the ping-pong engine's method: the reply's receive is posted before the clock starts and
+// reposted after it stops; one-way latency = RTT / 2 per measured iteration.
 stats::Summary pingInitiator(Communicator& c, int peer, uint64_t bytes, uint64_t warm,
-                             uint64_t iters) {
-  stats::SampleSet samples;
-  samples.reserve(iters);
-  const engine::Step what{"latency ping-pong with rank {}", peer};
-  for (uint64_t i = 0; i < warm + iters; ++i) {
-    const int64_t t0 = measureNs();
-    c.postRecv(peer, bytes, bytes);
-    c.postSend(peer, 0, bytes);
-    c.waitAll(what);
-    if (i >= warm) samples.add((measureNs() - t0) / 2);
-  }
-  return samples.summarize();
+                             uint64_t iters, const char* step) {
+  struct Ops : engine::IterationHooks {
+    Communicator& c;
+    int peer;
+    uint64_t bytes, k, total;
+    Counts n;
+    stats::SampleSet samples;
+    void exchange(uint64_t i) {
+      c.postSend(peer, 0, bytes);
+      n.pollUntil(c, (i + 1) * k, 0);
+    }
+    void finish(uint64_t i) {
+      if (i + 1 < total) c.postRecv(peer, bytes, bytes);
+    }
+    void record(int64_t ns) { samples.add(ns); }
+  } ops{{}, c, peer, bytes, c.chunksOf(bytes), warm + iters, {}, stats::SampleSet()};
+  ops.samples.reserve(iters);
+  c.setStep(engine::Step{step, peer});
+  c.postRecv(peer, bytes, bytes);
+  engine::runIterations(engine::IterationLoop{warm, iters, /*halfRoundTrip=*/true}, measureNs, ops);
+  ops.n.pollUntil(c, ops.total * ops.k, ops.total * ops.k);
+  return ops.samples.summarize();
 }
 
 // Responder side: the next receive is always posted before the reply leaves.
-void pingResponder(Communicator& c, int peer, uint64_t bytes, uint64_t total) {
+void pingResponder(Communicator& c, int peer, uint64_t bytes, uint64_t total, const char* step) {
+  if (step) c.setStep(engine::Step{step, peer});
   const uint64_t k = c.chunksOf(bytes);
   Counts n;
   c.postRecv(peer, bytes, bytes);
@@ -66,23 +83,31 @@ void pingResponder(Communicator& c, int peer, uint64_t bytes, uint64_t total) {
   n.pollUntil(c, total * k, total * k);
 }
 
-// Sender side of the windowed stream; returns MB/s over the measured iterations, the clock
-// stopped by the target's acknowledgement of the last window.
+// Sender side of the windowed stream, the measurement core's window loop (osu_bw's method, as
+// bw --mode window): returns MB/s over the measured windows, the clock started before the first
+// measured window and stopped by the target's acknowledgement of the last one.
 double streamSender(Communicator& c, int peer, uint64_t bytes, uint64_t window, uint64_t warm,
                     uint64_t iters) {
+  struct Ops {
+    Communicator& c;
+    int peer;
+    uint64_t bytes, window, total;
+    Counts n;
+    void measuring() {}
+    void post(uint64_t) {
+      for (uint64_t w = 0; w < window; ++w)
+        c.postSend(peer, 0, bytes);
+    }
+    void wait(uint64_t it) {
+      n.pollUntil(c, it + 1, 0);
+      if (it + 1 < total) c.postRecv(peer, bytes, kAckBytes);
+    }
+  } ops{c, peer, bytes, window, warm + iters, {}};
   const uint64_t k = c.chunksOf(bytes), total = warm + iters;
-  Counts n;
-  int64_t t0 = measureNs();
   c.postRecv(peer, bytes, kAckBytes);
-  for (uint64_t it = 0; it < total; ++it) {
-    if (it == warm) t0 = measureNs();
-    for (uint64_t w = 0; w < window; ++w)
-      c.postSend(peer, 0, bytes);
-    n.pollUntil(c, it + 1, 0);
-    if (it + 1 < total) c.postRecv(peer, bytes, kAckBytes);
-  }
+  const int64_t t0 = engine::runWindows(engine::WindowLoop{warm, iters}, measureNs, ops);
   const int64_t t1 = measureNs();
-  n.pollUntil(c, total, total * window * k);
+  ops.n.pollUntil(c, total, total * window * k);
   const double seconds = static_cast<double>(std::max<int64_t>(t1 - t0, 1)) / 1e9;
   return static_cast<double>(iters * window * bytes) / seconds / 1e6;
 }
@@ -101,6 +126,15 @@ void streamReceiver(Communicator& c, int peer, uint64_t bytes, uint64_t window, 
   }
   n.pollUntil(c, total * window * k, total);
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::pingInitiator;
+using detail::pingResponder;
+using detail::streamReceiver;
+using detail::streamSender;
 
 std::vector<int> everyoneBut(int me, int n) {
   std::vector<int> v;

@@ -5,6 +5,7 @@
 //  - BwMode::kWindow (osu_bw / osu_bibw): each iteration posts `window` messages per connection
 //    and waits for their completions; for send/recv the receiver acks every window (osu_bw).
 //    Bidirectional: both sides post and receive windows at once, no per-window acks (osu_bibw).
+//    The loop is the measurement core's (engine/timed_loop.h runWindows), as pairs' stream.
 //    `iterations` and `warmup` count windows.
 //  - BwMode::kStream (perftest, ucx_perftest STREAM_UNI): keeps `window` posts (the --tx-depth)
 //    in flight per connection and re-posts as completions arrive. `iterations` and `warmup`

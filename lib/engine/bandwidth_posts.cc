@@ -13,8 +13,13 @@ namespace {
 constexpr uint64_t kCtxSeqMask = (1ull << 40) - 1;  // the sequence bits of a context (link.h)
 }  // namespace
 
-// One-sided ops: tells the target that measured ops start now. Returns t0.
 int64_t BandwidthRun::startClock() {
+  startHandshake();
+  return now();
+}
+
+// One-sided ops: tells the target that measured ops start now.
+void BandwidthRun::startHandshake() {
   if (warmSync_) {
     if (!isSend_)
       for (size_t l = 0; l < links_.size(); ++l)
@@ -28,7 +33,6 @@ int64_t BandwidthRun::startClock() {
   // other. Without it one side may time only the tail of the peer's stream and still count
   // all of its bytes (up to 2x the real sum; osu_bibw bounds this by its per-window waitall).
   if (p_.bidirectional) waitAll([](LinkState& s) { return s.got[kStart] >= 1; });
-  return now();
 }
 
 void BandwidthRun::onCompletion(const Completion& c) {

@@ -66,13 +66,15 @@ class BandwidthRun {
   BandwidthResult result(int64_t t0, int64_t t1, uint64_t runTag);
   // Timed data phases; each returns t0, the start of the measured interval.
   int64_t dataWindow();  // bandwidth_window.cc
+  void waitWindow(size_t l, uint64_t it, uint64_t total);
   int64_t dataStream();  // bandwidth_stream.cc
   void streamUntil(uint64_t upTo);
   // Closing handshakes (bandwidth_close.cc); each returns t1, the end of the interval.
   int64_t closeSend();
   int64_t closeOneSided();
   // Posts and control messages (bandwidth_posts.cc).
-  int64_t startClock();
+  void startHandshake();  // one-sided / bidirectional: the start marker before t0
+  int64_t startClock();   // startHandshake(), then t0
   template <typename Pred>
   void waitAll(Pred pred) {
     for (size_t l = 0; l < links_.size(); ++l)

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/measure_clock.h"
 #include "engine/pattern.h"
+#include "engine/timed_loop.h"
 
 namespace rdmabench::engine {
 namespace {
@@ -104,28 +105,44 @@ class PingPong {
     gotRecv_ = false;
   }
 
+  // The measurement core's ping-pong loop (timed_loop.h); every loop of this file that times
+  // iterations runs it.
+  template <class Ops>
+  void timedIterations(Ops& ops, bool halfRoundTrip) {
+    const int64_t start =
+        runIterations(IterationLoop{p_.warmup, p_.iterations, halfRoundTrip}, now_, ops);
+    if (start != INT64_MIN) measureStartNs_ = start;
+  }
+  void measuring() { progress_.setWarmup(false); }
+
   void sendInitiator(PingPongResult& r) {
     const uint64_t so = link_.layout.sendOffset(), ro = link_.layout.recvOffset();
-    uint8_t* sendArea = mr_.data() + so;
-    uint8_t* recvArea = mr_.data() + ro;
     const uint64_t total = p_.warmup + p_.iterations;
+    struct Ops : IterationHooks {
+      PingPong& pp;
+      PingPongResult& r;
+      uint64_t so, ro, total;
+      uint8_t* sendArea;
+      const uint8_t* recvArea;
+      void prepare(uint64_t i) {
+        if (pp.p_.check) stampPattern(sendArea, pp.len_, i);
+      }
+      void measuring(int64_t) { pp.measuring(); }
+      void exchange(uint64_t i) {
+        pp.postSend(so, pp.len_, Ctx::kData, pp.signalFor(i, total));
+        pp.waitRecv();
+      }
+      void finish(uint64_t i) {
+        if (i + 1 < total) pp.postRecv(ro, pp.len_, Ctx::kRecvData);
+        if (pp.p_.check &&
+            (pp.recvBytes_ != pp.len_ || std::memcmp(sendArea, recvArea, pp.len_) != 0))
+          ++r.checkErrors;
+      }
+      void record(int64_t ns) { pp.samples_->add(ns); }
+    } ops{{}, *this, r, so, ro, total, mr_.data() + so, mr_.data() + ro};
     postRecv(ro, len_, Ctx::kRecvData);
     ready();
-    for (uint64_t i = 0; i < total; ++i) {
-      if (p_.check) stampPattern(sendArea, len_, i);
-      int64_t t0 = now_();
-      if (i == p_.warmup) {
-        measureStartNs_ = t0;
-        progress_.setWarmup(false);
-      }
-      postSend(so, len_, Ctx::kData, signalFor(i, total));
-      waitRecv();
-      int64_t t1 = now_();
-      if (i + 1 < total) postRecv(ro, len_, Ctx::kRecvData);
-      if (i >= p_.warmup) samples_->add((t1 - t0) / 2);
-      if (p_.check && (recvBytes_ != len_ || std::memcmp(sendArea, recvArea, len_) != 0))
-        ++r.checkErrors;
-    }
+    timedIterations(ops, /*halfRoundTrip=*/true);
   }
 
   void sendResponder() {
@@ -149,40 +166,64 @@ class PingPong {
   // writes, and verifies what arrived after the flag byte flipped (the responder's check is
   // inside the initiator's round trip: check mode costs one compare of `bytes` per iteration).
   void writeLoop(PingPongResult& r) {
+    ready();  // no receives: the peer writes into the zeroed receive area
+    p_.initiator ? writeInitiator(r) : writeResponder(r);
+  }
+
+  void writeInitiator(PingPongResult& r) {
+    const uint64_t so = link_.layout.sendOffset(), ro = link_.layout.recvOffset();
+    struct Ops : IterationHooks {
+      PingPong& pp;
+      PingPongResult& r;
+      uint64_t so, ro, total;
+      volatile uint8_t* recvLast;
+      uint8_t* sendLast;
+      uint8_t v = 0;
+      void prepare(uint64_t i) {
+        if (pp.p_.check) stampPattern(pp.mr_.data() + so, pp.len_ - 1, i);
+        v = static_cast<uint8_t>(i % 255 + 1);
+        *sendLast = v;
+      }
+      void measuring(int64_t) { pp.measuring(); }
+      void exchange(uint64_t i) {
+        pp.postWrite(so, ro, pp.signalFor(i, total));
+        pp.spinFor(recvLast, v);
+      }
+      void finish(uint64_t i) {
+        if (pp.p_.check && !patternMatches(pp.mr_.data() + ro, pp.len_ - 1, i)) ++r.checkErrors;
+      }
+      void record(int64_t ns) { pp.samples_->add(ns); }
+    } ops{{},
+          *this,
+          r,
+          so,
+          ro,
+          p_.warmup + p_.iterations,
+          mr_.data() + ro + len_ - 1,
+          mr_.data() + so + len_ - 1};
+    timedIterations(ops, /*halfRoundTrip=*/true);
+  }
+
+  // The responder is not timed: it answers each write once the flag byte flipped.
+  void writeResponder(PingPongResult& r) {
     const uint64_t so = link_.layout.sendOffset(), ro = link_.layout.recvOffset();
     volatile uint8_t* recvLast = mr_.data() + ro + len_ - 1;
     uint8_t* sendLast = mr_.data() + so + len_ - 1;
     const uint8_t* recvArea = mr_.data() + ro;
     const uint64_t total = p_.warmup + p_.iterations;
-    ready();  // no receives: the peer writes into the zeroed receive area
     for (uint64_t i = 0; i < total; ++i) {
       const uint8_t v = static_cast<uint8_t>(i % 255 + 1);
-      if (p_.initiator) {
-        if (p_.check) stampPattern(mr_.data() + so, len_ - 1, i);
-        *sendLast = v;
-        int64_t t0 = now_();
-        if (i == p_.warmup) {
-          measureStartNs_ = t0;
-          progress_.setWarmup(false);
-        }
-        postWrite(so, ro, signalFor(i, total));
-        spinFor(recvLast, v);
-        int64_t t1 = now_();
-        if (i >= p_.warmup) samples_->add((t1 - t0) / 2);
-        if (p_.check && !patternMatches(recvArea, len_ - 1, i)) ++r.checkErrors;
-      } else {
-        spinFor(recvLast, v);
-        if (i == p_.warmup) {
-          measureStartNs_ = now_();
-          progress_.setWarmup(false);
-        }
-        if (p_.check) {
-          if (!patternMatches(recvArea, len_ - 1, i)) ++r.checkErrors;
-          stampPattern(mr_.data() + so, len_ - 1, i);
-        }
-        *sendLast = v;
-        postWrite(so, ro, signalFor(i, total));
+      spinFor(recvLast, v);
+      if (i == p_.warmup) {
+        measureStartNs_ = now_();
+        progress_.setWarmup(false);
       }
+      if (p_.check) {
+        if (!patternMatches(recvArea, len_ - 1, i)) ++r.checkErrors;
+        stampPattern(mr_.data() + so, len_ - 1, i);
+      }
+      *sendLast = v;
+      postWrite(so, ro, signalFor(i, total));
     }
   }
 
@@ -214,30 +255,35 @@ class PingPong {
 
   void readInitiator(PingPongResult& r) {
     ready();
-    const uint64_t so = link_.layout.sendOffset(), ro = link_.layout.recvOffset();
-    const uint64_t total = p_.warmup + p_.iterations;
-    uint8_t* recvArea = mr_.data() + ro;
-    for (uint64_t i = 0; i < total; ++i) {
-      int64_t t0 = now_();
-      if (i == p_.warmup) {
-        measureStartNs_ = t0;
-        progress_.setWarmup(false);
+    struct Ops : IterationHooks {
+      PingPong& pp;
+      PingPongResult& r;
+      uint64_t so, ro;
+      uint8_t* recvArea;
+      void measuring(int64_t) { pp.measuring(); }
+      void exchange(uint64_t) {
+        while (pp.ep_.postRead(pp.mr_, ro, pp.len_, pp.link_.remote, so,
+                               makeCtx(Ctx::kData, 0, kSignaled)) == PostResult::kRetry)
+          pp.progress_.pollOnce(pp.handler());
+        ++pp.outstanding_;
+        while (pp.outstanding_ > 0)
+          pp.progress_.pollOnce(pp.handler());
       }
-      while (ep_.postRead(mr_, ro, len_, link_.remote, so, makeCtx(Ctx::kData, 0, kSignaled)) ==
-             PostResult::kRetry)
-        progress_.pollOnce(handler());
-      ++outstanding_;
-      while (outstanding_ > 0)
-        progress_.pollOnce(handler());
-      int64_t t1 = now_();
-      if (i >= p_.warmup) samples_->add(t1 - t0);
       // --check: the responder stamped readPatternTag(bytes) before the size started; clear
       // the landing area afterwards so the next read must fill it again (outside the timing).
-      if (p_.check) {
-        if (!patternMatches(recvArea, len_, readPatternTag(p_.bytes))) ++r.checkErrors;
-        std::memset(recvArea, 0, len_);
+      void finish(uint64_t) {
+        if (!pp.p_.check) return;
+        if (!patternMatches(recvArea, pp.len_, readPatternTag(pp.p_.bytes))) ++r.checkErrors;
+        std::memset(recvArea, 0, pp.len_);
       }
-    }
+      void record(int64_t ns) { pp.samples_->add(ns); }
+    } ops{{},
+          *this,
+          r,
+          link_.layout.sendOffset(),
+          link_.layout.recvOffset(),
+          mr_.data() + link_.layout.recvOffset()};
+    timedIterations(ops, /*halfRoundTrip=*/false);  // ib_read_lat: the full round trip
     postSend(link_.layout.ctrlOffset() + kCtrlSendOffset, kCtrlMessageBytes, Ctx::kAckSend);
   }
 

@@ -19,7 +19,9 @@
 // --check: send verifies the echoed payload; write stamps a per-iteration pattern on both sides and
 // each side verifies what arrived; read verifies the responder's pattern (readPatternTag, stamped
 // by the caller before the size starts: see pair.cc) and clears the landing area after each read.
-// Timing uses the measurement clock (common/measure_clock.h: TSC or CLOCK_MONOTONIC). Data
+// The initiators' iteration loop is the measurement core's (engine/timed_loop.h runIterations),
+// the one pairs, ring and congestion run too. Timing uses the measurement clock
+// (common/measure_clock.h: TSC or CLOCK_MONOTONIC) unless `clock` is injected. Data
 // sends and writes are signaled only every `signalEvery` posts (moderated completions, like
 // ib_send_lat); the echo of iteration i arriving proves iteration i's send was delivered.
 // Errors: TimeoutError / TransportError (from Progress), UsageError for unsupported ops.
@@ -42,7 +44,7 @@ struct PingPongParams {
   uint64_t warmup = 0;
   bool initiator = true;
   bool check = false;
-  // Clock in nanoseconds (differences only); nullptr = rdmabench::nowNs. Tests inject a fake.
+  // Clock in nanoseconds (differences only); nullptr = rdmabench::measureNs. Tests inject a fake.
   int64_t (*clock)() = nullptr;
   // Send/write completions are requested every `signalEvery` posts and for the last post
   // (ib_send_lat's cq_mod); capped at half the send queue. 1 = every post signaled.

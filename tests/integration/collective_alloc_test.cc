@@ -11,7 +11,10 @@
 #include "alloc_count.h"
 #include "collective/allreduce.h"
 #include "collective/bench.h"
+#include "collective/bench_run.h"
 #include "collective/comm.h"
+#include "collective/congestion_traffic.h"
+#include "collective/pairs_loops.h"
 #include "collective/topology.h"
 #include "launch/launch.h"
 #include "transport/probe.h"
@@ -89,6 +92,98 @@ TEST(CollectiveTimedLoop, NoAllocationPerIteration) {
     });
     EXPECT_EQ(rc, 0) << n << " ranks: 2 = allocations in the timed loop (see stderr), 1 = error";
   }
+}
+
+// pairs, ring and congestion run the measurement core's loops (engine/timed_loop.h, issue #26):
+// each loop, on 2 ranks, at kFew then kMany measured iterations. An allocation per iteration
+// makes the longer run allocate more (what a loop allocates once, its sample buffer, is the
+// same for both); each loop must also record exactly its measured iterations.
+constexpr uint64_t kFew = 20, kMany = 400;
+
+// The allocations of one run of every loop with `iters` measured iterations (2 warmup); -1
+// when a loop recorded a count other than `iters`.
+int64_t loopAllocations(Communicator& c, uint64_t iters) {
+  const int me = c.rank(), peer = 1 - me;
+  constexpr uint64_t kLat = 8, kBw = 4096, kWindow = 16, kWarm = 2;
+  bool counts = true;
+  uint64_t allocations = 0;
+  auto counted = [&](auto&& fn) {
+    c.barrier();
+    gAllocations = 0;
+    gCounting = true;
+    fn();
+    gCounting = false;
+    allocations += gAllocations;
+    c.barrier();
+  };
+  counted([&] {
+    if (me == 0)
+      counts = counts && detail::pingInitiator(c, peer, kLat, kWarm, iters).count == iters;
+    else
+      detail::pingResponder(c, peer, kLat, kWarm + iters);
+  });
+  counted([&] {
+    if (me == 0)
+      counts = counts && detail::streamSender(c, peer, kBw, kWindow, kWarm, iters) > 0;
+    else
+      detail::streamReceiver(c, peer, kBw, kWindow, kWarm + iters);
+  });
+  counted([&] {
+    counts = counts && detail::ringPhase(c, peer, peer, kLat, kWarm, iters).count == iters;
+  });
+  counted([&] {
+    counts =
+        counts &&
+        detail::ringExchange(c, RingNeighbours{peer, peer}, kLat, kWindow, kWarm, iters).size() ==
+            iters;
+  });
+  return counts ? static_cast<int64_t>(allocations) : -1;
+}
+
+int countLoopAllocations(rendezvous::Store& store, const launch::RankInfo& info) {
+  CollectiveParams p;
+  p.transport = "socket";
+  p.device.useEvent = true;
+  p.timeoutMs = 30'000;
+  p.device.localHost = "127.0.0.1";
+  Communicator c(store, info.rank, 2, "testhost", commOptions(p, {1 - info.rank}, 64 * 1024));
+  c.setStage("allocation check");
+  loopAllocations(c, kFew);  // the communicator's queues grow once
+  const int64_t few = loopAllocations(c, kFew), many = loopAllocations(c, kMany);
+  if (few < 0 || many < 0) {
+    fprintf(stderr, "rank %d: a loop recorded a wrong number of iterations\n", info.rank);
+    return 3;
+  }
+  if (many > few) {
+    fprintf(stderr, "rank %d: %lld allocations at %llu iterations, %lld at %llu\n", info.rank,
+            static_cast<long long>(many), static_cast<unsigned long long>(kMany),
+            static_cast<long long>(few), static_cast<unsigned long long>(kFew));
+    return 2;
+  }
+  return 0;
+}
+
+TEST(CollectiveTimedLoop, PairsRingCongestionLoopsAllocateNothingPerIteration) {
+  transport::BackendStatus st = transport::probeBackend("socket");
+  if (!st.usable) GTEST_SKIP() << "socket not usable here: " << st.reason;
+  launch::RankInfo base;
+  base.runId = "alloc-loops";
+  base.source = "np";
+  base.host = "testhost";
+  int rc = launch::runLocal(2, base, [&](const launch::RankInfo& info) {
+    try {
+      std::unique_ptr<rendezvous::TcpStoreServer> server;
+      auto store = launch::connectStore(info, 30'000, server);
+      int bad = countLoopAllocations(*store, info);
+      store->leave(true, "");
+      return bad;
+    } catch (const std::exception& e) {
+      fprintf(stderr, "rank %d: %s\n", info.rank, e.what());
+      return 1;
+    }
+  });
+  EXPECT_EQ(rc, 0) << "2 = allocations per iteration, 3 = wrong sample count (see stderr), 1 = "
+                      "error";
 }
 
 }  // namespace
