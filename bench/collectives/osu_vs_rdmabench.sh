@@ -30,7 +30,8 @@
 # Environment: REPS (5), ITERS (1000), WARMUP (200; OSU's defaults for small sizes),
 #   RANKS ("2 4 8"), OPS ("allreduce barrier"), TRANSPORTS ("socket ofi"), RB_EVENT (auto),
 #   RB_ALGO (rdmabench allreduce --algo; default: rdmabench's own default, tree),
-#   RUN_TIMEOUT (300 s per run), RAW (file to keep the raw per-run lines),
+#   RUN_TIMEOUT (300 s per run), RAW (file to keep the raw per-run lines; rdmabench's carry its
+#   descheduling counters and slowest-rank p50 as an 11th field),
 #   SUMMARY_ONLY (a RAW file of an earlier run: print its table, run nothing).
 # Run under `flock /tmp/rdmabench-systest.lock` (loopback ports). Prints a Markdown table.
 set -euo pipefail
@@ -45,7 +46,7 @@ import sys, statistics as st
 from collections import defaultdict
 runs = defaultdict(dict)   # (ranks, op, transport) -> rep -> tool -> (avg, mode, algo)
 for line in open(sys.argv[1]):
-    rep, n, op, tr, tool, avg, mn, mx, mode, algo = line.rstrip('\n').split('\t')
+    rep, n, op, tr, tool, avg, mn, mx, mode, algo = line.rstrip('\n').split('\t')[:10]
     runs[(int(n), op, tr)].setdefault(rep, {})[tool] = (float(avg), mode, algo)
 def span(v):
     return f"{st.median(v):.1f} [{min(v):.1f}-{max(v):.1f}]" if v else "n/a"
@@ -162,8 +163,11 @@ d = json.load(open(sys.argv[1]))
 loc = d['run']['local']
 mode = loc.get('progress') or ('event (FI_WAIT_FD)' if loc.get('event_mode') else 'busy-poll')
 c = d['rows'][0]['collective']
+ds = d['rows'][0].get('descheduled') or {}  # absent: no rank was preempted
 print('\t'.join([*sys.argv[2:6], 'rdmabench', str(c['t_avg_us']), str(c['t_min_us']),
-                 str(c['t_max_us']), mode, c['algorithm']]))
+                 str(c['t_max_us']), mode, c['algorithm'],
+                 f"run_delay_us={ds.get('run_delay_us', 0)} invol={ds.get('involuntary_switches', 0)} "
+                 f"slowest_p50_us={c.get('slowest_p50_us')}"]))
 PY
 }
 
