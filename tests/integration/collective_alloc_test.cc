@@ -109,11 +109,9 @@ int64_t loopAllocations(Communicator& c, uint64_t iters) {
   uint64_t allocations = 0;
   auto counted = [&](auto&& fn) {
     c.barrier();
-    gAllocations = 0;
-    gCounting = true;
+    testing::startCountingAllocations();
     fn();
-    gCounting = false;
-    allocations += gAllocations;
+    allocations += testing::stopCountingAllocations();
     c.barrier();
   };
   counted([&] {
