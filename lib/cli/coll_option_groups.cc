@@ -68,7 +68,10 @@ void addCommonTestOptions(const std::string& test, po::options_description& gene
       fixed ? "latency warmup iterations; bandwidth warmup is min(N, 2) (default 100)"
             : "warmup iterations per size (default: OSU's)")(
       "timeout", po::value<std::string>(),
-      "longest wait without progress and for other ranks, seconds (default 10)");
+      "longest wait without progress and for other ranks, seconds (default 10)")(
+      "clock", po::value<std::string>(),
+      "measurement clock of the timed loops auto | tsc | monotonic (default auto: the TSC when "
+      "invariant)");
   // No per-size timing for the fixed counts of pairs and congestion.
   if (!fixed)
     general.add_options()(

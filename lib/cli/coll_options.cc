@@ -61,7 +61,7 @@ struct Values {
   bool on(const char* k) const { return vm.count(k) && vm[k].as<bool>(); }
 };
 
-// --transport, --iters, --warmup, --timeout: every command.
+// --transport, --iters, --warmup, --timeout, --clock: every command.
 void parseCommon(const Values& v, collective::RankParams& p, CollCommand& cmd) {
   if (v.has("transport")) {
     p.transport = v.str("transport");
@@ -79,6 +79,12 @@ void parseCommon(const Values& v, collective::RankParams& p, CollCommand& cmd) {
   if (v.has("timeout"))
     p.timeoutMs =
         static_cast<int64_t>(parseSeconds(v.str("timeout"), "--timeout", 0.1, 3600) * 1000);
+  if (v.has("clock")) {
+    cmd.clock = v.str("clock");
+    if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
+      throw UsageError(
+          fmt::format("--clock {}: unknown clock (valid: auto, tsc, monotonic)", cmd.clock));
+  }
 }
 
 // -D, --max-time: barrier, allreduce, ring.

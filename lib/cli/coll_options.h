@@ -40,9 +40,12 @@ struct CollCommand {
   std::string outputPath;        // -o FILE (rank 0 writes it); empty = stdout
   bool full = false;             // --full: OSU -f columns
   bool quiet = false;            // --quiet: no warning lines on stderr
-  bool failOnOutlier = false;    // ring / pairs --fail-on-outlier
-  std::string plotPath;          // pairs --plot FILE.png|FILE.svg (rank 0 writes it)
-  std::string bind;              // --bind: this rank's data-plane address
+  // --clock auto | tsc | monotonic: the measurement clock of every rank's timed loops
+  // (common/measure_clock.h), selected before any rank forks or measures.
+  std::string clock = "auto";
+  bool failOnOutlier = false;  // ring / pairs --fail-on-outlier
+  std::string plotPath;        // pairs --plot FILE.png|FILE.svg (rank 0 writes it)
+  std::string bind;            // --bind: this rank's data-plane address
   // --ifname, else $RDMABENCH_IFNAME (launch/ifname.h, NCCL_SOCKET_IFNAME syntax): the interface
   // whose IPv4 address is this rank's data-plane address (unless --bind) and rank 0's published
   // store address under PMIx. "" = the default choice.

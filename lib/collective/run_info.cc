@@ -8,6 +8,7 @@
 #include "collective/rank_placement.h"
 #include "collective/reduce.h"
 #include "common/host_info.h"
+#include "common/measure_clock.h"
 
 namespace rdmabench::collective {
 
@@ -32,6 +33,9 @@ report::RunInfo rankRunInfo(Communicator& c, const RankParams& p, const launch::
   ri.commandLine = p.commandLine;
   ri.date = isoDateUtc();
   ri.extra = extra;
+  // The clock this process selected (cli --clock, before any timed loop): rank 0's facts, as
+  // lat/bw report the client's.
+  ri.clock = measureClockFacts();
   ri.extra["ranks"] = c.size();
   ri.extra["nodes"] = nodes.size();
   ri.extra["launch"] = info.source;

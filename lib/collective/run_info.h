@@ -16,9 +16,10 @@
 namespace rdmabench::collective {
 
 // `extra` lands in RunInfo::extra (with ranks, nodes, launch, timeout_s, check added);
-// `placement` is this rank's own placement facts (rank_placement.h placeRank). rankRunInfo:
-// what every N-rank command has (pairs, congestion: check false); collectiveRunInfo adds what
-// barrier / allreduce / ring have (op, check, duration_s, max_time_s, dtype).
+// RunInfo::clock is this process's measurement clock (measureClockFacts(): what --clock
+// selected); `placement` is this rank's own placement facts (rank_placement.h placeRank).
+// rankRunInfo: what every N-rank command has (pairs, congestion: check false); collectiveRunInfo
+// adds what barrier / allreduce / ring have (op, check, duration_s, max_time_s, dtype).
 report::RunInfo rankRunInfo(Communicator& c, const RankParams& p, const launch::RankInfo& info,
                             const nlohmann::json& extra, const PlacementFacts& placement);
 report::RunInfo collectiveRunInfo(Communicator& c, const CollectiveParams& p,

@@ -127,6 +127,26 @@ TEST(CollOptions, BadValuesAreOneLineErrorsNamingTheOption) {
     EXPECT_EQ(usageError(test, {"--timeout", "0"}).find('\n'), std::string::npos) << test;
 }
 
+// --clock on every N-rank command (issue #26): the value reaches CollCommand::clock, the default
+// is auto, and a bad value is the one-line error of lat/bw naming option, value and choices.
+TEST(CollOptions, ClockOnEveryCommand) {
+  for (const std::string test : {"barrier", "allreduce", "ring", "pairs", "congestion"}) {
+    EXPECT_EQ(parseCollectiveCommand(test, {}).clock, "auto") << test;
+    for (const std::string clock : {"auto", "tsc", "monotonic"})
+      EXPECT_EQ(parseCollectiveCommand(test, {"--clock", clock}).clock, clock) << test;
+    EXPECT_EQ(usageError(test, {"--clock", "bogus"}),
+              "--clock bogus: unknown clock (valid: auto, tsc, monotonic)")
+        << test;
+  }
+}
+
+// Ranks started by hand with different clocks would time different things: --clock is part of the
+// run description, so their run ids differ and the store refuses the second job.
+TEST(CollOptions, ClockDefinesTheRunId) {
+  EXPECT_NE(parseCollectiveCommand("barrier", {"--clock", "tsc"}).launch.defaultRunId,
+            parseCollectiveCommand("barrier", {"--clock", "monotonic"}).launch.defaultRunId);
+}
+
 TEST(CollOptions, PairsValuesAndErrors) {
   CollCommand d = parseCollectiveCommand("pairs", {});
   EXPECT_EQ(d.pairsParams().latBytes, 8u);

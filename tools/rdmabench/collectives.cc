@@ -24,6 +24,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/measure_clock.h"
 #include "common/output.h"
 #include "common/placement.h"
 #include "common/token.h"
@@ -191,6 +192,10 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
     checkWritable(cmd.outputPath, "--output");
     checkWritable(cmd.plotPath, "--plot");
   }
+  // The measurement clock of every timed loop, before any timed loop and before --np forks the
+  // ranks (they inherit the calibration); a rank started by a launcher or by hand selects its
+  // own here. The header reports rank 0's choice (collective/run_info.cc).
+  selectMeasureClock(cmd.clock);
   if (cmd.launch.np > 0) {
     launch::LocalRunLimits limits;
     // A healthy rank leaves its last barrier within --timeout of the first one to exit.
