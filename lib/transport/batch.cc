@@ -17,15 +17,8 @@ PreparedOp Endpoint::prepare(OpKind op, const MemoryRegion& mr, uint64_t offset,
   if (rma && (remoteOffset > remote->length || length > remote->length - remoteOffset))
     throw UsageError(fmt::format("prepare {}: remote range [{}, +{}) outside the {}-byte region",
                                  toString(op), remoteOffset, length, remote->length));
-  PreparedOp p;
-  p.op = op;
-  p.mr = &mr;
-  p.offset = offset;
-  p.length = length;
-  if (rma) p.remote = *remote;
-  p.remoteOffset = remoteOffset;
-  p.localAddr = reinterpret_cast<uint64_t>(mr.data() + offset);
-  p.remoteAddr = rma ? remote->addr + remoteOffset : 0;
+  PreparedOp p = PreparedOp::local(op, mr, offset, length);
+  if (rma) p.setRemote(*remote, remoteOffset);
   return p;
 }
 

@@ -110,6 +110,24 @@ struct PreparedOp {
   uint64_t remoteOffset = 0;
   // Backend-resolved (prepare): local address, local key, remote address, remote key.
   uint64_t localAddr = 0, localKey = 0, remoteAddr = 0, remoteKey = 0;
+
+  // The part every backend fills alike: op, region, local range and local address (no check;
+  // prepare() checks the range first). Keys are the backend's.
+  static PreparedOp local(OpKind op, const MemoryRegion& mr, uint64_t offset, uint32_t length) {
+    PreparedOp p;
+    p.op = op;
+    p.mr = &mr;
+    p.offset = offset;
+    p.length = length;
+    p.localAddr = reinterpret_cast<uint64_t>(mr.data() + offset);
+    return p;
+  }
+  // Write/read: the peer's region (copied), the offset within it and the remote address.
+  void setRemote(const RemoteRegion& r, uint64_t offsetInRemote) {
+    remote = r;
+    remoteOffset = offsetInRemote;
+    remoteAddr = r.addr + offsetInRemote;
+  }
 };
 
 // One post of a batch: its completion context and whether it asks for a completion (receives

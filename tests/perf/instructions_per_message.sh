@@ -11,15 +11,8 @@
 #   valgrind cannot run sanitized binaries.
 set -euo pipefail
 bin=$1 metrics=$2 sanitize=${3:-OFF}
-case "$sanitize" in
-  ""|OFF|off|0|FALSE|false) ;;
-  *) echo "SKIPPED: sanitizer build (RDMABENCH_SANITIZE=$sanitize): valgrind cannot run it"; exit 77 ;;
-esac
-if ! command -v valgrind >/dev/null; then
-  echo "FAIL: valgrind not installed (ci/install-deps.sh installs it)"; exit 1
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=callgrind_prelude.sh
+source "$(dirname "$0")/callgrind_prelude.sh"
 
 # Total instructions (Ir) of one run of CASE with N messages.
 count() {

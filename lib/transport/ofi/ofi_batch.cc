@@ -26,12 +26,7 @@ PreparedOp OfiDevice::prepare(OpKind op, const MemoryRegion& mr, uint64_t offset
     throw TransportError(fmt::format("{} on {}: provider did not grant FI_RMA", name, label_));
   checkRange(name.c_str(), mr, offset, length);
   const auto& omr = static_cast<const OfiMemoryRegion&>(mr);
-  PreparedOp p;
-  p.op = op;
-  p.mr = &mr;
-  p.offset = offset;
-  p.length = length;
-  p.localAddr = reinterpret_cast<uint64_t>(omr.data() + offset);
+  PreparedOp p = PreparedOp::local(op, mr, offset, length);
   p.localKey = reinterpret_cast<uint64_t>(omr.desc());
   if (!rma) return p;
   if (remote == nullptr) throw UsageError(fmt::format("{} on {}: no remote region", name, label_));
@@ -42,9 +37,7 @@ PreparedOp OfiDevice::prepare(OpKind op, const MemoryRegion& mr, uint64_t offset
   if (remote->key.size() != 8)
     throw UsageError(fmt::format("{} on {}: remote key of {} B (libfabric keys have 8)", name,
                                  label_, remote->key.size()));
-  p.remote = *remote;
-  p.remoteOffset = remoteOffset;
-  p.remoteAddr = remote->addr + remoteOffset;
+  p.setRemote(*remote, remoteOffset);
   p.remoteKey = getLe(remote->key.data(), 8);
   return p;
 }

@@ -181,17 +181,10 @@ PreparedOp SocketEndpoint::prepare(OpKind op, const MemoryRegion& mr, uint64_t o
   checkLocal(call.c_str(), mr, offset, length);
   if (rma && remote == nullptr)
     throw UsageError(fmt::format("socket {} to peer {}: no remote region", call, peer_));
-  PreparedOp p;
-  p.op = op;
-  p.mr = &mr;
-  p.offset = offset;
-  p.length = length;
-  p.localAddr = reinterpret_cast<uint64_t>(mr.data() + offset);
+  PreparedOp p = PreparedOp::local(op, mr, offset, length);
   if (rma) {
     p.remoteKey = checkRemote(call.c_str(), *remote, remoteOffset, length);
-    p.remote = *remote;
-    p.remoteOffset = remoteOffset;
-    p.remoteAddr = remote->addr + remoteOffset;
+    p.setRemote(*remote, remoteOffset);
   }
   return p;
 }
