@@ -19,6 +19,11 @@
 # Instructions per message (callgrind, tests/perf/instructions_per_message.sh): bw 131 -> 167,
 # bw32 131 -> 49, pp 395 -> 395. A post list of 1 got slower on the null device (the batch
 # call's bookkeeping); on a NIC the doorbell per post dominates and -l 32 removes 31 of 32.
+# With the post-list-1 fast path (97cdfd2, postOneData), 2026-12-02, 3 interleaved rounds of 3 reps
+# against 9a48f1e (the state above), medians of the rounds, M messages/s (host: an rxe VM running
+# beside): bw list 1 129.0 / 127.9 / 138.7 -> 169.2 / 165.5 / 180.8 (1.28-1.31x; back at the
+# pre-contract 172.7); list 32 292.6 / 332.1 / 327.7 -> 334.0 / 327.3 / 340.6; ping-pong 18.8-19.7
+# -> 17.8-20.3 (unchanged). Instructions per message: bw 167 -> 120, bw32 49, pp 395-402.
 # Earlier single runs under load ranged 2x lower: compare only interleaved runs.
 
 set -euo pipefail
