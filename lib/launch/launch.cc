@@ -360,6 +360,7 @@ std::map<pid_t, int> forkRanks(int np, const RankInfo& base,
       info.rank = r;
       info.worldSize = np;
       info.localRank = r;
+      info.localRanks = np;  // the caller may have chosen np after detect()
       info.rendezvousHost = "127.0.0.1";
       info.rendezvousPort = server.port();
       info.hostsServer = false;

@@ -81,6 +81,16 @@ grep -q "^# WARNING: oversubscribed: 2 ranks share cpu" "$TMP/o.txt" ||
   fail "oversubscription not in the header: $(head -12 "$TMP/o.txt")"
 pass "csv, heat map, oversubscription"
 
+# The default run (no --np, no launcher): one rank per allowed CPU. With 2+ CPUs this is the path
+# that forks ranks after detect(); every rank's row must arrive (it once hung waiting for the
+# attribution of local rank 1: localRanks stayed 1).
+NCPU=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
+timeout 60 "$RB" noise -D 0.3 --timeout 20 -f csv -o "$TMP/d.csv" 2>"$TMP/d.err" ||
+  fail "noise without --np failed: $(cat "$TMP/d.err")"
+[ "$(tail -n +2 "$TMP/d.csv" | grep -c '^[0-9]')" = "$NCPU" ] ||
+  fail "default run: expected $NCPU rank rows: $(cat "$TMP/d.csv")"
+pass "default run: one rank per allowed CPU ($NCPU)"
+
 # A failed run still prints one valid JSON document on stdout (a rank that cannot reach the
 # rendezvous: --timeout bounds it).
 rc=0
