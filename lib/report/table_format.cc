@@ -224,9 +224,9 @@ class TableReporter : public TextReporter {
       }
       cells.push_back("[" + flags + "]");
     }
-    if (!row.descheduled
-             .is_null()) {  // common/desched.h: this size's loop lost the CPU (last cell)
-      if (!deschedWarned_) line("WARNING: {}", deschedAdvice());
+    // common/desched.h: this size's loop lost the CPU (last cell); the WARNING follows the
+    // table (writeEnd), not a line mid-table.
+    if (!row.descheduled.is_null()) {
       deschedWarned_ = true;
       cells.push_back("desched");
     }
@@ -234,6 +234,7 @@ class TableReporter : public TextReporter {
   }
 
   void writeEnd() override {
+    if (deschedWarned_) line("WARNING: {}", deschedAdvice());
     for (const std::string& flag : flagsSeen_) {
       if (flag == "short")
         line(
