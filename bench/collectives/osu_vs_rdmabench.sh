@@ -29,7 +29,7 @@
 #   (or the environment variables OSU_ALLREDUCE, OSU_BARRIER, RDMABENCH)
 # Environment: REPS (5), ITERS (1000), WARMUP (200; OSU's defaults for small sizes),
 #   RANKS ("2 4 8"), OPS ("allreduce barrier"), TRANSPORTS ("socket ofi"), RB_EVENT (auto),
-#   RB_ALGO (rdmabench allreduce --algo; default: rdmabench's own default, tree),
+#   RB_ALGO (rdmabench allreduce --algo; default: rdmabench's own default, auto: rd at 8 B),
 #   RUN_TIMEOUT (300 s per run), RAW (file to keep the raw per-run lines; rdmabench's carry its
 #   descheduling counters and slowest-rank p50 as an 11th field),
 #   SUMMARY_ONLY (a RAW file of an earlier run: print its table, run nothing).

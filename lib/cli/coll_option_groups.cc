@@ -90,8 +90,8 @@ void addBarrierOptions(po::options_description& general) {
 
 void addAllreduceOptions(po::options_description& general) {
   general.add_options()("algo", po::value<std::string>(),
-                        "tree | ring | rd | rabenseifner | auto | sharp (default tree; auto "
-                        "never picks sharp)")(
+                        "tree | ring | rd | rabenseifner | auto | sharp (default auto: the "
+                        "cost model's pick per size, never sharp)")(
       "dtype", po::value<std::string>(), "int32 | int64 | float32 | float64 (default float32)")(
       "op", po::value<std::string>(), "sum | min | max (default sum)")(
       "size,s", po::value<std::string>(),

@@ -134,7 +134,9 @@ void roundToElements(collective::CollectiveParams& p, const char* option,
 }
 
 void parseAllreduce(const Values& v, collective::CollectiveParams& p, CollCommand& cmd) {
-  if (v.has("algo")) p.algo = v.str("algo");
+  // Default auto: the cost model's pick per size (rd at small sizes, as MPI libraries choose),
+  // not the library's tree (params.h), which needs 2 lg p dependent messages at 8 B.
+  p.algo = v.has("algo") ? v.str("algo") : "auto";
   if (p.algo != "auto" && p.algo != "sharp") {
     const auto& algos = collective::allreduceAlgorithms();
     if (std::find(algos.begin(), algos.end(), p.algo) == algos.end())

@@ -39,7 +39,8 @@ struct RankParams {
 struct CollectiveParams : RankParams {
   CollectiveParams() { test = report::Test::kAllreduce; }
   std::string algo = "tree";  // allreduce: tree | ring | rd | rabenseifner | auto | sharp;
-                              // barrier: dissemination | sharp
+                              // barrier: dissemination | sharp. The allreduce command's
+                              // default is auto (cli/coll_options.cc); tree is this struct's.
   DType dtype = DType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
   std::vector<uint64_t> sizes;  // allreduce message sizes, bytes (rounded down to elements)

@@ -23,7 +23,7 @@ std::string usageError(const std::string& test, const std::vector<std::string>& 
 TEST(CollOptions, AllreduceDefaultsAreOsuSweep) {
   CollCommand c = parseCollectiveCommand("allreduce", {});
   EXPECT_EQ(c.collectiveParams().test, report::Test::kAllreduce);
-  EXPECT_EQ(c.collectiveParams().algo, "tree");
+  EXPECT_EQ(c.collectiveParams().algo, "auto");  // the command's default (docs/cli.md)
   EXPECT_EQ(c.common().transport, "socket");
   EXPECT_EQ(c.collectiveParams().sizes.front(), 4u);  // one float32 element
   EXPECT_EQ(c.collectiveParams().sizes.back(), 1u << 20);

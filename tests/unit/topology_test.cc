@@ -217,6 +217,19 @@ TEST(Model, ChoosesLatencyOptimalSmallAndBandwidthOptimalLarge) {
   EXPECT_EQ(predictUs(m, "tree", 1, 1000), 0);
 }
 
+TEST(Model, PicksRecursiveDoublingAtEightBytesForEveryWorld) {
+  // What the allreduce command's default (--algo auto) promises at 8 B (docs/collectives.md):
+  // rd, never tree's 2 ceil(lg p) dependent messages, while alpha is far above the time to move
+  // and reduce 8 B; fold worlds (non-powers of two) included. alpha 0.5-100 us, 100 MB/s-100 GB/s
+  // links, reductions at 0.1-50 GB/s. (At 10 MB/s with alpha 0.5 us ring wins at p = 3.)
+  for (double a : {0.5, 3.0, 100.0})
+    for (double b : {1e-5, 1e-3, 1e-2})
+      for (double g : {2e-5, 1e-3, 1e-2})
+        for (int p = 2; p <= 130; ++p)
+          ASSERT_EQ(chooseAlgorithm(CostModel{a, b, g}, p, 8), "rd")
+              << "p=" << p << " alpha=" << a << " beta=" << b << " gamma=" << g;
+}
+
 TEST(Outliers, SlowHostIsFlaggedEvenWhenHalfTheLinksAreSlow) {
   // 4 ranks in a ring; rank 2 adds 500 us to every link it is part of.
   std::vector<LinkLatency> links;

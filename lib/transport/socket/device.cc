@@ -186,9 +186,20 @@ void SocketDevice::waitForEvent(int timeoutMs) {
     if (ep->hasWork()) return;
   for (SocketEndpoint* ep : endpoints_)
     ep->updateInterest();
-  epoll_event events[16];
+  constexpr int kEvents = 16;
+  epoll_event events[kEvents];
   // EINTR (a signal) simply returns: the caller checks interrupted().
-  (void)epoll_wait(epoll_.get(), events, 16, timeoutMs);
+  const int n = epoll_wait(epoll_.get(), events, kEvents, timeoutMs);
+  // Level-triggered: a socket with unread bytes is always reported, so one that is not has
+  // nothing to read now (bytes arriving later are reported by the next epoll_wait). A full
+  // event array may have left ready sockets out: no skips then.
+  if (n < 0 || n >= kEvents) return;
+  for (SocketEndpoint* ep : endpoints_) {
+    bool reported = false;
+    for (int i = 0; i < n && !reported; ++i)
+      reported = events[i].data.fd == ep->fd();
+    ep->skipNextRecv(!reported);
+  }
 }
 
 void SocketDevice::attach(SocketEndpoint* ep) {

@@ -48,6 +48,10 @@ class SocketDevice : public Device {
   std::unique_ptr<Connector> createConnector() override;
   size_t poll(Completion* out, size_t max) override;
   std::string errorText(const Completion& c) const override { return errors_.text(c.errorId); }
+  // Event mode: epoll_wait on the endpoints' sockets. When it returns (fewer than its 16 event
+  // slots), an endpoint waiting for bytes whose socket it did not report skips its recv() in
+  // the next poll() (once: SocketEndpoint::skipNextRecv), so a wake-up reads only the sockets
+  // that have data instead of one EAGAIN recv() per idle peer.
   void waitForEvent(int timeoutMs) override;
 
   // --- for the backend's own classes ---

@@ -3,6 +3,8 @@
 // framing.h). Posts only enqueue; SocketDevice::poll() calls progress() to move bytes and
 // harvest() to report completions. Not thread-safe (one thread per Device).
 
+#include <sys/epoll.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -77,6 +79,15 @@ class SocketEndpoint : public Endpoint {
   bool hasWork() const;
   // Brings the epoll interest set in line with what the endpoint waits for.
   void updateInterest();
+  // The connected socket (-1 once failed): what SocketDevice matches epoll events with.
+  int fd() const { return fd_.get(); }
+  // `skip`: epoll_wait (level-triggered, EPOLLIN wanted) did not report this socket, so the
+  // next progress() leaves out its recv(), which could only return EAGAIN; honoured only while
+  // the endpoint waits for bytes (anything staged or a new receive to match still runs).
+  // Cleared by that progress(): a poll loop that does not wait in epoll reads as before.
+  void skipNextRecv(bool skip) {
+    skipRecv_ = skip && !closed_ && rxStall_ == RxStall::kNeedBytes && (interest_ & EPOLLIN) != 0;
+  }
   // A local region is being deregistered: stop writing into it.
   void forgetRegion(const uint8_t* data, uint64_t size);
 
@@ -165,6 +176,7 @@ class SocketEndpoint : public Endpoint {
   bool drained_ = false;      // the last recv returned less than asked: socket empty
   bool txBlocked_ = false;    // the last send hit a full socket buffer: poll(POLLOUT) first
   bool expectLarge_ = false;  // the last message had >= kDirectReadBytes: read headers alone
+  bool skipRecv_ = false;     // epoll said nothing to read: the next progress() skips recv()
   Incoming cur_;
   RxStall rxStall_ = RxStall::kNeedBytes;
   uint32_t interest_ = 0;  // epoll events currently registered

@@ -21,6 +21,10 @@ static_assert(kMaxIov <= IOV_MAX, "one sendmsg() takes at most IOV_MAX iovecs");
 void SocketEndpoint::progress() {
   if (closed_) return;
   if (!wire_.empty()) progressTx(kPollIov);
+  if (skipRecv_) {  // waitForEvent: epoll reported nothing to read on this socket
+    skipRecv_ = false;
+    return;
+  }
   if (!closed_) progressRx();
 }
 
