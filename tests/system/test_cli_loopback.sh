@@ -32,6 +32,16 @@ timeout 60 "$RB" lat -t socket -s 1K -n 100 --check >/dev/null || fail "lat --ch
 timeout 60 "$RB" lat -t socket -s 1K -D 0.3 >/dev/null || fail "lat -D"
 pass "ops, --qp, --check, -D"
 
+# --post-list where a batch is not one doorbell: accepted, and the header says what a batch is
+# (socket read: requests in one sendmsg, answered one by one by the target); -l 1: no note.
+timeout 60 "$RB" bw -t socket --op read -l 8 -s 1K -n 4 -f json >"$TMP/bwl.json" || fail "bw --op read -l 8"
+json_check "$TMP/bwl.json" "d['run']['extra']['post_list']==8 and 'socket read is emulated' in d['run']['extra']['post_list_note'] and len(d['rows'])==1"
+timeout 60 "$RB" bw -t socket -l 8 -s 1K -n 4 -f json >"$TMP/bwl.json" || fail "bw -l 8"
+json_check "$TMP/bwl.json" "'one sendmsg' in d['run']['extra']['post_list_note']"
+timeout 60 "$RB" bw -t socket --op read -s 1K -n 4 -f json >"$TMP/bwl.json" || fail "bw --op read"
+json_check "$TMP/bwl.json" "'post_list_note' not in d['run']['extra'] and 'post_list' not in d['run']['extra']"
+pass "bw --post-list: post_list_note where a batch is not one doorbell"
+
 # ci/install-deps.sh waits for a dpkg lock held by another apt-get (DPkg::Lock::Timeout) instead
 # of failing at once: run it against stub id/dpkg-query/apt-get that record the arguments.
 SRC=${RDMABENCH_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}

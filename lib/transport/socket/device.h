@@ -49,6 +49,9 @@ class SocketDevice : public Device {
   size_t poll(Completion* out, size_t max) override;
   std::string errorText(const Completion& c) const override { return errors_.text(c.errorId); }
   void waitForEvent(int timeoutMs) override;
+  // No doorbell: a batch is one sendmsg(); a read batch sends its requests in one sendmsg and
+  // the target answers each as it polls (emulated read).
+  std::string postListNote(OpKind op) const override;
 
   // --- for the backend's own classes ---
   const SockAddr& bindAddress() const { return bind_; }
