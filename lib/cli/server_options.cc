@@ -35,7 +35,10 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
       "cap on the --timeout a client may ask for, seconds (default 60)")(
       "max-connections", po::value<std::string>(),
       "sessions admitted at once (hello passed); more are told \"server busy\"; "
-      "connections before their hello have their own budget (default 64)");
+      "connections before their hello have their own budget (default 64)")(
+      "clock", po::value<std::string>(),
+      "measurement clock of the server's side of bw (peer_BW) auto | tsc | monotonic (default "
+      "auto: the TSC when invariant)");
   po::positional_options_description pos;
   po::variables_map vm = parseOptions("server", desc, pos, args);
   if (vm.count("help")) {
@@ -64,6 +67,12 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
   if (vm.count("max-connections"))
     cmd.server.maxConnections =
         static_cast<uint32_t>(parseUnsigned(str("max-connections"), "--max-connections", 1, 4096));
+  if (vm.count("clock")) {
+    cmd.clock = str("clock");
+    if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
+      throw UsageError(
+          fmt::format("--clock {}: unknown clock (valid: auto, tsc, monotonic)", cmd.clock));
+  }
   return cmd;
 }
 

@@ -157,6 +157,7 @@ BandwidthResult runBandwidth(transport::Device& device, std::vector<Link>& links
     throw UsageError(fmt::format("--post-list {}: out of range 1..{} ({})", params.postList,
                                  std::max<uint32_t>(1, params.window),
                                  params.mode == BwMode::kStream ? "the --tx-depth" : "the window"));
+  if (params.clock == nullptr) throw Error("runBandwidth: BandwidthParams::clock is null");
   if (params.check && params.op == DataOp::kRead)
     throw UsageError("--check: not available for `bw --op read` (use `lat --op read --check`)");
   bw::BandwidthRun engine(device, links, progress, params);

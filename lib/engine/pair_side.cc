@@ -15,7 +15,6 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/json_read.h"
-#include "common/measure_clock.h"
 #include "common/units.h"
 #include "engine/bandwidth.h"
 #include "engine/buffers.h"
@@ -225,7 +224,6 @@ SizeResult runSize(const TestSpec& spec, Side& side, Progress& progress, const S
   p.bidirectional = spec.bidirectional;
   p.check = spec.check;
   p.ready = ready;
-  p.clock = &measureNs;  // --clock: the measurement clock, as the ping-pong engine
   BandwidthResult r = runBandwidth(*side.device, side.links, progress, p);
   out.seconds = r.seconds;
   out.wrong = r.wrong;

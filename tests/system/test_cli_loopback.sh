@@ -42,6 +42,15 @@ timeout 60 "$RB" bw -t socket --op read -s 1K -n 4 -f json >"$TMP/bwl.json" || f
 json_check "$TMP/bwl.json" "'post_list_note' not in d['run']['extra'] and 'post_list' not in d['run']['extra']"
 pass "bw --post-list: post_list_note where a batch is not one doorbell"
 
+# The standalone server times bw's target interval (peer_BW): it takes --clock as clients do.
+expect_status 2 "--clock hpet: unknown clock (valid: auto, tsc, monotonic)" "$RB" server --clock hpet
+SPORT=$((20000 + ($$ + 37) % 20000))
+background "$RB" server -p "$SPORT" --bind 127.0.0.1 --quiet --clock monotonic
+wait_port "" "$SPORT"
+timeout 60 "$RB" bw 127.0.0.1 -p "$SPORT" -t socket -s 4K -n 4 -f json >"$TMP/sclk.json" || fail "bw against server --clock monotonic"
+json_check "$TMP/sclk.json" "d['rows'][0]['peer_mb_per_s'] > 0"
+pass "server --clock"
+
 # ci/install-deps.sh waits for a dpkg lock held by another apt-get (DPkg::Lock::Timeout) instead
 # of failing at once: run it against stub id/dpkg-query/apt-get that record the arguments.
 SRC=${RDMABENCH_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
