@@ -8,6 +8,7 @@
 #include "cli/help_gen.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/measure_clock.h"
 #include "common/token.h"
 #include "common/units.h"
 
@@ -69,9 +70,7 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
         static_cast<uint32_t>(parseUnsigned(str("max-connections"), "--max-connections", 1, 4096));
   if (vm.count("clock")) {
     cmd.clock = str("clock");
-    if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
-      throw UsageError(
-          fmt::format("--clock {}: unknown clock (valid: auto, tsc, monotonic)", cmd.clock));
+    checkClockChoice(cmd.clock);
   }
   return cmd;
 }
