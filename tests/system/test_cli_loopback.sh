@@ -51,6 +51,12 @@ timeout 60 "$RB" bw 127.0.0.1 -p "$SPORT" -t socket -s 4K -n 4 -f json >"$TMP/sc
 json_check "$TMP/sclk.json" "d['rows'][0]['peer_mb_per_s'] > 0"
 pass "server --clock"
 
+# A window above the receiver's queue is refused when the devices open, before any connection
+# (it was found at the first size): the message names the side and its device.
+expect_status 2 "--window 2000: needs 2001 posted receives (the window and a control message), above the receive queue depth 512 of the server socket device lo (raise --rx-depth or lower --window to 511)" "$RB" bw -t socket -w 2000 -s 8 -n 2
+expect_status 2 "of the local socket device lo" "$RB" bw -t socket -b -w 2000 -s 8 -n 2
+pass "bw --window above the receive queue: refused at device open"
+
 # ci/install-deps.sh waits for a dpkg lock held by another apt-get (DPkg::Lock::Timeout) instead
 # of failing at once: run it against stub id/dpkg-query/apt-get that record the arguments.
 SRC=${RDMABENCH_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
