@@ -163,7 +163,7 @@ d = json.load(open(sys.argv[1]))
 loc = d['run']['local']
 mode = loc.get('progress') or ('event (FI_WAIT_FD)' if loc.get('event_mode') else 'busy-poll')
 c = d['rows'][0]['collective']
-ds = d['rows'][0].get('descheduled') or {}  # absent: no rank was preempted
+ds = d['rows'][0].get('descheduled') or {}  # null (absent before): no rank was preempted
 print('\t'.join([*sys.argv[2:6], 'rdmabench', str(c['t_avg_us']), str(c['t_min_us']),
                  str(c['t_max_us']), mode, c['algorithm'],
                  f"run_delay_us={ds.get('run_delay_us', 0)} invol={ds.get('involuntary_switches', 0)} "

@@ -10,6 +10,7 @@
 #include "cli/help_gen.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/measure_clock.h"
 #include "common/token.h"
 #include "common/units.h"
 #include "report/report.h"
@@ -323,9 +324,7 @@ void parseOutput(const po::variables_map& vm, ClientCommand& cmd) {
   if (vm.count("output")) cmd.output.path = parseOutputPath(str("output"));
   if (vm.count("clock")) {
     cmd.clock = str("clock");
-    if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
-      throw UsageError(
-          fmt::format("--clock {}: unknown clock (valid: auto, tsc, monotonic)", cmd.clock));
+    checkClockChoice(cmd.clock);
   }
   if (vm.count("cpu")) cmd.placement.cpus = str("cpu");
   if (vm.count("numa")) cmd.placement.numa = str("numa");

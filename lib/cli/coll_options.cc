@@ -15,6 +15,7 @@
 #include "collective/congestion_plan.h"
 #include "collective/sharp/sharp.h"
 #include "common/error.h"
+#include "common/measure_clock.h"
 #include "common/units.h"
 #include "report/report.h"
 #include "transport/transport.h"
@@ -81,9 +82,7 @@ void parseCommon(const Values& v, collective::RankParams& p, CollCommand& cmd) {
         static_cast<int64_t>(parseSeconds(v.str("timeout"), "--timeout", 0.1, 3600) * 1000);
   if (v.has("clock")) {
     cmd.clock = v.str("clock");
-    if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
-      throw UsageError(
-          fmt::format("--clock {}: unknown clock (valid: auto, tsc, monotonic)", cmd.clock));
+    checkClockChoice(cmd.clock);
   }
 }
 

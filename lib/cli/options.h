@@ -63,6 +63,9 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
 
 struct ServerCommand {
   engine::ServerOptions server;
+  // --clock auto | tsc | monotonic: the clock of the server's timed side (bw: the target's
+  // interval, reported as peer_BW), selected once at start-up; the sessions inherit it.
+  std::string clock = "auto";
   bool help = false;
   std::string helpText;
   OptionGroups helpGroups;

@@ -8,6 +8,7 @@
 #include "cli/help_gen.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/measure_clock.h"
 #include "common/token.h"
 #include "common/units.h"
 
@@ -35,7 +36,10 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
       "cap on the --timeout a client may ask for, seconds (default 60)")(
       "max-connections", po::value<std::string>(),
       "sessions admitted at once (hello passed); more are told \"server busy\"; "
-      "connections before their hello have their own budget (default 64)");
+      "connections before their hello have their own budget (default 64)")(
+      "clock", po::value<std::string>(),
+      "measurement clock of the server's side of bw (peer_BW) auto | tsc | monotonic (default "
+      "auto: the TSC when invariant)");
   po::positional_options_description pos;
   po::variables_map vm = parseOptions("server", desc, pos, args);
   if (vm.count("help")) {
@@ -64,6 +68,10 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
   if (vm.count("max-connections"))
     cmd.server.maxConnections =
         static_cast<uint32_t>(parseUnsigned(str("max-connections"), "--max-connections", 1, 4096));
+  if (vm.count("clock")) {
+    cmd.clock = str("clock");
+    checkClockChoice(cmd.clock);
+  }
   return cmd;
 }
 

@@ -145,10 +145,14 @@ std::string ClockFacts::describe() const {
   return s;
 }
 
-const ClockFacts& selectMeasureClock(std::string_view choice) {
+void checkClockChoice(std::string_view choice) {
   if (choice != "auto" && choice != "tsc" && choice != "monotonic")
     throw UsageError(
         fmt::format("--clock {}: unknown clock (valid: auto, tsc, monotonic)", choice));
+}
+
+const ClockFacts& selectMeasureClock(std::string_view choice) {
+  checkClockChoice(choice);
   ClockFacts f;
   f.requested = std::string(choice);
   f.kernelClocksource =

@@ -87,6 +87,9 @@ inline int64_t measureNs() {
 // advertised invariant (with a warning). Throws UsageError for an unknown choice and for "tsc"
 // when there is no TSC or the calibration fails (naming why).
 const ClockFacts& selectMeasureClock(std::string_view choice);
+// The option parsers' check of a --clock value, one wording for every command: UsageError
+// "--clock X: unknown clock (valid: auto, tsc, monotonic)" unless `choice` is one of those.
+void checkClockChoice(std::string_view choice);
 // The facts of the current selection (selects "auto" on first use if nothing was selected).
 const ClockFacts& measureClockFacts();
 

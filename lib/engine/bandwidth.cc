@@ -59,9 +59,7 @@ BandwidthRun::BandwidthRun(transport::Device& device, std::vector<Link>& links, 
 // Validates and resolves each link's data op and data receive once, outside the timed loop.
 void BandwidthRun::prepareOps() {
   using transport::OpKind;
-  const OpKind op = p_.op == DataOp::kSend    ? OpKind::kSend
-                    : p_.op == DataOp::kWrite ? OpKind::kWrite
-                                              : OpKind::kRead;
+  const OpKind op = opKind(p_.op);
   for (auto& link : links_) {
     const uint64_t so = link.layout.sendOffset(), ro = link.layout.recvOffset();
     // A read lands in the local receive area from the peer's send area.
@@ -159,6 +157,7 @@ BandwidthResult runBandwidth(transport::Device& device, std::vector<Link>& links
     throw UsageError(fmt::format("--post-list {}: out of range 1..{} ({})", params.postList,
                                  std::max<uint32_t>(1, params.window),
                                  params.mode == BwMode::kStream ? "the --tx-depth" : "the window"));
+  if (params.clock == nullptr) throw Error("runBandwidth: BandwidthParams::clock is null");
   if (params.check && params.op == DataOp::kRead)
     throw UsageError("--check: not available for `bw --op read` (use `lat --op read --check`)");
   bw::BandwidthRun engine(device, links, progress, params);

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "common/desched.h"
+#include "common/measure_clock.h"
 #include "engine/link.h"
 #include "engine/progress.h"
 #include "engine/spec.h"
@@ -59,8 +60,10 @@ struct BandwidthParams {
   bool sender = true;          // unidirectional role (client = sender/initiator)
   bool bidirectional = false;  // both sides send and receive
   bool check = false;          // verify payloads (see above)
-  // Clock in nanoseconds (differences only); empty = rdmabench::nowNs. Tests inject a fake.
-  std::function<int64_t()> clock;
+  // The interval's clock, nanoseconds (differences only). Default: measureNs, the measurement
+  // clock (common/measure_clock.h: --clock, selected at start-up; CLOCK_MONOTONIC in a process
+  // that never selected one). Tests inject a fake; null is refused (runBandwidth: Error).
+  int64_t (*clock)() = &measureNs;
   // Called once this side's first receives are posted, before it sends or waits: the server
   // tells the client "size ready" here (as PingPongParams::ready). Empty: nothing to call.
   std::function<void()> ready;

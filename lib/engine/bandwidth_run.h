@@ -58,7 +58,7 @@ class BandwidthRun {
   BandwidthResult run();
 
  private:
-  int64_t now() const { return p_.clock ? p_.clock() : nowNs(); }
+  int64_t now() const { return p_.clock(); }  // runBandwidth refused a null clock
 
   // Setup and result (bandwidth.cc).
   void prepareOps();      // dataOps_ / recvOps_ (bandwidth.cc)

@@ -229,7 +229,12 @@ class Client {
     if (spec.bandwidth()) {
       // One signaled completion per cq_moderation sends (ib_*_bw --cq-mod); ping-pong has none.
       info.extra["cq_moderation"] = spec.cqModeration;
-      if (spec.postList != 1) info.extra["post_list"] = spec.postList;
+      if (spec.postList != 1) {
+        info.extra["post_list"] = spec.postList;
+        // Not one doorbell per batch on this transport/op: say what a batch is instead.
+        std::string note = side.device->postListNote(opKind(dataOp(spec.op)));
+        if (!note.empty()) info.extra["post_list_note"] = std::move(note);
+      }
       info.extra["mode"] = toString(spec.mode);
       // Which figure leads: the side that owns the timed interval (docs/metrics.md).
       info.extra["headline"] =

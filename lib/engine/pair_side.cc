@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -15,7 +16,6 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/json_read.h"
-#include "common/measure_clock.h"
 #include "common/units.h"
 #include "engine/bandwidth.h"
 #include "engine/buffers.h"
@@ -111,11 +111,29 @@ static void checkSharedSlots(const TestSpec& spec, const transport::Device& devi
       device.name(), lowerWindow, std::max<uint64_t>(1, caps.sharedOpSlots / perLink)));
 }
 
+// Window-mode send: the receiving side posts the whole window and a control receive at once
+// (engine/bandwidth.cc refuses the same at its first size, after connecting). Checked here, at
+// device open, so the error comes before any connection: the server receives, and the client
+// too when bidirectional.
+static void checkReceiveWindow(const TestSpec& spec, const transport::Device& device,
+                               const char* who) {
+  const bool receives = spec.bidirectional || std::string_view(who) != "local";
+  if (!spec.bandwidth() || spec.stream() || dataOp(spec.op) != DataOp::kSend || !receives) return;
+  const transport::Caps caps = device.caps();
+  const uint32_t rq = caps.maxRecvQueue ? caps.maxRecvQueue : 512;
+  if (spec.window + 1 <= rq) return;
+  throw UsageError(fmt::format(
+      "--window {}: needs {} posted receives (the window and a control message), above the "
+      "receive queue depth {} of the {} {} device {} (raise --rx-depth or lower --window to {})",
+      spec.window, spec.window + 1, rq, who, device.backend(), device.name(), rq - 1));
+}
+
 void openSideDevice(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts,
                     const char* who) {
   s.device = transport::openDevice(spec.transport, opts);
   checkCaps(spec, *s.device, who);
   checkSharedSlots(spec, *s.device, who);
+  checkReceiveWindow(spec, *s.device, who);
 }
 
 void openSide(Side& s, const TestSpec& spec, const transport::DeviceOptions& opts,
@@ -225,7 +243,6 @@ SizeResult runSize(const TestSpec& spec, Side& side, Progress& progress, const S
   p.bidirectional = spec.bidirectional;
   p.check = spec.check;
   p.ready = ready;
-  p.clock = &measureNs;  // --clock: the measurement clock, as the ping-pong engine
   BandwidthResult r = runBandwidth(*side.device, side.links, progress, p);
   out.seconds = r.seconds;
   out.wrong = r.wrong;

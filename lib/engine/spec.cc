@@ -87,6 +87,11 @@ Op parseOp(std::string_view name) {
 BwMode parseBwMode(std::string_view name) {
   return parseName<BwMode>(name, kModeNames, "--mode", false);
 }
+transport::OpKind opKind(DataOp op) {
+  return op == DataOp::kWrite  ? transport::OpKind::kWrite
+         : op == DataOp::kRead ? transport::OpKind::kRead
+                               : transport::OpKind::kSend;
+}
 DataOp dataOp(Op op) {
   switch (op) {
     case Op::kWrite:

@@ -39,6 +39,8 @@ Op parseOp(std::string_view name);
 BwMode parseBwMode(std::string_view name);
 // The engines' operation for `op` (tagged -> send).
 DataOp dataOp(Op op);
+// The transport's work request kind of a data op (send, write, read).
+transport::OpKind opKind(DataOp op);
 
 // Hard limits a test description must respect (the server additionally applies its --max-bytes).
 inline constexpr uint64_t kMaxIterations = 1'000'000'000;

@@ -13,6 +13,7 @@
 #include "cli/coll_options.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/measure_clock.h"
 
 namespace rdmabench::noise {
 
@@ -163,8 +164,7 @@ void parseMeasurement(const po::variables_map& vm, NoiseCommand& cmd) {
   c.pin = !vm["no-pin"].as<bool>();
   if (has("clock")) {
     cmd.clock = str("clock");
-    if (cmd.clock != "auto" && cmd.clock != "tsc" && cmd.clock != "monotonic")
-      throw UsageError(fmt::format("--clock {}: unknown (valid: auto, tsc, monotonic)", cmd.clock));
+    checkClockChoice(cmd.clock);
   }
 }
 

@@ -159,7 +159,9 @@ nlohmann::ordered_json rowJson(const Row& row) {
   j["bytes"] = row.bytes;
   j["iterations"] = row.iterations;
   j["warmup"] = row.warmup;
-  if (!row.descheduled.is_null()) j["descheduled"] = row.descheduled;  // common/desched.h
+  // common/desched.h: the counts when this size's loop lost the CPU, else null; always present
+  // (a schema member: scripts index rows by name).
+  j["descheduled"] = row.descheduled;
   if (row.latency) {
     const stats::Summary& s = *row.latency;
     nlohmann::ordered_json lat;

@@ -22,6 +22,11 @@ PreparedOp Endpoint::prepare(OpKind op, const MemoryRegion& mr, uint64_t offset,
   return p;
 }
 
+std::string Device::postListNote(OpKind op) const {
+  return fmt::format("{} has no batch path: each {} of a batch is posted on its own", backend(),
+                     toString(op));
+}
+
 uint32_t Endpoint::postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) {
   const MemoryRegion& mr = *op.mr;
   for (uint32_t i = 0; i < count; ++i) {

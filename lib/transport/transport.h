@@ -254,6 +254,12 @@ class Device {
   // Blocks up to `timeoutMs` until poll() may return something (event mode). Returns early
   // on a signal. Backends without events return at once (the caller then busy-polls).
   virtual void waitForEvent(int timeoutMs) { (void)timeoutMs; }
+  // How Endpoint::postBatch realises a batch (a post list, `bw --post-list`) of `op` on this
+  // device when it is not one call into the device: "" when it is (verbs: chained work
+  // requests, one doorbell, as perftest -l); otherwise one line for the run header's
+  // `post_list_note` (socket: one sendmsg per batch; ofi: FI_MORE, injects one by one). The
+  // default: the backend has no batch path, each post is a single post.
+  virtual std::string postListNote(OpKind op) const;
 };
 
 // Names of all backends, in preference order for loopback defaults: verbs, ofi, socket.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -159,6 +161,18 @@ TEST_P(OfiTransport, RmaWriteLandsWhileTargetPollsAndReadReturnsData) {
   checkWriteThenRead(p, *a, *l.ab, *ms, *mback, remote, src, dst, back, kBytes);
   if (::testing::Test::HasFatalFailure()) return;
   EXPECT_THROW((void)l.ab->postWrite(*ms, 0, 16, remote, kBytes - 8, 9), UsageError);
+}
+
+// bw --post-list's header note: FI_MORE is a hint, and injected sends/writes go one by one.
+TEST_P(OfiTransport, PostListNoteSaysWhatABatchIs) {
+  auto a = open();
+  const std::string inject = fmt::format("inject_size ({} B)", a->caps().inlineBytes);
+  for (OpKind op : {OpKind::kSend, OpKind::kWrite}) {
+    const std::string note = a->postListNote(op);
+    EXPECT_NE(note.find("FI_MORE"), std::string::npos) << note;
+    EXPECT_NE(note.find(inject), std::string::npos) << note;
+  }
+  EXPECT_EQ(a->postListNote(OpKind::kRead).find("inject"), std::string::npos);
 }
 
 TEST_P(OfiTransport, TwoPeersOnOneDeviceDoNotStealReceives) {

@@ -13,7 +13,8 @@ What is masked:
   - facts of the machine: the clock and placement lines / members, device properties (text:
     only their names are kept; JSON: the members are kept, their values masked);
   - what depends on timing: the "short" and "desched" row flags, WARNING lines and "warning"
-    members, "descheduled" members, pairs' and ring's outlier verdicts, IMB's Msg/sec;
+    members, pairs' and ring's outlier verdicts, IMB's Msg/sec; a row's "descheduled" member
+    (null or the counts) is kept with its value masked, run.extra's list is dropped;
 Formats: json (parsed, printed one member per line, plus the line count of the original),
 csv (by column name), the others as text.
 """
@@ -91,7 +92,12 @@ def mask_json(v, key=None):
     if key == "flags" and isinstance(v, list):
         return [x for x in v if x not in TIMING_FLAGS]
     if isinstance(v, dict):
-        out = {k: mask_json(x, k) for k, x in v.items() if k not in DROPPED}
+        out = {}
+        for k, x in v.items():
+            if k == "descheduled" and not isinstance(x, list):
+                out[k] = "<desched>"  # a row's member: always there, null or the counts
+            elif k not in DROPPED:
+                out[k] = mask_json(x, k)
         if out.get("flags") == [] and v.get("flags"):  # only timing flags: as if none
             del out["flags"]
         return out

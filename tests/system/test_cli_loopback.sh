@@ -32,6 +32,31 @@ timeout 60 "$RB" lat -t socket -s 1K -n 100 --check >/dev/null || fail "lat --ch
 timeout 60 "$RB" lat -t socket -s 1K -D 0.3 >/dev/null || fail "lat -D"
 pass "ops, --qp, --check, -D"
 
+# --post-list where a batch is not one doorbell: accepted, and the header says what a batch is
+# (socket read: requests in one sendmsg, answered one by one by the target); -l 1: no note.
+timeout 60 "$RB" bw -t socket --op read -l 8 -s 1K -n 4 -f json >"$TMP/bwl.json" || fail "bw --op read -l 8"
+json_check "$TMP/bwl.json" "d['run']['extra']['post_list']==8 and 'socket read is emulated' in d['run']['extra']['post_list_note'] and len(d['rows'])==1"
+timeout 60 "$RB" bw -t socket -l 8 -s 1K -n 4 -f json >"$TMP/bwl.json" || fail "bw -l 8"
+json_check "$TMP/bwl.json" "'one sendmsg' in d['run']['extra']['post_list_note']"
+timeout 60 "$RB" bw -t socket --op read -s 1K -n 4 -f json >"$TMP/bwl.json" || fail "bw --op read"
+json_check "$TMP/bwl.json" "'post_list_note' not in d['run']['extra'] and 'post_list' not in d['run']['extra']"
+pass "bw --post-list: post_list_note where a batch is not one doorbell"
+
+# The standalone server times bw's target interval (peer_BW): it takes --clock as clients do.
+expect_status 2 "--clock hpet: unknown clock (valid: auto, tsc, monotonic)" "$RB" server --clock hpet
+SPORT=$((20000 + ($$ + 37) % 20000))
+background "$RB" server -p "$SPORT" --bind 127.0.0.1 --quiet --clock monotonic
+wait_port "" "$SPORT"
+timeout 60 "$RB" bw 127.0.0.1 -p "$SPORT" -t socket -s 4K -n 4 -f json >"$TMP/sclk.json" || fail "bw against server --clock monotonic"
+json_check "$TMP/sclk.json" "d['rows'][0]['peer_mb_per_s'] > 0"
+pass "server --clock"
+
+# A window above the receiver's queue is refused when the devices open, before any connection
+# (it was found at the first size): the message names the side and its device.
+expect_status 2 "--window 2000: needs 2001 posted receives (the window and a control message), above the receive queue depth 512 of the server socket device lo (raise --rx-depth or lower --window to 511)" "$RB" bw -t socket -w 2000 -s 8 -n 2
+expect_status 2 "of the local socket device lo" "$RB" bw -t socket -b -w 2000 -s 8 -n 2
+pass "bw --window above the receive queue: refused at device open"
+
 # ci/install-deps.sh waits for a dpkg lock held by another apt-get (DPkg::Lock::Timeout) instead
 # of failing at once: run it against stub id/dpkg-query/apt-get that record the arguments.
 SRC=${RDMABENCH_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}

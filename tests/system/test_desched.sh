@@ -11,7 +11,7 @@ HOG=$!
 CLEANUP+=("kill -9 $HOG")
 
 flagged() {  # FILE: some row is flagged, and every flag has the documented members
-  json_check "$1" "any('descheduled' in r for r in d['rows']) and all(isinstance(r['descheduled']['involuntary_switches'], int) and r['descheduled']['involuntary_switches'] >= 0 and r['descheduled']['steal_us'] >= 0 for r in d['rows'] if 'descheduled' in r)"
+  json_check "$1" "all('descheduled' in r for r in d['rows']) and any(r['descheduled'] for r in d['rows']) and all(isinstance(r['descheduled']['involuntary_switches'], int) and r['descheduled']['involuntary_switches'] >= 0 and r['descheduled']['steal_us'] >= 0 for r in d['rows'] if r['descheduled'])"
 }
 
 PORT=$((20000 + RANDOM % 12000))

@@ -405,6 +405,19 @@ TEST(BandwidthEngine, RefusesBadParameters) {
   EXPECT_EQ(dataOp(parseOp("tagged")), DataOp::kSend);
 }
 
+// The interval's clock is the measurement clock (--clock) unless a test injects one, never a
+// silent fallback: the default is measureNs and a null clock is refused.
+TEST(BandwidthEngine, ClockDefaultsToTheMeasurementClock) {
+  EXPECT_EQ(BandwidthParams{}.clock, &measureNs);
+  Fabric f;
+  FakeSide a(f, 0), b(f, 1);
+  BandwidthParams p;
+  p.bytes = 8;
+  p.iterations = 1;
+  p.clock = nullptr;
+  EXPECT_THROW(runBandwidth(a.device, a.links, a.progress, p), Error);
+}
+
 // Ping-pong: latency = RTT/2 (2 messages of 1 us = 1 us), warmup excluded from samples and
 // from `seconds`.
 TEST(PingPongKnownAnswer, HalfRoundTripAndWarmupExcluded) {

@@ -59,7 +59,8 @@ TEST(NoiseOptions, BadInputNamesOptionValueAndLimit) {
             "--predict-time 1,2,3,4,5: 5 values, at most 4");
   EXPECT_EQ(usageError({"-f", "osu"}), "--format osu: no noise layout (valid: table, json, csv)");
   EXPECT_EQ(usageError({"--plot", "x.jpg"}), "--plot x.jpg: must end in .png or .svg");
-  EXPECT_EQ(usageError({"--clock", "x"}), "--clock x: unknown (valid: auto, tsc, monotonic)");
+  // One line naming the option, the value and why, worded as every other command's.
+  EXPECT_EQ(usageError({"--clock", "x"}), "--clock x: unknown clock (valid: auto, tsc, monotonic)");
   EXPECT_NE(usageError({"--duration", "abc"}).find("--duration 'abc'"), std::string::npos);
 }
 

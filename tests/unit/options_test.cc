@@ -166,5 +166,17 @@ TEST(ServerOptions, Parse) {
   EXPECT_THROW(parseServerCommand({"--max-bytes", "12"}), UsageError);
 }
 
+// The server times bw's target interval (peer_BW): it takes --clock as the clients do.
+TEST(ServerOptions, Clock) {
+  EXPECT_EQ(parseServerCommand({}).clock, "auto");
+  EXPECT_EQ(parseServerCommand({"--clock", "monotonic"}).clock, "monotonic");
+  try {
+    parseServerCommand({"--clock", "hpet"});
+    ADD_FAILURE() << "--clock hpet accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--clock hpet: unknown clock (valid: auto, tsc, monotonic)");
+  }
+}
+
 }  // namespace
 }  // namespace rdmabench::cli

@@ -76,6 +76,22 @@ TEST(ReportJson, BandwidthRows) {
   EXPECT_TRUE(doc["rows"][1]["peer_mb_per_s"].is_null());
 }
 
+// A schema member is always there: "descheduled" is null for a row whose loop kept its CPU
+// and the counts for a flagged one (docs/metrics.md, "Descheduling").
+TEST(ReportJson, DescheduledIsInEveryRowNullUnlessFlagged) {
+  Row flagged = bandwidthRow(64, 10.0, 1e5);
+  flagged.descheduled = {{"involuntary_switches", 3}, {"steal_us", 0.0}};
+  Row lat = latencyRow(8, 1.0);
+  std::string text = run("json", bandwidthRun(), {bandwidthRow(1, 2.0, 2e6), flagged});
+  nlohmann::json doc = nlohmann::json::parse(text);
+  ASSERT_TRUE(doc["rows"][0].contains("descheduled"));
+  EXPECT_TRUE(doc["rows"][0]["descheduled"].is_null());
+  EXPECT_EQ(doc["rows"][1]["descheduled"]["involuntary_switches"], 3);
+  doc = nlohmann::json::parse(run("json", latencyRun(), {lat}));
+  ASSERT_TRUE(doc["rows"][0].contains("descheduled"));
+  EXPECT_TRUE(doc["rows"][0]["descheduled"].is_null());
+}
+
 TEST(ReportJson, AbortKeepsTheDocumentValidAndRecordsTheError) {
   std::ostringstream out;
   auto reporter = makeReporter("json", out);

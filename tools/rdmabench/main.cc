@@ -217,6 +217,8 @@ int runServerCommand(const std::vector<std::string>& args) {
     std::cout << cmd.helpText;
     return 0;
   }
+  // Before any session forks (they inherit it): bw's target times its interval on it.
+  selectMeasureClock(cmd.clock);
   try {
     engine::runServer(cmd.server);
   } catch (const InterruptedError&) {

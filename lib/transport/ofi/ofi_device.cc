@@ -271,6 +271,16 @@ void OfiDevice::openRdmEndpoint() {
   epName_.resize(nameLen);
 }
 
+std::string OfiDevice::postListNote(OpKind op) const {
+  std::string note = fmt::format(
+      "libfabric: FI_MORE on all but the last {} of a batch (a hint the provider may batch on)",
+      toString(op));
+  if (op == OpKind::kSend || op == OpKind::kWrite)
+    note += fmt::format("; {}s of at most inject_size ({} B) are posted one by one (fi_inject)",
+                        toString(op), injectLimit_);
+  return note;
+}
+
 void OfiDevice::initCaps() {
   const fi_info* info = sel_.info.get();
   caps_.rmaWrite = sel_.rmaGranted;

@@ -96,6 +96,9 @@ class OfiDevice final : public Device {
   std::string backend() const override { return "ofi"; }
   std::string name() const override { return domainName_; }
   Caps caps() const override { return caps_; }
+  // FI_MORE on all but the last operation of a batch: a hint the provider may act on; sends
+  // and writes within inject_size go out one by one (fi_inject takes no flags).
+  std::string postListNote(OpKind op) const override;
   DeviceInfo info() const override;
   std::unique_ptr<MemoryRegion> registerMemory(void* ptr, size_t bytes) override;
   std::unique_ptr<Connector> createConnector() override;

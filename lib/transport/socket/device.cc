@@ -134,6 +134,16 @@ Caps SocketDevice::caps() const {
   return c;
 }
 
+std::string SocketDevice::postListNote(OpKind op) const {
+  if (op == OpKind::kRead)
+    return "socket read is emulated: a batch sends its read requests in one sendmsg, the target "
+           "answers each request as it polls (no batched read on the data path)";
+  return fmt::format(
+      "socket has no doorbell: a batch of {}s leaves in one sendmsg (posts per "
+      "system call)",
+      toString(op));
+}
+
 DeviceInfo SocketDevice::info() const {
   DeviceInfo i;
   i.txDepth = txDepth_;

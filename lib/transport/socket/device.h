@@ -53,6 +53,9 @@ class SocketDevice : public Device {
   // the next poll() (once: SocketEndpoint::skipNextRecv), so a wake-up reads only the sockets
   // that have data instead of one EAGAIN recv() per idle peer.
   void waitForEvent(int timeoutMs) override;
+  // No doorbell: a batch is one sendmsg(); a read batch sends its requests in one sendmsg and
+  // the target answers each as it polls (emulated read).
+  std::string postListNote(OpKind op) const override;
 
   // --- for the backend's own classes ---
   const SockAddr& bindAddress() const { return bind_; }

@@ -78,6 +78,7 @@ PostResult SocketEndpoint::postOp(OpKind op, uint8_t* data, uint32_t length, con
   e.signaled = signaled;
   e.done = false;
   e.status = 0;
+  e.flushed = false;
   e.bytes = length;
   e.context = context;
   e.readDest = nullptr;
@@ -163,6 +164,7 @@ PostResult SocketEndpoint::queueRecv(uint8_t* data, uint32_t length, uint64_t co
   r.context = context;
   r.done = false;
   r.status = 0;
+  r.flushed = false;
   r.errorId = 0;
   if (closed_) {
     r.done = true;
@@ -224,16 +226,23 @@ size_t SocketEndpoint::harvest(Completion* out, size_t max) {
     setStatus(c, closedStatus_, closedErrorId_);
     unsolicited_ = false;
   }
+  // After a failure on the send side its ops come first: the first error completion is the
+  // operation that failed, not a receive flushed with it.
+  if (closedOnTx_) n = harvestSq(out, n, max);
   while (n < max && !rq_.empty() && rq_.front().done) {
     RqEntry& r = rq_.front();
     Completion& c = out[n++];
     c.context = r.context;
     c.op = OpKind::kRecv;
     c.bytes = r.bytes;
-    setStatus(c, r.status, r.errorId);
+    setStatus(c, r.status, r.errorId, r.flushed);
     rq_.popFront();
     --rqMatched_;
   }
+  return harvestSq(out, n, max);
+}
+
+size_t SocketEndpoint::harvestSq(Completion* out, size_t n, size_t max) {
   while (!sq_.empty() && sq_.front().done) {
     SqEntry& e = sq_.front();
     if (e.signaled || e.status != 0) {
@@ -242,15 +251,16 @@ size_t SocketEndpoint::harvest(Completion* out, size_t max) {
       c.context = e.context;
       c.op = e.op;
       c.bytes = e.bytes;
-      setStatus(c, e.status, e.errorId);
+      setStatus(c, e.status, e.errorId, e.flushed);
     }
     sq_.popFront();
   }
   return n;
 }
 
-void SocketEndpoint::setStatus(Completion& c, int status, uint32_t errorId) {
+void SocketEndpoint::setStatus(Completion& c, int status, uint32_t errorId, bool flushed) {
   c.status = status == 0          ? CompletionStatus::kSuccess
+             : flushed            ? CompletionStatus::kFlushed
              : status == EMSGSIZE ? CompletionStatus::kTruncated
                                   : CompletionStatus::kError;
   c.code = status;
@@ -284,9 +294,10 @@ void SocketEndpoint::forgetRegion(const uint8_t* data, uint64_t size) {
     cur_.dest = nullptr;
 }
 
-void SocketEndpoint::fail(int err, const std::string& text, bool reportEvenIfIdle) {
+void SocketEndpoint::fail(int err, const std::string& text, bool reportEvenIfIdle, bool onTx) {
   if (closed_) return;
   closed_ = true;
+  closedOnTx_ = onTx;
   closedStatus_ = err;
   closedErrorId_ = device_.keepError(text);
   if (fd_) {
@@ -299,6 +310,7 @@ void SocketEndpoint::fail(int err, const std::string& text, bool reportEvenIfIdl
     if (e.done) continue;
     e.done = true;
     e.status = err;
+    e.flushed = !onTx;
     e.errorId = closedErrorId_;
     reported = true;
   }
@@ -307,6 +319,7 @@ void SocketEndpoint::fail(int err, const std::string& text, bool reportEvenIfIdl
     if (r.done) continue;
     r.done = true;
     r.status = err;
+    r.flushed = onTx;
     r.errorId = closedErrorId_;
     reported = true;
   }
@@ -323,7 +336,7 @@ void SocketEndpoint::protocolError(const std::string& what) {
   fail(EPROTO,
        fmt::format("socket: protocol error from peer {}: {} ({}); connection closed", peer_, what,
                    std::strerror(EPROTO)),
-       true);
+       true, false);
 }
 
 ConnectionInfo SocketEndpoint::info() const {

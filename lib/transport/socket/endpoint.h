@@ -73,8 +73,9 @@ class SocketEndpoint : public Endpoint {
   void progress();
   // Writes up to `max` finished completions to `out`; returns how many.
   size_t harvest(Completion* out, size_t max);
-  // Fills `c` from an entry's errno-style status and error id.
-  static void setStatus(Completion& c, int status, uint32_t errorId);
+  // Fills `c` from an entry's errno-style status and error id; `flushed`: failed only because
+  // the connection failed on its other side (CompletionStatus::kFlushed).
+  static void setStatus(Completion& c, int status, uint32_t errorId, bool flushed = false);
   // True when poll() can make progress without new socket events.
   bool hasWork() const;
   // Brings the epoll interest set in line with what the endpoint waits for.
@@ -97,6 +98,7 @@ class SocketEndpoint : public Endpoint {
     bool signaled = true;
     bool done = false;
     int status = 0;
+    bool flushed = false;  // failed because the connection failed on the receive side
     uint32_t bytes = 0;
     uint64_t context = 0;
     uint8_t* readDest = nullptr;   // kRead: where the response lands
@@ -109,6 +111,7 @@ class SocketEndpoint : public Endpoint {
     uint32_t bytes = 0;
     bool done = false;
     int status = 0;
+    bool flushed = false;  // failed because the connection failed on the send side
     uint64_t context = 0;
     uint32_t errorId = 0;  // SocketDevice::keepError id when status != 0
   };
@@ -147,6 +150,8 @@ class SocketEndpoint : public Endpoint {
                        uint32_t length) const;
   // Sends what is queued, up to `maxIov` iovecs per sendmsg().
   void progressTx(int maxIov);
+  // Appends the finished send-queue entries to out[n, max); returns the new count.
+  size_t harvestSq(Completion* out, size_t n, size_t max);
   void progressRx();
   // Returns bytes read, or -1 (would block, or the connection failed: see closed_).
   ssize_t recvSome(uint8_t* dst, size_t cap);
@@ -158,7 +163,11 @@ class SocketEndpoint : public Endpoint {
   bool queueReadResponse(const WireHeader& h, const RegionSlot& region);
   bool matchReadResponse(const WireHeader& h, Incoming& in);
   void finishIncoming();
-  void fail(int err, const std::string& text, bool reportEvenIfIdle);
+  // Closes the connection after a failure: every outstanding op completes with `err` and the
+  // kept `text`. `onTx`: the failure came from sending (its ops are reported first and the
+  // receives are flushed), else from receiving (the sends, writes and reads are flushed), so
+  // the first error completion names the operation that failed.
+  void fail(int err, const std::string& text, bool reportEvenIfIdle, bool onTx);
   void protocolError(const std::string& what);
 
   SocketDevice& device_;
@@ -183,6 +192,7 @@ class SocketEndpoint : public Endpoint {
   bool closed_ = false;
   int closedStatus_ = 0;
   uint32_t closedErrorId_ = 0;  // the failure's text (SocketDevice::keepError)
+  bool closedOnTx_ = false;     // the failure came from sending: harvest reports the sq first
   bool unsolicited_ = false;    // report one error completion (context 0) on the next harvest
   // TEST ONLY (RDMABENCH_TEST_CORRUPT_EVERY=N, docs/transport.md): flip the first byte of every
   // Nth incoming payload longer than 8 bytes, so tests can prove that --check catches bad data.

@@ -79,7 +79,10 @@ void SocketEndpoint::progressTx(int maxIov) {
         return;
       }
       int err = errno;
-      fail(err, fmt::format("socket: sendmsg to peer {}: {}", peer_, std::strerror(err)), false);
+      const TxItem& t = wire_.front();
+      const char* what = t.response ? "read response" : t.sq ? toString(t.sq->op) : "read request";
+      fail(err, fmt::format("socket: sendmsg ({}) to peer {}: {}", what, peer_, std::strerror(err)),
+           false, true);
       return;
     }
     size_t left = static_cast<size_t>(r);
@@ -112,7 +115,7 @@ ssize_t SocketEndpoint::recvSome(uint8_t* dst, size_t cap) {
     if (r == 0) {
       fail(ECONNRESET,
            fmt::format("socket: recv from peer {}: connection closed by the peer (EOF)", peer_),
-           false);
+           false, false);
       return -1;
     }
     if (errno == EINTR) continue;
@@ -121,7 +124,8 @@ ssize_t SocketEndpoint::recvSome(uint8_t* dst, size_t cap) {
       return -1;
     }
     int err = errno;
-    fail(err, fmt::format("socket: recv from peer {}: {}", peer_, std::strerror(err)), false);
+    fail(err, fmt::format("socket: recv from peer {}: {}", peer_, std::strerror(err)), false,
+         false);
     return -1;
   }
 }

@@ -35,6 +35,8 @@ class VerbsDevice : public Device {
     c.maxOutstandingReads = static_cast<uint32_t>(core_->devAttr.max_qp_init_rd_atom);
     return c;
   }
+  // Chained work requests in one ibv_post_send / ibv_post_recv: native for every op.
+  std::string postListNote(OpKind) const override { return {}; }
 
   DeviceInfo info() const override {
     const Core& c = *core_;
