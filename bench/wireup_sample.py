@@ -6,7 +6,9 @@ INTERVAL_S 0 = no sampling (wall time only: sampling 1024 processes costs CPU th
 
 The launcher is COMMAND's process (it serves the store); its children are the ranks, forked in
 rank order (rank 0 = the earliest started, lowest pid on ties). Per sample: socket descriptors
-of every rank, of rank 0 and of the launcher; every 5th sample also VmRSS (/proc/PID/status) and
+of the launcher, and of every rank and of rank 0 not counting sockets the launcher holds too
+(a rank just forked still holds copies of the launcher's store connections until it closes
+them: a transient of fork(), not the rank's connections); every 5th sample also VmRSS (/proc/PID/status) and
 Pss (/proc/PID/smaps_rollup) of every rank. Writes JSON: wall_s, exit status, ranks_seen and the
 peaks (max_rank_sockets, rank0_sockets, server_sockets; rss/pss per rank at the sample with the
 largest summed Pss). Exits with COMMAND's status.
@@ -19,17 +21,19 @@ import time
 
 
 def sockets(pid):
-    n = 0
+    """The socket inodes `pid` holds (a set of 'socket:[N]' names), None when it is gone."""
+    out = set()
     try:
         for fd in os.listdir(f"/proc/{pid}/fd"):
             try:
-                if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"):
-                    n += 1
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:"):
+                    out.add(link)
             except OSError:
                 pass
     except OSError:
         return None
-    return n
+    return out
 
 
 def children(pid):
@@ -80,16 +84,19 @@ def main():
             if kids and rank0 is None:
                 rank0 = kids[0]
             seen.update(kids)
-            s = sockets(proc.pid)
-            if s is not None:
-                peak["server_sockets"] = max(peak["server_sockets"], s)
+            launcher = sockets(proc.pid) or set()
+            peak["server_sockets"] = max(peak["server_sockets"], len(launcher))
             for p in kids:
                 s = sockets(p)
                 if s is None:
                     continue
-                peak["max_rank_sockets"] = max(peak["max_rank_sockets"], s)
+                # A rank's own sockets: a child caught between fork() and closing what it
+                # inherited still holds copies of the launcher's store connections (the same
+                # inodes); those are the launcher's, not the rank's.
+                n = len(s - launcher)
+                peak["max_rank_sockets"] = max(peak["max_rank_sockets"], n)
                 if p == rank0:
-                    peak["rank0_sockets"] = max(peak["rank0_sockets"], s)
+                    peak["rank0_sockets"] = max(peak["rank0_sockets"], n)
             if k % 5 == 0 and kids:
                 mem = [m for m in (memory(p) for p in kids) if m[0] and m[1]]
                 total_pss = sum(m[1] for m in mem)
