@@ -12,6 +12,7 @@
 
 #include "socket_test_util.h"
 #include "transport/backends.h"
+#include "transport/socket/device.h"
 
 namespace {
 std::atomic<bool> gCounting{false};
@@ -88,9 +89,60 @@ TEST(SocketEvent, WakeUpReadsOnlyTheSocketsEpollReported) {
   EXPECT_EQ(c[0].context, 1u);
   EXPECT_EQ(bufA[64], 7);
 
-  // The skip lasts one poll: without a wait in between, every socket is read again.
+  // Every socket is known to be empty now: polls without a wait read none of them ...
+  for (uint32_t i = 1; i + 1 < socket::SocketDevice::kQuietPolls; ++i) {
+    ASSERT_EQ(recvCallsOfPoll(*a, c, 8, got), 0) << "poll " << i;
+    ASSERT_EQ(got, 0u);
+  }
+  // ... until kQuietPolls polls passed without an epoll_wait: then every socket is read again
+  // (a loop that never waits still sees its bytes).
   EXPECT_EQ(recvCallsOfPoll(*a, c, 8, got), static_cast<int>(kPeers));
   EXPECT_EQ(got, 0u);
+}
+
+TEST(SocketEvent, StepCostsOneRecvPerMessage) {
+  // A collective step in event mode: post, poll (no recv: the sockets are known empty), wait
+  // in epoll_wait, poll (one recv, on the socket epoll reported). Repeated steps never issue a
+  // recv() that returns EAGAIN.
+  constexpr size_t kPeers = 3;
+  constexpr int kSteps = 20;
+  ASSERT_TRUE(kResolved) << "dlsym(RTLD_NEXT, recv) failed";
+  DeviceOptions o = loopbackOptions();
+  o.useEvent = true;
+  auto a = socket::openDevice(o);
+  auto b = socket::openDevice(o);
+  std::vector<std::unique_ptr<Endpoint>> ea, eb;
+  for (size_t i = 0; i < kPeers; ++i) {
+    auto [x, y] = connectPair(*a, *b);
+    ea.push_back(std::move(x));
+    eb.push_back(std::move(y));
+  }
+  std::vector<uint8_t> bufA(64 * kPeers, 0), bufB(64 * kPeers, 7);
+  auto ma = a->registerMemory(bufA.data(), bufA.size());
+  auto mb = b->registerMemory(bufB.data(), bufB.size());
+  Completion c[8];
+  size_t got = 0;
+  for (size_t i = 0; i < kPeers; ++i)
+    ASSERT_EQ(ea[i]->postRecv(*ma, 64 * i, 8, i), PostResult::kOk);
+  ASSERT_EQ(recvCallsOfPoll(*a, c, 8, got), static_cast<int>(kPeers));  // all found empty
+  int recvs = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    const size_t peer = static_cast<size_t>(step) % kPeers;
+    ASSERT_EQ(eb[peer]->postSend(*mb, 64 * peer, 8, 100), PostResult::kOk);
+    Deadline d(5000);
+    size_t sent = 0;
+    while (sent == 0 && !d.expired())
+      sent = b->poll(c, 8);
+    ASSERT_EQ(sent, 1u);
+    recvs += recvCallsOfPoll(*a, c, 8, got);  // before the wait: nothing read
+    ASSERT_EQ(got, 0u);
+    a->waitForEvent(2000);
+    recvs += recvCallsOfPoll(*a, c, 8, got);
+    ASSERT_EQ(got, 1u) << "step " << step;
+    EXPECT_EQ(c[0].context, peer);
+    ASSERT_EQ(ea[peer]->postRecv(*ma, 64 * peer, 8, peer), PostResult::kOk);
+  }
+  EXPECT_EQ(recvs, kSteps);
 }
 
 }  // namespace

@@ -183,6 +183,11 @@ std::unique_ptr<Connector> SocketDevice::createConnector() {
 }
 
 size_t SocketDevice::poll(Completion* out, size_t max) {
+  if (useEvent_ && ++pollsSinceWait_ >= kQuietPolls) {
+    pollsSinceWait_ = 0;
+    for (SocketEndpoint* ep : endpoints_)
+      ep->wakeRx();
+  }
   size_t n = 0;
   for (SocketEndpoint* ep : endpoints_) {
     ep->progress();
@@ -200,15 +205,22 @@ void SocketDevice::waitForEvent(int timeoutMs) {
   epoll_event events[kEvents];
   // EINTR (a signal) simply returns: the caller checks interrupted().
   const int n = epoll_wait(epoll_.get(), events, kEvents, timeoutMs);
+  pollsSinceWait_ = 0;
   // Level-triggered: a socket with unread bytes is always reported, so one that is not has
   // nothing to read now (bytes arriving later are reported by the next epoll_wait). A full
-  // event array may have left ready sockets out: no skips then.
-  if (n < 0 || n >= kEvents) return;
+  // event array may have left ready sockets out: all read again then.
+  if (n < 0 || n >= kEvents) {
+    for (SocketEndpoint* ep : endpoints_)
+      ep->wakeRx();
+    return;
+  }
   for (SocketEndpoint* ep : endpoints_) {
-    bool reported = false;
-    for (int i = 0; i < n && !reported; ++i)
-      reported = events[i].data.fd == ep->fd();
-    ep->skipNextRecv(!reported);
+    if (!ep->rxQuiet()) continue;
+    for (int i = 0; i < n; ++i)
+      if (events[i].data.fd == ep->fd()) {
+        ep->wakeRx();
+        break;
+      }
   }
 }
 

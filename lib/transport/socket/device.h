@@ -48,14 +48,20 @@ class SocketDevice : public Device {
   std::unique_ptr<Connector> createConnector() override;
   size_t poll(Completion* out, size_t max) override;
   std::string errorText(const Completion& c) const override { return errors_.text(c.errorId); }
-  // Event mode: epoll_wait on the endpoints' sockets. When it returns (fewer than its 16 event
-  // slots), an endpoint waiting for bytes whose socket it did not report skips its recv() in
-  // the next poll() (once: SocketEndpoint::skipNextRecv), so a wake-up reads only the sockets
-  // that have data instead of one EAGAIN recv() per idle peer.
+  // Event mode: epoll_wait on the endpoints' sockets. An endpoint whose socket was found empty
+  // is not read again (no recv() that could only return EAGAIN) until epoll_wait reports its
+  // socket (SocketEndpoint::wakeRx), so a poll reads only sockets known or reported to hold
+  // bytes, and a wait for a step's message costs epoll_wait plus one recv() per message
+  // instead of one EAGAIN recv() per idle peer per poll. A full event array (16) wakes all.
   void waitForEvent(int timeoutMs) override;
   // No doorbell: a batch is one sendmsg(); a read batch sends its requests in one sendmsg and
   // the target answers each as it polls (emulated read).
   std::string postListNote(OpKind op) const override;
+  // Event mode: polls without an epoll_wait after which every quiet endpoint reads again (a
+  // caller that polls without ever waiting still sees its bytes).
+  static constexpr uint32_t kQuietPolls = 64;
+  // Event mode (DeviceOptions::useEvent): endpoints skip reads of sockets known to be empty.
+  bool eventMode() const { return useEvent_; }
 
   // --- for the backend's own classes ---
   const SockAddr& bindAddress() const { return bind_; }
@@ -92,6 +98,7 @@ class SocketDevice : public Device {
   std::string localHost_, peerHost_;
   uint32_t txDepth_, rxDepth_, inlineBytes_;
   bool useEvent_;
+  uint32_t pollsSinceWait_ = 0;  // event mode: poll() calls since the last epoll_wait
   uint64_t nextKey_;
   uint64_t deviceId_;
   bool acceptOnly_ = false;

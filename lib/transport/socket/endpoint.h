@@ -82,13 +82,15 @@ class SocketEndpoint : public Endpoint {
   void updateInterest();
   // The connected socket (-1 once failed): what SocketDevice matches epoll events with.
   int fd() const { return fd_.get(); }
-  // `skip`: epoll_wait (level-triggered, EPOLLIN wanted) did not report this socket, so the
-  // next progress() leaves out its recv(), which could only return EAGAIN; honoured only while
-  // the endpoint waits for bytes (anything staged or a new receive to match still runs).
-  // Cleared by that progress(): a poll loop that does not wait in epoll reads as before.
-  void skipNextRecv(bool skip) {
-    skipRecv_ = skip && !closed_ && rxStall_ == RxStall::kNeedBytes && (interest_ & EPOLLIN) != 0;
-  }
+  // Event mode: after a progress() that left the socket empty (the last recv() returned
+  // EAGAIN or less than asked) while the endpoint waits for bytes, later progress() calls leave
+  // out its recv(), which could only return EAGAIN, until wakeRx(): SocketDevice calls it when
+  // epoll_wait (level-triggered, EPOLLIN wanted) reports the socket, and for every endpoint
+  // after kQuietPolls polls without an epoll_wait (a loop that never waits still reads).
+  // Anything staged or a new receive to match still runs. Busy-poll mode never skips.
+  void wakeRx() { rxQuiet_ = false; }
+  // True while progress() leaves out this endpoint's recv() (see wakeRx).
+  bool rxQuiet() const { return rxQuiet_; }
   // A local region is being deregistered: stop writing into it.
   void forgetRegion(const uint8_t* data, uint64_t size);
 
@@ -185,7 +187,7 @@ class SocketEndpoint : public Endpoint {
   bool drained_ = false;      // the last recv returned less than asked: socket empty
   bool txBlocked_ = false;    // the last send hit a full socket buffer: poll(POLLOUT) first
   bool expectLarge_ = false;  // the last message had >= kDirectReadBytes: read headers alone
-  bool skipRecv_ = false;     // epoll said nothing to read: the next progress() skips recv()
+  bool rxQuiet_ = false;      // event mode, socket found empty: progress() skips recv()
   Incoming cur_;
   RxStall rxStall_ = RxStall::kNeedBytes;
   uint32_t interest_ = 0;  // epoll events currently registered

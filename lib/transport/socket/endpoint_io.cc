@@ -21,11 +21,11 @@ static_assert(kMaxIov <= IOV_MAX, "one sendmsg() takes at most IOV_MAX iovecs");
 void SocketEndpoint::progress() {
   if (closed_) return;
   if (!wire_.empty()) progressTx(kPollIov);
-  if (skipRecv_) {  // waitForEvent: epoll reported nothing to read on this socket
-    skipRecv_ = false;
-    return;
-  }
-  if (!closed_) progressRx();
+  if (rxQuiet_ || closed_)
+    return;  // event mode: the socket was empty and epoll has not said
+             // otherwise since (wakeRx)
+  progressRx();
+  rxQuiet_ = device_.eventMode() && !closed_ && rxStall_ == RxStall::kNeedBytes && drained_;
 }
 
 void SocketEndpoint::progressTx(int maxIov) {
@@ -120,6 +120,7 @@ ssize_t SocketEndpoint::recvSome(uint8_t* dst, size_t cap) {
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      drained_ = true;  // the socket is empty
       rxStall_ = RxStall::kNeedBytes;
       return -1;
     }
