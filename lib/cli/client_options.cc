@@ -10,6 +10,7 @@
 #include "cli/help_gen.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/text_escape.h"
 #include "common/token.h"
 #include "common/units.h"
 #include "report/report.h"
@@ -65,7 +66,53 @@ void checkBackendOptions(const po::variables_map& vm, const ClientCommand& cmd,
   }
 }
 
+// The options some transport does not read, as checkAutoTransport names them when -t was not
+// given: the name, its short letter (or 0) and the transports that read it.
+struct TransportOnlyOption {
+  const char* name;
+  char letter;
+  bool verbs, ofi;
+};
+constexpr TransportOnlyOption kTransportOnlyOptions[] = {
+    {"device", 'd', true, true},  {"remote-device", 0, true, true},
+    {"ib-port", 0, true, false},  {"gid-index", 'x', true, false},
+    {"mtu", 0, true, false},      {"rdma-cm", 'R', true, false},
+    {"provider", 0, false, true}, {"domain", 0, false, true},
+    {"ep", 0, false, true},
+};
+
+// Without -t: records the options of kTransportOnlyOptions given on the command line.
+void recordTransportOptions(const po::variables_map& vm, ClientCommand& cmd) {
+  if (cmd.transportGiven) return;
+  for (const auto& o : kTransportOnlyOptions) {
+    if (vm.count(o.name) == 0 || vm[o.name].defaulted()) continue;
+    const auto& v = vm[o.name].value();
+    std::string value;
+    if (const auto* text = boost::any_cast<std::string>(&v)) value = " " + *text;
+    if (const auto* list = boost::any_cast<std::vector<std::string>>(&v); list && !list->empty())
+      value = " " + list->front();
+    if (const auto* flag = boost::any_cast<bool>(&v); flag && !*flag) continue;
+    std::string spelling =
+        o.letter ? fmt::format("-{}/--{}", o.letter, o.name) : fmt::format("--{}", o.name);
+    cmd.transportOptions.push_back({spelling + escapeForLog(value, 80), o.verbs, o.ofi});
+  }
+}
+
 }  // namespace
+
+void checkAutoTransport(const ClientCommand& cmd, const std::string& transport,
+                        const std::string& note) {
+  for (const auto& o : cmd.transportOptions) {
+    if ((transport == "verbs" && o.verbs) || (transport == "ofi" && o.ofi)) continue;
+    const std::string readers = o.verbs && o.ofi ? "-t verbs or -t ofi"
+                                : o.verbs        ? "-t verbs"
+                                                 : "-t ofi";
+    throw UsageError(fmt::format(
+        "{}: only for {}, not for the transport chosen without -t ({}); give {} to measure with "
+        "it, or drop the option",
+        o.spelling, readers, note.empty() ? transport : note, o.verbs ? "-t verbs" : "-t ofi"));
+  }
+}
 
 namespace {
 
@@ -292,6 +339,7 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
   }
   if (vm.count("domain")) d.device = str("domain");
   checkBackendOptions(vm, cmd, spec.transport);
+  recordTransportOptions(vm, cmd);
   // The server side shares everything but the device name and GID index (each side picks its
   // own) unless --remote-device names it.
   spec.serverDevice = d;

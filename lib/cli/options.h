@@ -38,8 +38,15 @@ struct ClientCommand {
   std::vector<Variant> variants;
   OutputOptions output;
   bool transportGiven = false;  // -t given; else the caller picks the best usable transport
-  std::string clock = "auto";   // --clock auto | tsc | monotonic (common/measure_clock.h)
-  PlacementRequest placement;   // --cpu LIST / --numa auto|off|N (common/placement.h)
+  // Without -t: the transport-specific options given ("-d/--device mlx5_0"), each with the
+  // transports that read it, for checkAutoTransport once the transport is known.
+  struct TransportOption {
+    std::string spelling;  // "-d/--device mlx5_0", "-R/--rdma-cm"
+    bool verbs = false, ofi = false;
+  };
+  std::vector<TransportOption> transportOptions;
+  std::string clock = "auto";  // --clock auto | tsc | monotonic (common/measure_clock.h)
+  PlacementRequest placement;  // --cpu LIST / --numa auto|off|N (common/placement.h)
   bool help = false;
   std::string helpText;
   OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)
@@ -111,5 +118,12 @@ void checkFullFormat(bool full, const std::string& format);
 // port exists, else socket. `note` says why (for the run header); `verbsBuilt` (optional) is
 // set to whether the verbs backend is compiled into this binary at all.
 std::string defaultTransport(std::string& note, bool* verbsBuilt = nullptr);
+
+// Without -t, after defaultTransport chose `transport` (`note` says why): UsageError naming the
+// first of cmd.transportOptions that `transport` does not read (`lat -d mlx5_0` where no RDMA
+// device is usable would otherwise measure the socket transport and ignore -d), as `-t socket
+// --provider tcp` is refused.
+void checkAutoTransport(const ClientCommand& cmd, const std::string& transport,
+                        const std::string& note);
 
 }  // namespace rdmabench::cli

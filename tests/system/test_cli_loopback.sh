@@ -69,6 +69,17 @@ timeout 60 "$RB" lat -t socket -s 8 -n 10 >&- 2>"$TMP/closed.err" || fail "lat w
 timeout 60 "$RB" allreduce --np 2 -t socket -s 8 -n 10 >&- 2>"$TMP/closed2.err" || fail "allreduce with stdout closed: $(cat "$TMP/closed2.err")"
 pass "stdout closed: the run measures, nothing reaches the peer"
 
+# Without -t, an option the chosen transport does not read is refused (ofi never is the default;
+# on a host without a usable RDMA device the default is socket, which reads no -d).
+expect_status 2 "--provider tcp: only for -t ofi, not for the transport chosen without -t (auto: " \
+  "$RB" lat -s 8 -n 10 --provider tcp
+info=$("$RB" info 2>/dev/null || true)
+if grep -q "^verbs *unusable" <<<"$info"; then
+  expect_status 2 "-d/--device mlx5_0: only for -t verbs or -t ofi, not for the transport chosen without -t (auto: socket" \
+    "$RB" lat -s 8 -d mlx5_0 -x 9999 -n 100
+fi
+pass "without -t: --provider / -d the chosen transport does not read are refused"
+
 # Newcomer trial: usage errors that were silent, and `version -f json`.
 expect_status 2 "--output '': empty file name" "$RB" lat -t socket -s 8 -o ''
 expect_status 2 "--full: adds OSU's -f columns and applies only to --format osu" "$RB" bw -t socket --full

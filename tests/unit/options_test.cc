@@ -157,6 +157,34 @@ TEST(ClientOptions, BackendOptionsOfTheChosenTransportAreAccepted) {
   EXPECT_EQ(usageError("lat", {"--compare", "socket,ofi", "--provider", "tcp"}), "");
 }
 
+// Without -t, once the transport is known: an option it does not read is refused, naming the
+// option, its value and why the transport was chosen (lat -d mlx5_0 with no RDMA device here).
+std::string autoError(const std::vector<std::string>& args, const std::string& transport) {
+  try {
+    checkAutoTransport(parseClientCommand("lat", args), transport, "auto: " + transport + " (why)");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ClientOptions, TransportOptionsWithoutDashTAreCheckedAgainstTheAutoChoice) {
+  EXPECT_EQ(autoError({"-s", "8", "-d", "mlx5_0", "-x", "9999"}, "socket"),
+            "-d/--device mlx5_0: only for -t verbs or -t ofi, not for the transport chosen "
+            "without -t (auto: socket (why)); give -t verbs to measure with it, or drop the "
+            "option");
+  EXPECT_EQ(autoError({"-x", "3"}, "socket").substr(0, 42),
+            "-x/--gid-index 3: only for -t verbs, not f");
+  EXPECT_EQ(autoError({"-R"}, "socket").substr(0, 33), "-R/--rdma-cm: only for -t verbs, ");
+  EXPECT_EQ(autoError({"--provider", "tcp"}, "verbs").substr(0, 35),
+            "--provider tcp: only for -t ofi, no");
+  // What the chosen transport reads, and options every transport reads, pass.
+  EXPECT_EQ(autoError({"-d", "mlx5_0", "-x", "3", "--mtu", "1024", "-R"}, "verbs"), "");
+  EXPECT_EQ(autoError({"--inline", "64", "-e", "--tx-depth", "16"}, "socket"), "");
+  // With -t, checkBackendOptions has the say; -t socket -d is accepted as before.
+  EXPECT_EQ(autoError({"-t", "socket", "-d", "lo"}, "socket"), "");
+}
+
 TEST(ServerOptions, Parse) {
   auto s = parseServerCommand({"--port", "9999", "--once", "--max-bytes", "64M"});
   EXPECT_EQ(s.server.port, 9999);

@@ -154,6 +154,7 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
     bool verbsBuilt = true;
     cmd.client.spec.transport = cli::defaultTransport(note, &verbsBuilt);
     cmd.client.transportNote = note;
+    cli::checkAutoTransport(cmd, cmd.client.spec.transport, note);
     // Built but unusable (no device here) is the normal laptop case and goes into the run
     // header only; a binary built without verbs is a packaging problem worth saying out loud.
     if (!verbsBuilt)
