@@ -229,6 +229,8 @@ void parseSizes(const po::variables_map& vm, engine::TestSpec& spec) {
     spec.sizes = sizeSweep(minDefault, 4u << 20);
   } else if (vm.count("msg-sizes")) {
     SizeRange r = parseSizeRange(str("msg-sizes"), "--msg-sizes", minDefault, 4u << 20);
+    checkSizeRangeLimit(r, str("msg-sizes"), "-m/--msg-sizes", engine::kMaxMessageBytes,
+                        "2 GiB - 1");
     spec.sizes = sizeSweep(r.min, r.max);
   } else {
     spec.sizes = bw ? sizeSweep(1, 1u << 20) : sizeSweep(minDefault, 64u << 10);

@@ -45,6 +45,13 @@ TEST(ClientOptions, BadValuesNameOptionAndRange) {
   EXPECT_NE(usageError("lat", {"-n", "-5"}).find("--iters"), std::string::npos);
   EXPECT_NE(usageError("lat", {"-m", "10:2"}).find("MIN 10 is larger than MAX 2"),
             std::string::npos);
+  // -m names itself, the value typed and the limit (it said "--size 2147483648").
+  EXPECT_EQ(usageError("lat", {"-m", "0:8G"}),
+            "-m/--msg-sizes 0:8G: MAX 8589934592 bytes is above the limit of 2147483647 bytes "
+            "(2 GiB - 1)");
+  EXPECT_EQ(usageError("bw", {"-m", "2G"}).substr(0, 40),
+            "-m/--msg-sizes 2G: MAX 2147483648 bytes ");
+  EXPECT_EQ(usageError("lat", {"-m", "0:2147483647"}), "");
   EXPECT_NE(usageError("lat", {"-t", "carrier-pigeon"}).find("--transport carrier-pigeon"),
             std::string::npos);
   EXPECT_NE(usageError("bw", {"-w", "100000"}).find("--window 100000: out of range 1..4096"),
