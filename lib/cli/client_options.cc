@@ -424,18 +424,29 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
     cmd.helpText = renderHelp(cmd.helpGroups);
     return cmd;
   }
-  parseTarget(vm, cmd);
-  parseSizes(vm, spec);
-  parseRunControl(vm, cmd);
-  if (bw) parseBandwidth(vm, spec);
-  parseDevice(vm, cmd);
-  parseOutput(vm, cmd);
+  try {
+    parseTarget(vm, cmd);
+    parseSizes(vm, spec);
+    parseRunControl(vm, cmd);
+    if (bw) parseBandwidth(vm, spec);
+    parseDevice(vm, cmd);
+    parseOutput(vm, cmd);
 
-  const auto& backends = transport::backendNames();
-  if (std::find(backends.begin(), backends.end(), spec.transport) == backends.end())
-    throw UsageError(
-        fmt::format("--transport {}: unknown (valid: socket, verbs, ofi)", spec.transport));
-  spec.validate();
+    const auto& backends = transport::backendNames();
+    if (std::find(backends.begin(), backends.end(), spec.transport) == backends.end())
+      throw UsageError(
+          fmt::format("--transport {}: unknown (valid: socket, verbs, ofi)", spec.transport));
+    spec.validate();
+  } catch (const UsageError& e) {
+    // The options parsed: the output they name is known (a -f it does not know stays "table").
+    OutputOptions out;
+    const auto& names = report::formatNames();
+    if (vm.count("format") &&
+        std::find(names.begin(), names.end(), vm["format"].as<std::string>()) != names.end())
+      out.format = vm["format"].as<std::string>();
+    if (vm.count("output")) out.path = vm["output"].as<std::string>();
+    throw ClientUsageError(e.what(), out);
+  }
   return cmd;
 }
 }  // namespace rdmabench::cli

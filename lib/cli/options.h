@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli/help_gen.h"
+#include "common/error.h"
 #include "common/placement.h"
 #include "engine/pair.h"
 
@@ -50,6 +52,16 @@ struct ClientCommand {
   bool help = false;
   std::string helpText;
   OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)
+};
+
+// A UsageError of lat / bw found once the options parsed, carrying the output they name, so
+// the CLI can print the error document on stdout for -f json / -f csv (docs/cli.md, "Output
+// files and failures").
+class ClientUsageError : public UsageError {
+ public:
+  ClientUsageError(const std::string& message, OutputOptions out)
+      : UsageError(message), output(std::move(out)) {}
+  OutputOptions output;  // format "table" when -f was not given or is unknown
 };
 
 // Runs Boost.Program_options for subcommand `command` and turns its exceptions into one-line

@@ -80,6 +80,22 @@ if grep -q "^verbs *unusable" <<<"$info"; then
 fi
 pass "without -t: --provider / -d the chosen transport does not read are refused"
 
+# A usage error with -f json / csv still prints the error document on stdout (docs/cli.md);
+# with -o FILE the file is not created; table prints the error on stderr only.
+rc=0; "$RB" bw -s 8 -w 0 -f json >"$TMP/ue.json" 2>"$TMP/ue.err" || rc=$?
+[ "$rc" = 2 ] || fail "bw -w 0 -f json: exit $rc"
+python3 - "$TMP/ue.json" <<'PY' || fail "bw -w 0 -f json stdout: $(head -c 400 "$TMP/ue.json")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+sys.exit(0 if doc["error"] == "--window 0: out of range 1..4096" and doc["rows"] == [] else 1)
+PY
+"$RB" lat -m 0:8G -f csv >"$TMP/ue.csv" 2>/dev/null && fail "lat -m 0:8G: exit 0"
+tail -1 "$TMP/ue.csv" | grep -q ',-m/--msg-sizes 0:8G: MAX ' || fail "lat -m 0:8G -f csv: $(cat "$TMP/ue.csv")"
+"$RB" bw -s 8 -w 0 -f json -o "$TMP/ue-file.json" >"$TMP/ue2.out" 2>/dev/null && fail "bw -w 0 -o: exit 0"
+[ ! -e "$TMP/ue-file.json" ] && [ ! -s "$TMP/ue2.out" ] || fail "bw -w 0 -f json -o FILE wrote a report"
+[ -z "$("$RB" bw -s 8 -w 0 2>/dev/null)" ] || fail "bw -w 0 (table) printed on stdout"
+pass "usage errors: the error document on stdout with -f json / csv, nothing with -o FILE or table"
+
 # Newcomer trial: usage errors that were silent, and `version -f json`.
 expect_status 2 "--output '': empty file name" "$RB" lat -t socket -s 8 -o ''
 expect_status 2 "--full: adds OSU's -f columns and applies only to --format osu" "$RB" bw -t socket --full
