@@ -314,8 +314,13 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
   const bool hadHost = !cmd.client.host.empty();
   d.useEvent = parseUseEvent(vm, &cmd.client.host) == 1;
   // `lat -e nodeA:18651`: the HOST taken from -e may carry the port, as a positional one may.
-  if (!hadHost && !cmd.client.host.empty())
+  if (!hadHost && !cmd.client.host.empty()) {
+    cmd.client.hostHint = fmt::format(
+        "HOST '{0}' is the word after -e, which takes only on or off: `-e off` or `-e on` for "
+        "the mode, `{0} -e` for a host",
+        escapeForLog(cmd.client.host, 80));
     splitHostPort(cmd.client.host, cmd.client.port, vm.count("port") > 0);
+  }
   d.rdmaCm = vm["rdma-cm"].as<bool>();
   std::vector<std::string> providers;
   if (vm.count("provider")) providers = vm["provider"].as<std::vector<std::string>>();
