@@ -25,4 +25,19 @@ bw_help=$("$RB" bw --help | tr -s ' \n' '  ')
 grep -q "\`--format perftest\` changes only the output" "$SRC/README.md" ||
   fail "README.md does not say --format perftest leaves bw's --mode alone"
 pass "README: --format perftest leaves bw --mode window (as bw --help says)"
+# The exit-status table: the daemons exit 0 on SIGINT / SIGTERM (their normal stop), and say so.
+dport=$((20000 + ($$ + 11) % 20000))
+for sig in INT TERM; do
+  for daemon in server rendezvous; do
+    "$RB" "$daemon" -p "$dport" 2>"$TMP/daemon.err" &
+    dpid=$!
+    wait_port "" "$dport"
+    kill -"$sig" "$dpid"
+    rc=0; wait "$dpid" || rc=$?
+    [ "$rc" = 0 ] || fail "$daemon after SIG$sig: exit $rc: $(cat "$TMP/daemon.err")"
+  done
+done
+grep -q '^| 0 | success | also `rdmabench server` and `rdmabench rendezvous` stopped by Ctrl-C' "$SRC/docs/cli.md" ||
+  fail "docs/cli.md's exit-status table does not say the daemons exit 0 on Ctrl-C / SIGTERM"
+pass "server and rendezvous exit 0 on SIGINT / SIGTERM, as docs/cli.md's exit-status table says"
 pass "docs/cli.md matches the generated tables ($n blocks); help CMD; did-you-mean"
