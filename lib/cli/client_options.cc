@@ -11,6 +11,7 @@
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/measure_clock.h"
+#include "common/text_escape.h"
 #include "common/token.h"
 #include "common/units.h"
 #include "report/report.h"
@@ -66,7 +67,53 @@ void checkBackendOptions(const po::variables_map& vm, const ClientCommand& cmd,
   }
 }
 
+// The options some transport does not read, as checkAutoTransport names them when -t was not
+// given: the name, its short letter (or 0) and the transports that read it.
+struct TransportOnlyOption {
+  const char* name;
+  char letter;
+  bool verbs, ofi;
+};
+constexpr TransportOnlyOption kTransportOnlyOptions[] = {
+    {"device", 'd', true, true},  {"remote-device", 0, true, true},
+    {"ib-port", 0, true, false},  {"gid-index", 'x', true, false},
+    {"mtu", 0, true, false},      {"rdma-cm", 'R', true, false},
+    {"provider", 0, false, true}, {"domain", 0, false, true},
+    {"ep", 0, false, true},
+};
+
+// Without -t: records the options of kTransportOnlyOptions given on the command line.
+void recordTransportOptions(const po::variables_map& vm, ClientCommand& cmd) {
+  if (cmd.transportGiven) return;
+  for (const auto& o : kTransportOnlyOptions) {
+    if (vm.count(o.name) == 0 || vm[o.name].defaulted()) continue;
+    const auto& v = vm[o.name].value();
+    std::string value;
+    if (const auto* text = boost::any_cast<std::string>(&v)) value = " " + *text;
+    if (const auto* list = boost::any_cast<std::vector<std::string>>(&v); list && !list->empty())
+      value = " " + list->front();
+    if (const auto* flag = boost::any_cast<bool>(&v); flag && !*flag) continue;
+    std::string spelling =
+        o.letter ? fmt::format("-{}/--{}", o.letter, o.name) : fmt::format("--{}", o.name);
+    cmd.transportOptions.push_back({spelling + escapeForLog(value, 80), o.verbs, o.ofi});
+  }
+}
+
 }  // namespace
+
+void checkAutoTransport(const ClientCommand& cmd, const std::string& transport,
+                        const std::string& note) {
+  for (const auto& o : cmd.transportOptions) {
+    if ((transport == "verbs" && o.verbs) || (transport == "ofi" && o.ofi)) continue;
+    const std::string readers = o.verbs && o.ofi ? "-t verbs or -t ofi"
+                                : o.verbs        ? "-t verbs"
+                                                 : "-t ofi";
+    throw UsageError(fmt::format(
+        "{}: only for {}, not for the transport chosen without -t ({}); give {} to measure with "
+        "it, or drop the option",
+        o.spelling, readers, note.empty() ? transport : note, o.verbs ? "-t verbs" : "-t ofi"));
+  }
+}
 
 namespace {
 
@@ -183,6 +230,8 @@ void parseSizes(const po::variables_map& vm, engine::TestSpec& spec) {
     spec.sizes = sizeSweep(minDefault, 4u << 20);
   } else if (vm.count("msg-sizes")) {
     SizeRange r = parseSizeRange(str("msg-sizes"), "--msg-sizes", minDefault, 4u << 20);
+    checkSizeRangeLimit(r, str("msg-sizes"), "-m/--msg-sizes", engine::kMaxMessageBytes,
+                        "2 GiB - 1");
     spec.sizes = sizeSweep(r.min, r.max);
   } else {
     spec.sizes = bw ? sizeSweep(1, 1u << 20) : sizeSweep(minDefault, 64u << 10);
@@ -266,8 +315,13 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
   const bool hadHost = !cmd.client.host.empty();
   d.useEvent = parseUseEvent(vm, &cmd.client.host) == 1;
   // `lat -e nodeA:18651`: the HOST taken from -e may carry the port, as a positional one may.
-  if (!hadHost && !cmd.client.host.empty())
+  if (!hadHost && !cmd.client.host.empty()) {
+    cmd.client.hostHint = fmt::format(
+        "HOST '{0}' is the word after -e, which takes only on or off: `-e off` or `-e on` for "
+        "the mode, `{0} -e` for a host",
+        escapeForLog(cmd.client.host, 80));
     splitHostPort(cmd.client.host, cmd.client.port, vm.count("port") > 0);
+  }
   d.rdmaCm = vm["rdma-cm"].as<bool>();
   std::vector<std::string> providers;
   if (vm.count("provider")) providers = vm["provider"].as<std::vector<std::string>>();
@@ -293,6 +347,7 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
   }
   if (vm.count("domain")) d.device = str("domain");
   checkBackendOptions(vm, cmd, spec.transport);
+  recordTransportOptions(vm, cmd);
   // The server side shares everything but the device name and GID index (each side picks its
   // own) unless --remote-device names it.
   spec.serverDevice = d;
@@ -373,18 +428,29 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
     cmd.helpText = renderHelp(cmd.helpGroups);
     return cmd;
   }
-  parseTarget(vm, cmd);
-  parseSizes(vm, spec);
-  parseRunControl(vm, cmd);
-  if (bw) parseBandwidth(vm, spec);
-  parseDevice(vm, cmd);
-  parseOutput(vm, cmd);
+  try {
+    parseTarget(vm, cmd);
+    parseSizes(vm, spec);
+    parseRunControl(vm, cmd);
+    if (bw) parseBandwidth(vm, spec);
+    parseDevice(vm, cmd);
+    parseOutput(vm, cmd);
 
-  const auto& backends = transport::backendNames();
-  if (std::find(backends.begin(), backends.end(), spec.transport) == backends.end())
-    throw UsageError(
-        fmt::format("--transport {}: unknown (valid: socket, verbs, ofi)", spec.transport));
-  spec.validate();
+    const auto& backends = transport::backendNames();
+    if (std::find(backends.begin(), backends.end(), spec.transport) == backends.end())
+      throw UsageError(
+          fmt::format("--transport {}: unknown (valid: socket, verbs, ofi)", spec.transport));
+    spec.validate();
+  } catch (const UsageError& e) {
+    // The options parsed: the output they name is known (a -f it does not know stays "table").
+    OutputOptions out;
+    const auto& names = report::formatNames();
+    if (vm.count("format") &&
+        std::find(names.begin(), names.end(), vm["format"].as<std::string>()) != names.end())
+      out.format = vm["format"].as<std::string>();
+    if (vm.count("output")) out.path = vm["output"].as<std::string>();
+    throw ClientUsageError(e.what(), out);
+  }
   return cmd;
 }
 }  // namespace rdmabench::cli

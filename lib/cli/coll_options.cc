@@ -153,6 +153,8 @@ void parseAllreduce(const Values& v, collective::CollectiveParams& p, CollComman
     SizeRange r = v.has("msg-sizes")
                       ? parseSizeRange(v.str("msg-sizes"), "--msg-sizes", es, 1u << 20)
                       : SizeRange{es, 1u << 20};
+    if (v.has("msg-sizes"))
+      checkSizeRangeLimit(r, v.str("msg-sizes"), "-m/--msg-sizes", 1ull << 30, "1G per rank");
     p.sizes = sizeSweep(r.min, r.max);
   }
   roundToElements(p, v.has("size") ? "--size" : "--msg-sizes", cmd.notes);

@@ -68,7 +68,8 @@ size_t editDistance(std::string_view a, std::string_view b);
 
 // The candidates `word` was probably meant to be: those at the smallest edit distance when
 // it is <= 2 (<= 1 for words of 3 characters or fewer), else the one candidate `word` is a
-// prefix of. Empty when nothing is close.
+// prefix of, else (a dashless word: a command) the one candidate of 3+ characters that is a
+// prefix of `word` ("latency" -> "lat"). Empty when nothing is close.
 std::vector<std::string> suggestions(std::string_view word,
                                      const std::vector<std::string>& candidates);
 

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli/help_gen.h"
+#include "common/error.h"
 #include "common/placement.h"
 #include "engine/pair.h"
 
@@ -38,11 +40,28 @@ struct ClientCommand {
   std::vector<Variant> variants;
   OutputOptions output;
   bool transportGiven = false;  // -t given; else the caller picks the best usable transport
-  std::string clock = "auto";   // --clock auto | tsc | monotonic (common/measure_clock.h)
-  PlacementRequest placement;   // --cpu LIST / --numa auto|off|N (common/placement.h)
+  // Without -t: the transport-specific options given ("-d/--device mlx5_0"), each with the
+  // transports that read it, for checkAutoTransport once the transport is known.
+  struct TransportOption {
+    std::string spelling;  // "-d/--device mlx5_0", "-R/--rdma-cm"
+    bool verbs = false, ofi = false;
+  };
+  std::vector<TransportOption> transportOptions;
+  std::string clock = "auto";  // --clock auto | tsc | monotonic (common/measure_clock.h)
+  PlacementRequest placement;  // --cpu LIST / --numa auto|off|N (common/placement.h)
   bool help = false;
   std::string helpText;
   OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)
+};
+
+// A UsageError of lat / bw found once the options parsed, carrying the output they name, so
+// the CLI can print the error document on stdout for -f json / -f csv (docs/cli.md, "Output
+// files and failures").
+class ClientUsageError : public UsageError {
+ public:
+  ClientUsageError(const std::string& message, OutputOptions out)
+      : UsageError(message), output(std::move(out)) {}
+  OutputOptions output;  // format "table" when -f was not given or is unknown
 };
 
 // Runs Boost.Program_options for subcommand `command` and turns its exceptions into one-line
@@ -114,5 +133,12 @@ void checkFullFormat(bool full, const std::string& format);
 // port exists, else socket. `note` says why (for the run header); `verbsBuilt` (optional) is
 // set to whether the verbs backend is compiled into this binary at all.
 std::string defaultTransport(std::string& note, bool* verbsBuilt = nullptr);
+
+// Without -t, after defaultTransport chose `transport` (`note` says why): UsageError naming the
+// first of cmd.transportOptions that `transport` does not read (`lat -d mlx5_0` where no RDMA
+// device is usable would otherwise measure the socket transport and ignore -d), as `-t socket
+// --provider tcp` is refused.
+void checkAutoTransport(const ClientCommand& cmd, const std::string& transport,
+                        const std::string& note);
 
 }  // namespace rdmabench::cli

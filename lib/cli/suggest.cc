@@ -1,5 +1,6 @@
 // "Did you mean" for unknown commands and options (help_gen.h).
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,21 @@ std::vector<std::string> suggestions(std::string_view word,
     for (const auto& c : candidates)
       if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) prefixed.push_back(c);
     if (prefixed.size() == 1) best = prefixed;
+  }
+  // A spelled-out command ("latency" for "lat"): the one dashless candidate of 3 or more letters
+  // the word starts with, the nearest (by edit distance) when several do.
+  if (best.empty() && dashes == 0) {
+    size_t nearest = SIZE_MAX;
+    for (const auto& c : candidates) {
+      if (c.size() < 3 || c.size() >= word.size() || c[0] == '-' ||
+          word.compare(0, c.size(), c) != 0)
+        continue;
+      const size_t dist = editDistance(word, c);
+      if (dist < nearest) best.clear();
+      if (dist <= nearest) best.push_back(c);
+      nearest = std::min(nearest, dist);
+    }
+    if (best.size() > 1) best.clear();
   }
   return best;
 }

@@ -88,6 +88,13 @@ SizeRange parseSizeRange(std::string_view text, std::string_view option, uint64_
   return r;
 }
 
+void checkSizeRangeLimit(const SizeRange& r, std::string_view text, std::string_view option,
+                         uint64_t limit, std::string_view limitText) {
+  if (r.max > limit)
+    throw UsageError(fmt::format("{} {}: MAX {} bytes is above the limit of {} bytes ({})", option,
+                                 text, r.max, limit, limitText));
+}
+
 std::vector<uint64_t> sizeSweep(uint64_t min, uint64_t max) {
   std::vector<uint64_t> sizes;
   if (min == 0) {

@@ -25,6 +25,10 @@ struct SizeRange {
 };
 SizeRange parseSizeRange(std::string_view text, std::string_view option, uint64_t defaultMin,
                          uint64_t defaultMax);
+// UsageError when the MAX of a range parsed from `text` (given to `option`, as the user spelled
+// it: "-m/--msg-sizes") is above `limit` bytes, naming both and `limitText` ("2 GiB - 1").
+void checkSizeRangeLimit(const SizeRange& r, std::string_view text, std::string_view option,
+                         uint64_t limit, std::string_view limitText);
 
 // Powers of two from `min` to `max` inclusive, plus 0 first when min == 0 (OSU latency's 0 B row).
 // A min that is not a power of two starts the list and doubling goes on from it (OSU's loop).

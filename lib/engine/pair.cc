@@ -107,7 +107,14 @@ class Client {
       loopback =
           std::make_unique<LoopbackServer>(port, spec.bytesPerConnection() * spec.queuePairs);
     }
-    Channel ch = Channel::connect(host, port, Deadline(o_.connectTimeoutMs), loopback != nullptr);
+    Channel ch = [&] {
+      try {
+        return Channel::connect(host, port, Deadline(o_.connectTimeoutMs), loopback != nullptr);
+      } catch (const UsageError& e) {  // HOST did not resolve
+        if (o_.hostHint.empty()) throw;
+        throw UsageError(fmt::format("{} ({})", e.what(), o_.hostHint));
+      }
+    }();
     try {
       try {
         session(ch);

@@ -22,6 +22,9 @@ inline constexpr uint16_t kDefaultControlPort = 18515;  // perftest's default po
 struct ClientOptions {
   TestSpec spec;
   std::string host;  // server host; empty = loopback (forks a server on 127.0.0.1)
+  // Appended to the one-line error when `host` does not resolve: set when HOST came from the
+  // word after an optional-value flag (`lat -e maybe`: -e takes only on | off); "" = none.
+  std::string hostHint;
   uint16_t port = kDefaultControlPort;
   transport::DeviceOptions localDevice;  // this side's device options
   std::string commandLine;

@@ -192,9 +192,9 @@ void TestSpec::validateSizes() const {
   if (sizes.size() > kMaxSizes)
     throw UsageError(fmt::format("--size: {} sizes given, limit {}", sizes.size(), kMaxSizes));
   for (uint64_t b : sizes) {
-    if (b > (1ull << 31) - 1)
+    if (b > kMaxMessageBytes)
       throw UsageError(fmt::format("--size {}: larger than the limit of {} bytes (2 GiB - 1)", b,
-                                   (1ull << 31) - 1));
+                                   kMaxMessageBytes));
     if (b == 0 && oneSided())
       throw UsageError(fmt::format("--size 0: --op {} needs at least 1 byte", toString(op)));
     if (b == 0 && bandwidth()) throw UsageError("--size 0: bandwidth needs at least 1 byte");

@@ -47,6 +47,8 @@ inline constexpr uint64_t kMaxIterations = 1'000'000'000;
 inline constexpr uint32_t kMaxWindow = 4096;
 inline constexpr uint32_t kMaxQueuePairs = 64;
 inline constexpr size_t kMaxSizes = 64;
+// The largest message size of lat/bw, bytes (2 GiB - 1: verbs' 31-bit lengths).
+inline constexpr uint64_t kMaxMessageBytes = (1ull << 31) - 1;
 inline constexpr int64_t kMaxTimeoutMs = 3'600'000;
 
 struct TestSpec {

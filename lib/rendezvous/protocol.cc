@@ -108,6 +108,21 @@ Hello clientHandshake(Channel& channel, const Deadline& deadline, const std::str
   return h;
 }
 
+namespace {
+
+// Answers a hello the server refuses: one kError frame (best effort), then closes the channel as
+// the protocol says (protocol.h), so a caller's own error report (engine::tellPeer, which sends on
+// an open channel only) cannot repeat it.
+void refuseHello(Channel& channel, std::string_view text, const Deadline& deadline) {
+  try {
+    channel.send(kError, text, deadline);
+  } catch (const Error&) {
+  }
+  channel.close();
+}
+
+}  // namespace
+
 Hello serverHandshake(Channel& channel, const Deadline& deadline, const std::string& token) {
   Frame f = channel.receive(deadline, "the hello");
   Hello h;
@@ -117,10 +132,7 @@ Hello serverHandshake(Channel& channel, const Deadline& deadline, const std::str
                                       channel.peerName(), f.type));
     h = decodeHello(f, channel.peerName());
   } catch (const ProtocolError& e) {
-    try {
-      channel.send(kError, std::string_view(e.what()), deadline);
-    } catch (const Error&) {
-    }
+    refuseHello(channel, e.what(), deadline);
     throw;
   }
   if (h.protocolVersion != kProtocolVersion) {
@@ -128,17 +140,11 @@ Hello serverHandshake(Channel& channel, const Deadline& deadline, const std::str
         "protocol version mismatch: client {} speaks {} (rdmabench {}), server speaks {} "
         "(rdmabench {})",
         channel.peerName(), h.protocolVersion, h.toolVersion, kProtocolVersion, RDMABENCH_VERSION);
-    try {
-      channel.send(kError, std::string_view(msg), deadline);
-    } catch (const Error&) {
-    }
+    refuseHello(channel, msg, deadline);
     throw ProtocolError(msg);
   }
   if (std::string refusal = tokenRefusal(token, h.token); !refusal.empty()) {
-    try {
-      channel.send(kError, std::string_view(refusal), deadline);
-    } catch (const Error&) {
-    }
+    refuseHello(channel, refusal, deadline);
     throw ProtocolError(fmt::format("client {}: {}", channel.peerName(), refusal));
   }
   channel.send(kHelloAck, encodeHello({kProtocolVersion, RDMABENCH_VERSION}), deadline);

@@ -48,7 +48,7 @@ Hello decodeHello(const Frame& frame, const std::string& peer);
 Hello clientHandshake(Channel& channel, const Deadline& deadline, const std::string& token = {});
 // Server side: waits for kHello, answers kHelloAck, or kError + ProtocolError on a version
 // mismatch / garbage / a token that does not match `token` (non-empty = required; compared in
-// constant time, common/token.h).
+// constant time, common/token.h). After that one kError it closes `channel` (fd() < 0).
 Hello serverHandshake(Channel& channel, const Deadline& deadline, const std::string& token = {});
 
 // kError payloads whose sender failed on a timeout start with this tag, so the receiver raises

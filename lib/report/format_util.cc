@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/text_escape.h"
 #include "common/version.h"
@@ -122,6 +123,15 @@ std::string placementLine(const RunInfo& info) {
     }
   }
   return s;
+}
+
+std::string deschedSizesWarning(const std::vector<uint64_t>& sizes) {
+  if (sizes.empty()) return "";
+  return fmt::format(
+      "size{} {} B lost the CPU during the timed loop (desched: another process ran on its core, "
+      "the time includes its work); use -e / --use-event on (event mode), pin to an idle core "
+      "(--cpu, taskset), or run fewer ranks per host",
+      sizes.size() > 1 ? "s" : "", fmt::join(sizes, ", "));
 }
 
 std::vector<std::string> headerWarnings(const RunInfo& info) {

@@ -71,6 +71,11 @@ std::string placementLine(const RunInfo& info);
 // Warning lines of the clock and placement facts (without a "WARNING:" prefix).
 std::vector<std::string> headerWarnings(const RunInfo& info);
 
+// For formats whose rows cannot carry the table's "desched" mark (osu, imb): one warning naming
+// the message sizes (bytes) whose timed loop lost the CPU (Row::descheduled, common/desched.h)
+// and what to do about it; "" when `sizes` is empty.
+std::string deschedSizesWarning(const std::vector<uint64_t>& sizes);
+
 // Compact JSON text that never throws: invalid UTF-8 (e.g. in a command line) is replaced by
 // U+FFFD instead of raising nlohmann's type_error 316.
 std::string dumpJson(const nlohmann::ordered_json& value);

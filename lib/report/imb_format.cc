@@ -23,6 +23,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "report/format_util.h"
 
@@ -106,6 +107,7 @@ class ImbReporter : public TextReporter {
   }
 
   void writeRow(const Row& row) override {
+    if (!row.descheduled.is_null()) deschedSizes_.push_back(row.bytes);
     switch (kind()) {
       case TestKind::kLatency: {
         double t = row.latency ? row.latency->mean : 0.0;
@@ -141,9 +143,16 @@ class ImbReporter : public TextReporter {
     }
   }
 
-  void writeEnd() override { out() << '\n'; }
+  // IMB's rows have no room for the table's "desched" mark: one "#" comment line after the table
+  // (IMB logs carry "#" lines between tables), none when no row lost the CPU.
+  void writeEnd() override {
+    if (!deschedSizes_.empty())
+      out() << "# WARNING: " << deschedSizesWarning(deschedSizes_) << '\n';
+    out() << '\n';
+  }
 
  private:
+  std::vector<uint64_t> deschedSizes_;  // sizes of the rows that lost the CPU
   void cells(const char* a, const char* b, const char* c, const char* d) {
     out() << fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}\n", a, kWidth, b, kWidth, c, kWidth, d, kWidth);
   }

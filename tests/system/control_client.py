@@ -188,6 +188,24 @@ elif CASE == "hostile-address":
     # The server's own region descriptor has the size the server checks for.
     send(s, 12, json.dumps({"connectors": [addr.hex()], "regions": theirs["regions"]}))
     answer(s, timeout=20)
+elif CASE == "bad-hello":
+    # A first frame the server refuses (ARG: type = message type 999, magic = wrong magic,
+    # version = protocol version 99, token = wrong token); prints every Error frame up to EOF,
+    # one "error: " line each, so the caller can count them.
+    if ARG == "type":
+        send(s, 999, hello())
+    elif ARG == "magic":
+        send(s, 1, b"XXXX" + hello()[4:])
+    elif ARG == "version":
+        send(s, 1, b"RDMB" + struct.pack("<HH", 99, 0) + b"hostile-test")
+    else:
+        send(s, 1, hello(b"wrong-token"))
+    s.settimeout(15)
+    while True:
+        mtype, body = recv(s)
+        if mtype is None:
+            break
+        print("error: " + body.decode(errors="replace") if mtype == 3 else "type %s" % mtype)
 elif CASE == "idle":
     # Connects and says nothing; holds the connection for ARG seconds.
     time.sleep(float(ARG))

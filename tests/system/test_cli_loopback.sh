@@ -86,6 +86,11 @@ expect_error "--size" "$RB" lat -s 3G
 expect_error "unknown option '--nope' for 'bw'" "$RB" bw --nope
 expect_error "unknown command" "$RB" frobnicate
 expect_error "cannot resolve host" "$RB" lat no-such-host.invalid -t socket
+# The word after a bare -e became HOST: the error says so (`lat -e maybe`).
+expect_status 2 "cannot resolve host 'no-such-host.invalid': " "$RB" lat -e no-such-host.invalid -t socket -s 8
+grep -qF "(HOST 'no-such-host.invalid' is the word after -e, which takes only on or off:" "$TMP/err" ||
+  fail "lat -e HOST: no hint: $(cat "$TMP/err")"
+grep -q "word after -e" < <("$RB" lat no-such-host.invalid -e -t socket -s 8 2>&1) && fail "hint without -e HOST"
 pass "bad input: one-line errors"
 
 # A closed stdout is not reused by a socket (the report went into the peer's connection before:
@@ -93,6 +98,33 @@ pass "bad input: one-line errors"
 timeout 60 "$RB" lat -t socket -s 8 -n 10 >&- 2>"$TMP/closed.err" || fail "lat with stdout closed: $(cat "$TMP/closed.err")"
 timeout 60 "$RB" allreduce --np 2 -t socket -s 8 -n 10 >&- 2>"$TMP/closed2.err" || fail "allreduce with stdout closed: $(cat "$TMP/closed2.err")"
 pass "stdout closed: the run measures, nothing reaches the peer"
+
+# Without -t, an option the chosen transport does not read is refused (ofi never is the default;
+# on a host without a usable RDMA device the default is socket, which reads no -d).
+expect_status 2 "--provider tcp: only for -t ofi, not for the transport chosen without -t (auto: " \
+  "$RB" lat -s 8 -n 10 --provider tcp
+info=$("$RB" info 2>/dev/null || true)
+if grep -q "^verbs *unusable" <<<"$info"; then
+  expect_status 2 "-d/--device mlx5_0: only for -t verbs or -t ofi, not for the transport chosen without -t (auto: socket" \
+    "$RB" lat -s 8 -d mlx5_0 -x 9999 -n 100
+fi
+pass "without -t: --provider / -d the chosen transport does not read are refused"
+
+# A usage error with -f json / csv still prints the error document on stdout (docs/cli.md);
+# with -o FILE the file is not created; table prints the error on stderr only.
+rc=0; "$RB" bw -s 8 -w 0 -f json >"$TMP/ue.json" 2>"$TMP/ue.err" || rc=$?
+[ "$rc" = 2 ] || fail "bw -w 0 -f json: exit $rc"
+python3 - "$TMP/ue.json" <<'PY' || fail "bw -w 0 -f json stdout: $(head -c 400 "$TMP/ue.json")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+sys.exit(0 if doc["error"] == "--window 0: out of range 1..4096" and doc["rows"] == [] else 1)
+PY
+"$RB" lat -m 0:8G -f csv >"$TMP/ue.csv" 2>/dev/null && fail "lat -m 0:8G: exit 0"
+tail -1 "$TMP/ue.csv" | grep -q ',-m/--msg-sizes 0:8G: MAX ' || fail "lat -m 0:8G -f csv: $(cat "$TMP/ue.csv")"
+"$RB" bw -s 8 -w 0 -f json -o "$TMP/ue-file.json" >"$TMP/ue2.out" 2>/dev/null && fail "bw -w 0 -o: exit 0"
+[ ! -e "$TMP/ue-file.json" ] && [ ! -s "$TMP/ue2.out" ] || fail "bw -w 0 -f json -o FILE wrote a report"
+[ -z "$("$RB" bw -s 8 -w 0 2>/dev/null)" ] || fail "bw -w 0 (table) printed on stdout"
+pass "usage errors: the error document on stdout with -f json / csv, nothing with -o FILE or table"
 
 # Newcomer trial: usage errors that were silent, and `version -f json`.
 expect_status 2 "--output '': empty file name" "$RB" lat -t socket -s 8 -o ''

@@ -15,4 +15,29 @@ grep -q '^Usage: rdmabench lat \[HOST\]' "$TMP/help_lat" || fail "help lat: $(he
 expect_status 2 "unknown option '--sise' for 'lat'; did you mean '--size'?" "$RB" lat --sise 8
 expect_status 2 "unknown command 'alreduce'; did you mean 'allreduce'?" "$RB" alreduce
 expect_status 2 "rdmabench help: unknown command 'lta'; did you mean 'lat'?" "$RB" help lta
+expect_status 2 "unknown command 'latency'; did you mean 'lat'?" "$RB" latency
+# README and bw --help agree on what -f perftest does to --mode: nothing (the default is window).
+bw_help=$("$RB" bw --help | tr -s ' \n' '  ')
+[[ $bw_help == *"f perftest does not change it (default window)"* ]] ||
+  fail "bw --help no longer says -f perftest leaves --mode alone: update this check and README.md"
+! grep -qi "default with \`--format perftest\`" "$SRC/README.md" ||
+  fail "README.md says --mode stream is the default with --format perftest; bw keeps window"
+grep -q "\`--format perftest\` changes only the output" "$SRC/README.md" ||
+  fail "README.md does not say --format perftest leaves bw's --mode alone"
+pass "README: --format perftest leaves bw --mode window (as bw --help says)"
+# The exit-status table: the daemons exit 0 on SIGINT / SIGTERM (their normal stop), and say so.
+dport=$((20000 + ($$ + 11) % 20000))
+for sig in INT TERM; do
+  for daemon in server rendezvous; do
+    "$RB" "$daemon" -p "$dport" 2>"$TMP/daemon.err" &
+    dpid=$!
+    wait_port "" "$dport"
+    kill -"$sig" "$dpid"
+    rc=0; wait "$dpid" || rc=$?
+    [ "$rc" = 0 ] || fail "$daemon after SIG$sig: exit $rc: $(cat "$TMP/daemon.err")"
+  done
+done
+grep -q '^| 0 | success | also `rdmabench server` and `rdmabench rendezvous` stopped by Ctrl-C' "$SRC/docs/cli.md" ||
+  fail "docs/cli.md's exit-status table does not say the daemons exit 0 on Ctrl-C / SIGTERM"
+pass "server and rendezvous exit 0 on SIGINT / SIGTERM, as docs/cli.md's exit-status table says"
 pass "docs/cli.md matches the generated tables ($n blocks); help CMD; did-you-mean"

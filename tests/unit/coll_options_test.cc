@@ -50,6 +50,9 @@ TEST(CollOptions, AllreduceSizesRoundToWholeElementsAsOsu) {
   EXPECT_NE(usageError("allreduce", {"-m", "0:2"}).find("--msg-sizes 0,1,2: below one float32"),
             std::string::npos);
   EXPECT_TRUE(parseCollectiveCommand("allreduce", {"-m", "4:64"}).notes.empty());
+  EXPECT_EQ(usageError("allreduce", {"-m", "0:8G"}),
+            "-m/--msg-sizes 0:8G: MAX 8589934592 bytes is above the limit of 1073741824 bytes "
+            "(1G per rank)");
 }
 
 // --quiet on every N-rank command, as on lat/bw (newcomer trial); not part of the run id.

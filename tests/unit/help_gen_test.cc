@@ -50,6 +50,11 @@ TEST(HelpGen, SuggestsNearestOrUniquePrefix) {
   EXPECT_EQ(suggestions("comp", cmds), std::vector<std::string>{"compare"});  // unique prefix
   EXPECT_TRUE(suggestions("co", cmds).empty());                               // two prefixes
   EXPECT_TRUE(suggestions("xyzzy", cmds).empty());
+  // A spelled-out command starts with the short one; options keep the distance rule only.
+  EXPECT_EQ(didYouMean("latency", cmds), "; did you mean 'lat'?");
+  EXPECT_EQ(suggestions("serverd", cmds), std::vector<std::string>{"server"});
+  EXPECT_TRUE(suggestions("bwtest", cmds).empty());  // "bw": too short to be a stem
+  EXPECT_TRUE(suggestions("--sizeofall", {"--size", "-s"}).empty());
   EXPECT_EQ(didYouMean("pair", cmds), "; did you mean 'pairs'?");
   EXPECT_EQ(didYouMean("zzzzzz", cmds), "");
 }

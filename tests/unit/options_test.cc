@@ -45,6 +45,13 @@ TEST(ClientOptions, BadValuesNameOptionAndRange) {
   EXPECT_NE(usageError("lat", {"-n", "-5"}).find("--iters"), std::string::npos);
   EXPECT_NE(usageError("lat", {"-m", "10:2"}).find("MIN 10 is larger than MAX 2"),
             std::string::npos);
+  // -m names itself, the value typed and the limit (it said "--size 2147483648").
+  EXPECT_EQ(usageError("lat", {"-m", "0:8G"}),
+            "-m/--msg-sizes 0:8G: MAX 8589934592 bytes is above the limit of 2147483647 bytes "
+            "(2 GiB - 1)");
+  EXPECT_EQ(usageError("bw", {"-m", "2G"}).substr(0, 40),
+            "-m/--msg-sizes 2G: MAX 2147483648 bytes ");
+  EXPECT_EQ(usageError("lat", {"-m", "0:2147483647"}), "");
   EXPECT_NE(usageError("lat", {"-t", "carrier-pigeon"}).find("--transport carrier-pigeon"),
             std::string::npos);
   EXPECT_NE(usageError("bw", {"-w", "100000"}).find("--window 100000: out of range 1..4096"),
@@ -155,6 +162,34 @@ TEST(ClientOptions, BackendOptionsOfTheChosenTransportAreAccepted) {
   // Without -t the transport is chosen at run time; --compare variants differ by design.
   EXPECT_EQ(usageError("lat", {"--mtu", "1024"}), "");
   EXPECT_EQ(usageError("lat", {"--compare", "socket,ofi", "--provider", "tcp"}), "");
+}
+
+// Without -t, once the transport is known: an option it does not read is refused, naming the
+// option, its value and why the transport was chosen (lat -d mlx5_0 with no RDMA device here).
+std::string autoError(const std::vector<std::string>& args, const std::string& transport) {
+  try {
+    checkAutoTransport(parseClientCommand("lat", args), transport, "auto: " + transport + " (why)");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ClientOptions, TransportOptionsWithoutDashTAreCheckedAgainstTheAutoChoice) {
+  EXPECT_EQ(autoError({"-s", "8", "-d", "mlx5_0", "-x", "9999"}, "socket"),
+            "-d/--device mlx5_0: only for -t verbs or -t ofi, not for the transport chosen "
+            "without -t (auto: socket (why)); give -t verbs to measure with it, or drop the "
+            "option");
+  EXPECT_EQ(autoError({"-x", "3"}, "socket").substr(0, 42),
+            "-x/--gid-index 3: only for -t verbs, not f");
+  EXPECT_EQ(autoError({"-R"}, "socket").substr(0, 33), "-R/--rdma-cm: only for -t verbs, ");
+  EXPECT_EQ(autoError({"--provider", "tcp"}, "verbs").substr(0, 35),
+            "--provider tcp: only for -t ofi, no");
+  // What the chosen transport reads, and options every transport reads, pass.
+  EXPECT_EQ(autoError({"-d", "mlx5_0", "-x", "3", "--mtu", "1024", "-R"}, "verbs"), "");
+  EXPECT_EQ(autoError({"--inline", "64", "-e", "--tx-depth", "16"}, "socket"), "");
+  // With -t, checkBackendOptions has the say; -t socket -d is accepted as before.
+  EXPECT_EQ(autoError({"-t", "socket", "-d", "lo"}, "socket"), "");
 }
 
 TEST(ServerOptions, Parse) {

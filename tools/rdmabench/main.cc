@@ -140,9 +140,24 @@ int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out) {
   return failed ? 1 : 0;
 }
 
+// A usage error of lat / bw with -f json or -f csv to stdout: the error document (an empty run,
+// the error member / column) on stdout as for a failed run, so a parser of stdout gets one.
+void printUsageErrorDocument(const cli::OutputOptions& output, const std::string& message) {
+  if (output.format != "json" && output.format != "csv") return;
+  if (!output.path.empty() && output.path != "-") return;  // -o FILE: left untouched
+  report::makeReporter(output.format, std::cout)->abort(message);
+  std::cout.flush();
+}
+
 int runClientCommand(const std::string& test, const std::vector<std::string>& args,
                      const std::string& commandLine) {
-  cli::ClientCommand cmd = cli::parseClientCommand(test, args);
+  cli::ClientCommand cmd;
+  try {
+    cmd = cli::parseClientCommand(test, args);
+  } catch (const cli::ClientUsageError& e) {
+    printUsageErrorDocument(e.output, e.what());
+    throw;
+  }
   if (cmd.help) {
     std::cout << cmd.helpText;
     return 0;
@@ -154,6 +169,12 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
     bool verbsBuilt = true;
     cmd.client.spec.transport = cli::defaultTransport(note, &verbsBuilt);
     cmd.client.transportNote = note;
+    try {
+      cli::checkAutoTransport(cmd, cmd.client.spec.transport, note);
+    } catch (const UsageError& e) {
+      printUsageErrorDocument(cmd.output, e.what());
+      throw;
+    }
     // Built but unusable (no device here) is the normal laptop case and goes into the run
     // header only; a binary built without verbs is a packaging problem worth saying out loud.
     if (!verbsBuilt)
