@@ -41,7 +41,7 @@
 # 2026-12-02). --only runs one case.
 # Output: per case and tool the median of a_rep [min-max over reps], b, and the raw figures;
 # the ratio rdmabench / perftest of the medians of a. Goal (issue #26): ratio <= 1.00 per op.
-# Takes about 2 min per rep on a 2-core TCG host (callgrind in an emulated CPU).
+# Takes about 7 min per rep on a 2-core TCG host under load (callgrind in an emulated CPU).
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$SRC/build
