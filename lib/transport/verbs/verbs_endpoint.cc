@@ -203,7 +203,15 @@ PreparedOp VerbsEndpoint::prepare(OpKind op, const MemoryRegion& mr, uint64_t of
   return p;
 }
 
+// A pure dispatcher (no loop state), so that the common batches reach their poster by a jump.
 uint32_t VerbsEndpoint::postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) {
+  if (op.op == OpKind::kRecv) return postChains(op, posts, count);
+  if (count == 1) return postOneSend(op, *posts);
+  if (count <= kChain) return postSendChain(op, posts, count);
+  return postChains(op, posts, count);
+}
+
+uint32_t VerbsEndpoint::postChains(const PreparedOp& op, const BatchPost* posts, uint32_t count) {
   uint32_t done = 0;
   while (done < count) {
     const uint32_t n = std::min(count - done, kChain);
@@ -215,43 +223,85 @@ uint32_t VerbsEndpoint::postBatch(const PreparedOp& op, const BatchPost* posts, 
   return done;
 }
 
-// One ibv_post_send of up to kChain chained work requests. Returns how many were accepted.
-uint32_t VerbsEndpoint::postSendChain(const PreparedOp& op, const BatchPost* posts, uint32_t n) {
-  const uint64_t outstanding = sendNext_ - sendRetired_;
-  if (outstanding >= sendDepth_) return 0;
-  n = static_cast<uint32_t>(std::min<uint64_t>(n, sendDepth_ - outstanding));
+void VerbsEndpoint::buildSendChain(const PreparedOp& op) {
   const ibv_wr_opcode opcode = op.op == OpKind::kSend    ? IBV_WR_SEND
                                : op.op == OpKind::kWrite ? IBV_WR_RDMA_WRITE
                                                          : IBV_WR_RDMA_READ;
   const bool inl = op.op != OpKind::kRead && op.length <= core_->inlineBytes;
-  ibv_sge sge[kChain];
-  ibv_send_wr wr[kChain];
-  for (uint32_t i = 0; i < n; ++i) {
-    // As postSendSide: the post that fills the last free slot is signaled.
-    const bool hw =
-        posts[i].signaled || op.op == OpKind::kRead || outstanding + i + 1 == sendDepth_;
-    sge[i] = ibv_sge{op.localAddr, op.length, static_cast<uint32_t>(op.localKey)};
-    wr[i] = ibv_send_wr{};
-    wr[i].wr_id = sendNext_ + i;
-    wr[i].next = i + 1 < n ? &wr[i + 1] : nullptr;
-    wr[i].sg_list = &sge[i];
-    wr[i].num_sge = op.length > 0 ? 1 : 0;
-    wr[i].opcode = opcode;
-    wr[i].send_flags = (hw ? IBV_SEND_SIGNALED : 0) | (inl ? IBV_SEND_INLINE : 0);
-    wr[i].wr.rdma.remote_addr = op.remoteAddr;
-    wr[i].wr.rdma.rkey = static_cast<uint32_t>(op.remoteKey);
+  chainFlags_ = inl ? IBV_SEND_INLINE : 0;
+  for (uint32_t i = 0; i < kChain; ++i) {
+    chainSge_[i] = ibv_sge{op.localAddr, op.length, static_cast<uint32_t>(op.localKey)};
+    chainWr_[i] = ibv_send_wr{};
+    chainWr_[i].next = i + 1 < kChain ? &chainWr_[i + 1] : nullptr;
+    chainWr_[i].sg_list = &chainSge_[i];
+    chainWr_[i].num_sge = op.length > 0 ? 1 : 0;
+    chainWr_[i].opcode = opcode;
+    chainWr_[i].send_flags = chainFlags_;
+    chainWr_[i].wr.rdma.remote_addr = op.remoteAddr;
+    chainWr_[i].wr.rdma.rkey = static_cast<uint32_t>(op.remoteKey);
   }
+  chainOp_ = op.op;
+  chainLength_ = op.length;
+  chainLocalAddr_ = op.localAddr;
+  chainLocalKey_ = op.localKey;
+  chainRemoteAddr_ = op.remoteAddr;
+  chainRemoteKey_ = op.remoteKey;
+  chainValid_ = true;
+  oneWr_ = chainWr_[0];
+  oneWr_.next = nullptr;
+}
+
+void VerbsEndpoint::throwPostSendError(OpKind op, uint32_t n, int rc) const {
+  throw TransportError(fmt::format("ibv_post_send ({}, batch of {}) on {} QPN {:#x} (peer {}): {}",
+                                   toString(op), n, core_->name, qp_->qp_num, peerName_,
+                                   errText(rc)));
+}
+
+uint32_t VerbsEndpoint::postOneSend(const PreparedOp& op, const BatchPost& post) {
+  const uint64_t outstanding = sendNext_ - sendRetired_;
+  if (outstanding >= sendDepth_) return 0;
+  if (!chainMatches(op)) buildSendChain(op);
+  const bool user = post.signaled || op.op == OpKind::kRead;
+  // As postSendSide: the post that fills the last free slot is signaled.
+  oneWr_.wr_id = sendNext_;
+  oneWr_.send_flags =
+      chainFlags_ | (user || outstanding + 1 == sendDepth_ ? unsigned{IBV_SEND_SIGNALED} : 0u);
+  sendSlot(sendNext_) = Slot{post.context, op.length, op.op, user};
   ibv_send_wr* bad = nullptr;
-  const int rc = ibv_post_send(qp_, wr, &bad);
-  const uint32_t accepted = rc == 0 ? n : static_cast<uint32_t>(bad ? bad - wr : 0);
-  for (uint32_t i = 0; i < accepted; ++i)
-    sendSlot(sendNext_ + i) =
-        Slot{posts[i].context, op.length, op.op, posts[i].signaled || op.op == OpKind::kRead};
+  const int rc = ibv_post_send(qp_, &oneWr_, &bad);
+  if (rc == 0) {
+    ++sendNext_;
+    return 1;
+  }
+  if (rc == ENOMEM) return 0;
+  throwPostSendError(op.op, 1, rc);
+}
+
+// One ibv_post_send of up to kChain chained work requests from the prepared chain (rebuilt
+// only when `op` differs from the last one). Returns how many were accepted.
+uint32_t VerbsEndpoint::postSendChain(const PreparedOp& op, const BatchPost* posts, uint32_t n) {
+  const uint64_t outstanding = sendNext_ - sendRetired_;
+  if (outstanding >= sendDepth_ || n == 0) return 0;
+  n = static_cast<uint32_t>(std::min<uint64_t>(n, sendDepth_ - outstanding));
+  if (!chainMatches(op)) buildSendChain(op);
+  const bool read = op.op == OpKind::kRead;
+  // As postSendSide: the post that fills the last free slot is signaled.
+  const uint64_t lastFree = sendDepth_ - outstanding - 1;  // index i of that post, if < n
+  for (uint32_t i = 0; i < n; ++i) {
+    const bool user = posts[i].signaled || read;
+    chainWr_[i].wr_id = sendNext_ + i;
+    chainWr_[i].send_flags =
+        chainFlags_ | (user || i == lastFree ? unsigned{IBV_SEND_SIGNALED} : 0u);
+    sendSlot(sendNext_ + i) = Slot{posts[i].context, op.length, op.op, user};
+  }
+  ibv_send_wr* const tail = &chainWr_[n - 1];
+  tail->next = nullptr;  // the list ends at the n-th entry; relinked below
+  ibv_send_wr* bad = nullptr;
+  const int rc = ibv_post_send(qp_, chainWr_, &bad);
+  tail->next = n < kChain ? tail + 1 : nullptr;
+  const uint32_t accepted = rc == 0 ? n : static_cast<uint32_t>(bad ? bad - chainWr_ : 0);
   sendNext_ += accepted;
-  if (rc != 0 && rc != ENOMEM)
-    throw TransportError(
-        fmt::format("ibv_post_send ({}, batch of {}) on {} QPN {:#x} (peer {}): {}",
-                    toString(op.op), n, core_->name, qp_->qp_num, peerName_, errText(rc)));
+  if (rc != 0 && rc != ENOMEM) throwPostSendError(op.op, n, rc);
   return accepted;
 }
 

@@ -81,9 +81,22 @@ class VerbsEndpoint : public Endpoint {
       n <<= 1;
     return n;
   }
-  Slot& sendSlot(uint64_t seq) { return sendRing_[seq & (sendRing_.size() - 1)]; }
+  Slot& sendSlot(uint64_t seq) { return sendSlots_[seq & sendMask_]; }
   Slot& recvSlot(uint64_t seq) { return recvRing_[seq & (recvRing_.size() - 1)]; }
   uint32_t postSendChain(const PreparedOp& op, const BatchPost* posts, uint32_t n);
+  // Receives, and sends beyond one chain: kChain at a time until one is not taken whole.
+  uint32_t postChains(const PreparedOp& op, const BatchPost* posts, uint32_t count);
+  // A batch of one (bw without --post-list): the prepared single work request, patched.
+  uint32_t postOneSend(const PreparedOp& op, const BatchPost& post);
+  // Throws the TransportError of a failed ibv_post_send of a batch of n (out of the hot path).
+  [[noreturn]] void throwPostSendError(OpKind op, uint32_t n, int rc) const;
+  // Builds chainWr_/chainSge_ for `op` (all kChain entries linked, flags without SIGNALED).
+  void buildSendChain(const PreparedOp& op);
+  bool chainMatches(const PreparedOp& op) const {
+    return chainValid_ && op.op == chainOp_ && op.localAddr == chainLocalAddr_ &&
+           op.length == chainLength_ && op.localKey == chainLocalKey_ &&
+           op.remoteAddr == chainRemoteAddr_ && op.remoteKey == chainRemoteKey_;
+  }
   uint32_t postRecvChain(const PreparedOp& op, const BatchPost* posts, uint32_t n);
   PostResult postSendSide(ibv_wr_opcode opcode, OpKind op, const MemoryRegion& mr, uint64_t offset,
                           uint32_t length, uint64_t remoteAddr, uint32_t rkey, uint64_t context,
@@ -99,12 +112,25 @@ class VerbsEndpoint : public Endpoint {
   uint64_t sendDepth_, recvDepth_;  // queue depths (tx/rx depth)
   std::vector<Slot> sendRing_;
   std::vector<Slot> recvRing_;
+  Slot* sendSlots_ = sendRing_.data();  // sendRing_, indexed by seq & sendMask_
+  uint64_t sendMask_ = sendRing_.size() - 1;
   uint64_t sendNext_ = 0;
   uint64_t sendRetired_ = 0;
   uint64_t recvNext_ = 0;
   uint64_t recvRetired_ = 0;
   std::string peerName_;
   std::unique_ptr<CmResources> cm_;  // rdma_cm mode only
+  // The send chain of the last prepared op posted, built once per op (perftest's prepared
+  // work requests): a post patches only wr_id and send_flags, and cuts the list at its end.
+  // The entries point into each other, so the endpoint is never copied or moved.
+  ibv_send_wr chainWr_[kChain];
+  ibv_sge chainSge_[kChain];
+  ibv_send_wr oneWr_{};  // chainWr_[0] alone (next = nullptr), for batches of one
+  bool chainValid_ = false;
+  OpKind chainOp_ = OpKind::kSend;
+  uint32_t chainLength_ = 0;
+  unsigned chainFlags_ = 0;  // IBV_SEND_INLINE or 0
+  uint64_t chainLocalAddr_ = 0, chainLocalKey_ = 0, chainRemoteAddr_ = 0, chainRemoteKey_ = 0;
 };
 
 }  // namespace rdmabench::transport::verbs
