@@ -48,25 +48,44 @@ int recvCallsOfPoll(Device& a, Completion* out, size_t max, size_t& got) {
   return gRecvCalls.load();
 }
 
+// Two event-mode socket devices joined by `peers` connections; 64 bytes per peer registered on
+// each side (a's zeroed, b's filled with 7).
+struct EventPeers {
+  explicit EventPeers(size_t peers)
+      : a(open()), b(open()), bufA(64 * peers, 0), bufB(64 * peers, 7) {
+    for (size_t i = 0; i < peers; ++i) {
+      auto [x, y] = connectPair(*a, *b);
+      ea.push_back(std::move(x));
+      eb.push_back(std::move(y));
+    }
+    ma = a->registerMemory(bufA.data(), bufA.size());
+    mb = b->registerMemory(bufB.data(), bufB.size());
+  }
+  static std::unique_ptr<Device> open() {
+    DeviceOptions o = loopbackOptions();
+    o.useEvent = true;
+    return socket::openDevice(o);
+  }
+  std::unique_ptr<Device> a, b;
+  std::vector<std::unique_ptr<Endpoint>> ea, eb;
+  std::vector<uint8_t> bufA, bufB;
+  std::unique_ptr<MemoryRegion> ma, mb;
+};
+
 TEST(SocketEvent, WakeUpReadsOnlyTheSocketsEpollReported) {
   // A rank with several peers (a collective's O(log n) endpoints) sleeps in epoll_wait and is
   // woken by one of them: the poll after the wake-up reads that socket only, not one EAGAIN
   // recv() per idle peer; the poll after that (no wait in between) reads every socket again.
   constexpr size_t kPeers = 3;
   ASSERT_TRUE(kResolved) << "dlsym(RTLD_NEXT, recv) failed";
-  DeviceOptions o = loopbackOptions();
-  o.useEvent = true;
-  auto a = socket::openDevice(o);
-  auto b = socket::openDevice(o);
-  std::vector<std::unique_ptr<Endpoint>> ea, eb;
-  for (size_t i = 0; i < kPeers; ++i) {
-    auto [x, y] = connectPair(*a, *b);
-    ea.push_back(std::move(x));
-    eb.push_back(std::move(y));
-  }
-  std::vector<uint8_t> bufA(64 * kPeers, 0), bufB(64 * kPeers, 7);
-  auto ma = a->registerMemory(bufA.data(), bufA.size());
-  auto mb = b->registerMemory(bufB.data(), bufB.size());
+  EventPeers p(kPeers);
+  auto& a = p.a;
+  auto& b = p.b;
+  auto& ea = p.ea;
+  auto& eb = p.eb;
+  auto& bufA = p.bufA;
+  auto& ma = p.ma;
+  auto& mb = p.mb;
   for (size_t i = 0; i < kPeers; ++i)
     ASSERT_EQ(ea[i]->postRecv(*ma, 64 * i, 8, i), PostResult::kOk);
   Completion c[8];
@@ -107,19 +126,13 @@ TEST(SocketEvent, StepCostsOneRecvPerMessage) {
   constexpr size_t kPeers = 3;
   constexpr int kSteps = 20;
   ASSERT_TRUE(kResolved) << "dlsym(RTLD_NEXT, recv) failed";
-  DeviceOptions o = loopbackOptions();
-  o.useEvent = true;
-  auto a = socket::openDevice(o);
-  auto b = socket::openDevice(o);
-  std::vector<std::unique_ptr<Endpoint>> ea, eb;
-  for (size_t i = 0; i < kPeers; ++i) {
-    auto [x, y] = connectPair(*a, *b);
-    ea.push_back(std::move(x));
-    eb.push_back(std::move(y));
-  }
-  std::vector<uint8_t> bufA(64 * kPeers, 0), bufB(64 * kPeers, 7);
-  auto ma = a->registerMemory(bufA.data(), bufA.size());
-  auto mb = b->registerMemory(bufB.data(), bufB.size());
+  EventPeers p(kPeers);
+  auto& a = p.a;
+  auto& b = p.b;
+  auto& ea = p.ea;
+  auto& eb = p.eb;
+  auto& ma = p.ma;
+  auto& mb = p.mb;
   Completion c[8];
   size_t got = 0;
   for (size_t i = 0; i < kPeers; ++i)
