@@ -44,31 +44,9 @@ std::string joinedBars(const std::vector<std::string>& v) {
 
 namespace {
 
-// Options that only one backend reads. Given to another transport they would be silently
-// ignored, so they are a usage error instead (`--provider X -t verbs`, `--mtu 1024 -t ofi`).
-struct BackendOption {
-  const char* name;
-  const char* transport;
-};
-constexpr BackendOption kBackendOptions[] = {
-    {"ib-port", "verbs"}, {"gid-index", "verbs"}, {"mtu", "verbs"}, {"rdma-cm", "verbs"},
-    {"provider", "ofi"},  {"domain", "ofi"},      {"ep", "ofi"},
-};
-
-// With -t given (and no --compare, whose variants differ by design), rejects the first option of
-// kBackendOptions that the chosen transport does not read.
-void checkBackendOptions(const po::variables_map& vm, const ClientCommand& cmd,
-                         const std::string& transport) {
-  if (!cmd.transportGiven || vm.count("compare")) return;
-  for (const auto& o : kBackendOptions) {
-    if (vm.count(o.name) == 0 || vm[o.name].defaulted() || transport == o.transport) continue;
-    throw UsageError(
-        fmt::format("--{}: only for -t {}; -t {} does not use it", o.name, o.transport, transport));
-  }
-}
-
-// The options some transport does not read, as checkAutoTransport names them when -t was not
-// given: the name, its short letter (or 0) and the transports that read it.
+// The options some transport does not read: the name, its short letter (or 0) and the
+// transports that read it. Given to another transport they would be silently ignored, so
+// checkTransportOptions refuses them (`-t socket -d mlx5_0`, `--mtu 1024 -t ofi`).
 struct TransportOnlyOption {
   const char* name;
   char letter;
@@ -82,9 +60,10 @@ constexpr TransportOnlyOption kTransportOnlyOptions[] = {
     {"ep", 0, false, true},
 };
 
-// Without -t: records the options of kTransportOnlyOptions given on the command line.
-void recordTransportOptions(const po::variables_map& vm, ClientCommand& cmd) {
-  if (cmd.transportGiven) return;
+}  // namespace
+
+std::vector<TransportOption> givenTransportOptions(const po::variables_map& vm) {
+  std::vector<TransportOption> given;
   for (const auto& o : kTransportOnlyOptions) {
     if (vm.count(o.name) == 0 || vm[o.name].defaulted()) continue;
     const auto& v = vm[o.name].value();
@@ -95,24 +74,32 @@ void recordTransportOptions(const po::variables_map& vm, ClientCommand& cmd) {
     if (const auto* flag = boost::any_cast<bool>(&v); flag && !*flag) continue;
     std::string spelling =
         o.letter ? fmt::format("-{}/--{}", o.letter, o.name) : fmt::format("--{}", o.name);
-    cmd.transportOptions.push_back({spelling + escapeForLog(value, 80), o.verbs, o.ofi});
+    given.push_back({spelling + escapeForLog(value, 80), o.verbs, o.ofi});
   }
+  return given;
 }
 
-}  // namespace
-
-void checkAutoTransport(const ClientCommand& cmd, const std::string& transport,
-                        const std::string& note) {
-  for (const auto& o : cmd.transportOptions) {
+void checkTransportOptions(const std::vector<TransportOption>& given, const std::string& transport,
+                           const std::string* autoNote) {
+  for (const auto& o : given) {
     if ((transport == "verbs" && o.verbs) || (transport == "ofi" && o.ofi)) continue;
     const std::string readers = o.verbs && o.ofi ? "-t verbs or -t ofi"
                                 : o.verbs        ? "-t verbs"
                                                  : "-t ofi";
+    if (autoNote == nullptr)
+      throw UsageError(fmt::format("{}: only for {}; -t {} does not use it", o.spelling, readers,
+                                   escapeForLog(transport, 40)));
     throw UsageError(fmt::format(
         "{}: only for {}, not for the transport chosen without -t ({}); give {} to measure with "
         "it, or drop the option",
-        o.spelling, readers, note.empty() ? transport : note, o.verbs ? "-t verbs" : "-t ofi"));
+        o.spelling, readers, autoNote->empty() ? transport : *autoNote,
+        o.verbs ? "-t verbs" : "-t ofi"));
   }
+}
+
+void checkAutoTransport(const ClientCommand& cmd, const std::string& transport,
+                        const std::string& note) {
+  checkTransportOptions(cmd.transportOptions, transport, &note);
 }
 
 namespace {
@@ -209,6 +196,11 @@ void parseTarget(const po::variables_map& vm, ClientCommand& cmd) {
   if (vm.count("transport")) {
     spec.transport = str("transport");
     cmd.transportGiven = true;
+    // Before the options checked against it (checkTransportOptions).
+    const auto& backends = transport::backendNames();
+    if (std::find(backends.begin(), backends.end(), spec.transport) == backends.end())
+      throw UsageError(fmt::format("--transport {}: unknown (valid: socket, verbs, ofi)",
+                                   escapeForLog(spec.transport, 40)));
   }
   if (vm.count("op")) spec.op = engine::parseOp(str("op"));
   if (vm.count("port"))
@@ -225,7 +217,7 @@ void parseSizes(const po::variables_map& vm, engine::TestSpec& spec) {
   const uint64_t minDefault = (bw || spec.oneSided()) ? 1 : 0;
   if (vm.count("size")) {
     // A comma list (0,1,220,1023) runs each size in turn, in the order given.
-    spec.sizes = parseSizeList(str("size"), "--size");
+    spec.sizes = parseSizeList(str("size"), "--size", engine::kMaxMessageBytes, "2 GiB - 1");
   } else if (vm["all"].as<bool>()) {
     spec.sizes = sizeSweep(minDefault, 4u << 20);
   } else if (vm.count("msg-sizes")) {
@@ -346,8 +338,14 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
       throw UsageError(fmt::format("--ep {}: must be rdm or msg", d.endpointType));
   }
   if (vm.count("domain")) d.device = str("domain");
-  checkBackendOptions(vm, cmd, spec.transport);
-  recordTransportOptions(vm, cmd);
+  // With -t: an option the transport does not read is refused now; without -t, once the
+  // transport is chosen (checkAutoTransport). --compare's variants differ by design.
+  if (!vm.count("compare")) {
+    if (cmd.transportGiven)
+      checkTransportOptions(givenTransportOptions(vm), spec.transport, nullptr);
+    else
+      cmd.transportOptions = givenTransportOptions(vm);
+  }
   // The server side shares everything but the device name and GID index (each side picks its
   // own) unless --remote-device names it.
   spec.serverDevice = d;
@@ -364,6 +362,33 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
     spec.serverDevice.device = d.device;
     spec.serverDevice.gidIndex = d.gidIndex;
   }
+}
+
+// --gbits and --full where the report has no place for them are refused rather than ignored
+// (docs/cli.md): lat has no bandwidth; osu_bw and IMB print MB/s only; the A/B table compares
+// MB/s; OSU's -f columns (min, max, iterations) are latency columns. bw's JSON and CSV always
+// carry gbit_per_s, so --gbits is accepted there.
+void checkReportOptions(const ClientCommand& cmd) {
+  const std::string& f = cmd.output.format;
+  if (cmd.output.gigabits) {
+    if (!cmd.client.spec.bandwidth())
+      throw UsageError(
+          "--gbits: lat reports latency only; Gb/s is a bw figure (bw --gbits with --format "
+          "table or perftest)");
+    if (cmd.variants.size() > 1)
+      throw UsageError(
+          "--gbits: the A/B table (--compare, several --provider) compares MB/s only; its "
+          "--format json carries each run's gbit_per_s");
+    if (f == "osu" || f == "imb")
+      throw UsageError(fmt::format(
+          "--gbits with --format {}: {}'s layout has MB/s only; Gb/s is in --format table and "
+          "perftest (json and csv always carry gbit_per_s)",
+          f, f == "osu" ? "osu_bw" : "IMB"));
+  }
+  if (cmd.output.full && cmd.client.spec.bandwidth())
+    throw UsageError(
+        "--full with bw: OSU's -f columns (min, max latency, iterations) belong to latency "
+        "tests; osu_bw has none (lat -f osu --full prints them)");
 }
 
 // -f, -o, --clock, --cpu, --numa, --gbits, --full, --quiet.
@@ -387,6 +412,7 @@ void parseOutput(const po::variables_map& vm, ClientCommand& cmd) {
   cmd.output.gigabits = vm["gbits"].as<bool>();
   cmd.output.full = vm["full"].as<bool>();
   checkFullFormat(cmd.output.full, cmd.output.format);
+  checkReportOptions(cmd);
   cmd.output.quiet = vm["quiet"].as<bool>();
 }
 

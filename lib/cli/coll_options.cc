@@ -148,7 +148,7 @@ void parseAllreduce(const Values& v, collective::CollectiveParams& p, CollComman
   if (v.has("size") && v.has("msg-sizes"))
     throw UsageError("--size and --msg-sizes: give only one of them");
   if (v.has("size")) {
-    p.sizes = parseSizeList(v.str("size"), "--size");
+    p.sizes = parseSizeList(v.str("size"), "--size", 1ull << 30, "1G per rank");
   } else {
     SizeRange r = v.has("msg-sizes")
                       ? parseSizeRange(v.str("msg-sizes"), "--msg-sizes", es, 1u << 20)
@@ -167,7 +167,8 @@ void parseAllreduce(const Values& v, collective::CollectiveParams& p, CollComman
 void parseRing(const Values& v, collective::CollectiveParams& p, CollCommand& cmd) {
   if (v.has("size")) p.ringBytes = parseSize(v.str("size"), "--size");
   if (p.ringBytes < 1 || p.ringBytes > (64u << 20))
-    throw UsageError(fmt::format("--size {}: out of range 1..64M", p.ringBytes));
+    throw UsageError(fmt::format("--size {}: out of range 1..64M",
+                                 v.has("size") ? v.str("size") : std::to_string(p.ringBytes)));
   if (v.has("outlier-k")) p.outlierK = parseNumber(v.str("outlier-k"), "--outlier-k", 0, 1000, "");
   cmd.failOnOutlier = v.on("fail-on-outlier");
 }
@@ -292,6 +293,12 @@ void parseDevice(const Values& v, CollCommand& cmd) {
   if (v.has("ib-port"))
     p.device.ibPort = static_cast<int>(parseUnsigned(v.str("ib-port"), "--ib-port", 1, 255));
   cmd.useEvent = parseUseEvent(v.vm, nullptr);
+  // An option the transport does not read is refused rather than ignored: now with -t, once
+  // the transport is chosen without it (tools/rdmabench/collectives.cc).
+  if (cmd.transportGiven)
+    checkTransportOptions(givenTransportOptions(v.vm), p.transport, nullptr);
+  else
+    cmd.transportOptions = givenTransportOptions(v.vm);
 }
 
 // --format, --output, --full, and the checks that need the rank count of --np.
@@ -323,6 +330,11 @@ void parseOutput(const std::string& test, const Values& v, CollCommand& cmd) {
   cmd.full = v.on("full");
   cmd.quiet = v.on("quiet");
   checkFullFormat(cmd.full, cmd.format);
+  // OSU has no ring test: its osu layout is one line per link, with no -f columns to add.
+  if (cmd.full && test == "ring")
+    throw UsageError(
+        "--full with ring: OSU's -f columns (min, max latency, iterations) are for barrier and "
+        "allreduce; ring's osu layout (one line per link) has none");
   checkDistinctOutputs(cmd.outputPath, cmd.plotPath);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/help_gen.h"
+#include "cli/options.h"
 #include "collective/params.h"
 #include "launch/launch.h"
 
@@ -54,8 +55,11 @@ struct CollCommand {
   // launcher or rank 0, as "rdmabench: warning: ...".
   std::vector<std::string> notes;
   bool transportGiven = false;  // -t given; else the default rule (cli::defaultTransport)
-  int useEvent = -1;            // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
-  bool help = false;            // --help: helpText holds the usage, nothing else set
+  // Without -t: the transport-specific options given ("-d/--device mlx5_0"), for
+  // checkTransportOptions once the transport is chosen (with -t they are checked at parse time).
+  std::vector<TransportOption> transportOptions;
+  int useEvent = -1;  // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
+  bool help = false;  // --help: helpText holds the usage, nothing else set
   std::string helpText;
   OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)
 };

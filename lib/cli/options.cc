@@ -12,6 +12,7 @@
 
 #include "cli/help_gen.h"
 #include "common/error.h"
+#include "common/text_escape.h"
 #include "common/token.h"
 #include "common/units.h"
 #include "report/report.h"
@@ -139,11 +140,16 @@ void splitHostPort(std::string& host, uint16_t& port, bool portGiven) {
   port = p;
 }
 
-std::vector<uint64_t> parseSizeList(std::string_view text, std::string_view option) {
+std::vector<uint64_t> parseSizeList(std::string_view text, std::string_view option, uint64_t limit,
+                                    std::string_view limitText) {
   std::vector<uint64_t> sizes;
   for (size_t start = 0;;) {
     size_t comma = text.find(',', start);
-    sizes.push_back(parseSize(std::string(text.substr(start, comma - start)), option));
+    const std::string item(text.substr(start, comma - start));
+    sizes.push_back(parseSize(item, option));
+    if (sizes.back() > limit)
+      throw UsageError(fmt::format("{} {}: larger than the limit of {} bytes ({})", option,
+                                   escapeForLog(item, 40), limit, limitText));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

@@ -33,6 +33,13 @@ struct Variant {
   std::string label;      // "socket", "ofi:tcp;ofi_rxm"
 };
 
+// An option given on the command line that only some transports read, as typed: "-d/--device
+// mlx5_0", "-R/--rdma-cm" (givenTransportOptions, checkTransportOptions).
+struct TransportOption {
+  std::string spelling;
+  bool verbs = false, ofi = false;  // the transports that read it
+};
+
 struct ClientCommand {
   engine::ClientOptions client;
   // Two or more: run the same test once per variant and print one A/B table
@@ -42,10 +49,6 @@ struct ClientCommand {
   bool transportGiven = false;  // -t given; else the caller picks the best usable transport
   // Without -t: the transport-specific options given ("-d/--device mlx5_0"), each with the
   // transports that read it, for checkAutoTransport once the transport is known.
-  struct TransportOption {
-    std::string spelling;  // "-d/--device mlx5_0", "-R/--rdma-cm"
-    bool verbs = false, ofi = false;
-  };
   std::vector<TransportOption> transportOptions;
   std::string clock = "auto";  // --clock auto | tsc | monotonic (common/measure_clock.h)
   PlacementRequest placement;  // --cpu LIST / --numa auto|off|N (common/placement.h)
@@ -103,7 +106,10 @@ int parseUseEvent(const boost::program_options::variables_map& vm, std::string* 
 
 // "8,16,1K": every size of a comma list, in order (K/M/G/T suffixes, common/units.h);
 // UsageError from parseSize naming `option` and the bad item.
-std::vector<uint64_t> parseSizeList(std::string_view text, std::string_view option);
+// With a `limit`, an item above it is refused naming the item as typed and the limit: "--size
+// 3G: larger than the limit of 2147483647 bytes (2 GiB - 1)" (`limitText` is the parenthesis).
+std::vector<uint64_t> parseSizeList(std::string_view text, std::string_view option,
+                                    uint64_t limit = UINT64_MAX, std::string_view limitText = {});
 
 // Parses --compare's list: comma-separated `transport` or `ofi:provider` items, at least two.
 // UsageError names the bad item.
@@ -140,5 +146,17 @@ std::string defaultTransport(std::string& note, bool* verbsBuilt = nullptr);
 // --provider tcp` is refused.
 void checkAutoTransport(const ClientCommand& cmd, const std::string& transport,
                         const std::string& note);
+
+// The options of `vm` that some transport does not read (-d, --remote-device, --ib-port, -x,
+// --mtu, -R, --provider, --domain, --ep: those the command has), each spelled as typed with its
+// value; none given: empty.
+std::vector<TransportOption> givenTransportOptions(const boost::program_options::variables_map& vm);
+
+// UsageError naming the first of `given` that `transport` does not read, so it is not silently
+// ignored. `autoNote` null: the transport was named with -t ("-d/--device mlx5_0: only for -t
+// verbs or -t ofi; -t socket does not use it"); else it was chosen without -t and *autoNote says
+// why (the checkAutoTransport wording).
+void checkTransportOptions(const std::vector<TransportOption>& given, const std::string& transport,
+                           const std::string* autoNote);
 
 }  // namespace rdmabench::cli

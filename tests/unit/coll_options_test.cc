@@ -73,6 +73,40 @@ TEST(CollOptions, OutputMistakesAreUsageErrors) {
             std::string::npos);
   EXPECT_NE(usageError("allreduce", {"--full", "-f", "imb"}).find("--full: adds OSU's"),
             std::string::npos);
+  // Ring's osu layout has no -f columns: --full was accepted without effect.
+  EXPECT_EQ(usageError("ring", {"-f", "osu", "--full"}).substr(0, 40),
+            "--full with ring: OSU's -f columns (min,");
+  EXPECT_EQ(usageError("barrier", {"-f", "osu", "--full"}), "");
+}
+
+// Newcomer trial: -t socket -d X was accepted and -d ignored; without -t the options are kept
+// for the check against the transport chosen at run time (tools/rdmabench/collectives.cc).
+TEST(CollOptions, TransportOptionsTheTransportDoesNotReadAreRefused) {
+  for (const char* t : {"barrier", "allreduce", "ring", "pairs", "congestion"}) {
+    EXPECT_EQ(usageError(t, {"-t", "socket", "-d", "mlx5_0"}),
+              "-d/--device mlx5_0: only for -t verbs or -t ofi; -t socket does not use it")
+        << t;
+    EXPECT_EQ(usageError(t, {"-t", "ofi", "-x", "3"}),
+              "-x/--gid-index 3: only for -t verbs; -t ofi does not use it")
+        << t;
+    EXPECT_EQ(usageError(t, {"-t", "verbs", "--provider", "tcp"}),
+              "--provider tcp: only for -t ofi; -t verbs does not use it")
+        << t;
+    EXPECT_EQ(usageError(t, {"-t", "socket", "--ib-port", "2"}),
+              "--ib-port 2: only for -t verbs; -t socket does not use it")
+        << t;
+    EXPECT_EQ(usageError(t, {"-t", "ofi", "-d", "lo", "--provider", "tcp"}), "") << t;
+  }
+  CollCommand c = parseCollectiveCommand("barrier", {"-d", "mlx5_0", "--ib-port", "2"});
+  ASSERT_EQ(c.transportOptions.size(), 2u);
+  EXPECT_EQ(c.transportOptions[0].spelling, "-d/--device mlx5_0");
+  EXPECT_THROW(checkTransportOptions(c.transportOptions, "socket", &c.common().transportNote),
+               UsageError);
+  EXPECT_NO_THROW(checkTransportOptions(c.transportOptions, "verbs", &c.common().transportNote));
+  // Sizes are named as typed (it read "--size 2147483648").
+  EXPECT_EQ(usageError("allreduce", {"-s", "8,2G"}),
+            "--size 2G: larger than the limit of 1073741824 bytes (1G per rank)");
+  EXPECT_EQ(usageError("ring", {"-s", "65M"}), "--size 65M: out of range 1..64M");
 }
 
 TEST(CollOptions, ValuesReachTheirFields) {
@@ -112,7 +146,8 @@ TEST(CollOptions, BadValuesAreOneLineErrorsNamingTheOption) {
   EXPECT_NE(usageError("allreduce", {"-n", "0"}).find("--iters"), std::string::npos);
   EXPECT_NE(usageError("allreduce", {"-s", "4K", "-m", "4:8"}).find("--size and --msg-sizes"),
             std::string::npos);
-  EXPECT_NE(usageError("allreduce", {"-s", "2G"}).find("above the limit of 1G"), std::string::npos);
+  EXPECT_NE(usageError("allreduce", {"-s", "2G"}).find("--size 2G: larger than the limit"),
+            std::string::npos);
   EXPECT_NE(usageError("barrier", {"-D", "1", "-n", "5"}).find("--duration and --iters"),
             std::string::npos);
   EXPECT_NE(usageError("ring", {"-s", "0"}).find("out of range 1..64M"), std::string::npos);

@@ -182,8 +182,11 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   if (info.source == "pmix") launch::applyPmixIdentity(info, rendezvous::pmixInit());
   cli::requireWorld(test, cmd, info);
   // The rule of lat/bw: verbs where a device is usable, else socket, said in the header.
-  if (!cmd.transportGiven)
+  if (!cmd.transportGiven) {
     cmd.common().transport = cli::defaultTransport(cmd.common().transportNote);
+    cli::checkTransportOptions(cmd.transportOptions, cmd.common().transport,
+                               &cmd.common().transportNote);
+  }
   // Rank 0 writes the report and the plot after the measurement: a path it cannot write fails
   // now, before any rank starts (the launcher for --np, rank 0 itself otherwise).
   if (cmd.launch.np > 0 || info.rank == 0) {
