@@ -23,8 +23,10 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
       "Serves lat / bw tests one after another; clients choose everything.\n\nOptions");
   desc.add_options()("help,h", "show this help")("port,p", po::value<std::string>(),
                                                  "control port, 0 = ephemeral (default 18515)")(
-      "bind", po::value<std::string>(), "listen address (default: all)")("once", po::bool_switch(),
-                                                                         "exit after one test")(
+      "bind", po::value<std::string>(), "listen address (default: all)")(
+      "once", po::bool_switch(),
+      "exit after one test: the first client whose hello passes; connections that end "
+      "before a valid hello (port probes) do not count")(
       "max-bytes", po::value<std::string>(),
       "largest buffer memory a client may make the "
       "server allocate (default 1G)")("quiet", po::bool_switch(),

@@ -58,7 +58,7 @@ void runClient(const ClientOptions& options, report::Reporter& reporter);
 struct ServerOptions {
   std::string bind;  // empty = all addresses
   uint16_t port = kDefaultControlPort;
-  bool once = false;               // exit after one test
+  bool once = false;               // exit after one test: the first session admitted (hello passed)
   uint64_t maxBytes = 1ull << 30;  // cap on buffer memory a client may make us allocate
   // A connection that does not say hello within this is dropped, so a stray or idle
   // connection holds up the next client for at most this long.

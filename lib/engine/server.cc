@@ -101,12 +101,18 @@ class Daemon {
         reap(false);
         endOrphans();
         endLateHellos();
-        const bool accepting = !(so_.once && accepted_ > 0);
+        // --once: the one test is the first session admitted (its hello passed); a connection
+        // that ends before a valid hello (a port probe, `nc -z`, a stranger) is not it.
+        const bool accepting = !(so_.once && admittedEver_);
         if (!accepting && children_.empty() && silent_.empty()) break;
         if (so_.once && accepting &&
             std::chrono::steady_clock::now() - start > std::chrono::milliseconds(60'000))
           throw TimeoutError(
-              fmt::format("no client connected to port {} within 60 s", listener_.port()));
+              accepted_ == 0
+                  ? fmt::format("no client connected to port {} within 60 s", listener_.port())
+                  : fmt::format("no client passed its hello on port {} within 60 s ({} "
+                                "connection(s) ended before a valid hello)",
+                                listener_.port(), accepted_));
         // One wait for a new connection, the first bytes of a silent one and children asking to
         // be admitted.
         const bool incoming = waitEvents(accepting, accepting ? 100 : 20);
@@ -198,9 +204,11 @@ class Daemon {
       ssize_t r = ::recv(c.admission, &q, 1, MSG_DONTWAIT);
       if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
       if (r == 1 && q == kAskAdmission) {
-        const bool ok = admittedCount() < so_.maxConnections;
+        // --once admits one session in all: a later hello is told "server busy".
+        const bool ok = admittedCount() < so_.maxConnections && !(so_.once && admittedEver_);
         const char a = ok ? kAdmitted : kRefused;
-        if (::send(c.admission, &a, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 && ok) c.admitted = true;
+        if (::send(c.admission, &a, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 && ok)
+          c.admitted = admittedEver_ = true;
         if (!ok && so_.verbose)
           log::write(fmt::format(
               "rdmabench server: refused {}: {} sessions in progress (--max-connections {})\n",
@@ -411,12 +419,14 @@ class Daemon {
       bool heldSlot = slot_.release(pid);
       Child& c = it->second;
       if (c.admission >= 0) ::close(c.admission);
+      // --once's status is its one admitted session's: a connection that ended before its
+      // hello was logged (at most one line) and told, and the server waits on for the client.
       if (WIFSIGNALED(status) && c.dropped) {
-        failed_ = true;  // dropped before its hello: logged and told by drop()
+        failed_ = failed_ || c.admitted;  // dropped before its hello: logged and told by drop()
       } else if (WIFSIGNALED(status) && c.killed) {
-        failed_ = true;  // logged by endOrphans; its client is gone
+        failed_ = failed_ || c.admitted;  // logged by endOrphans; its client is gone
       } else if (WIFSIGNALED(status)) {
-        failed_ = true;
+        failed_ = failed_ || c.admitted;
         std::string where = heldSlot ? "in the data path" : "before its test started";
         std::string sig = signalName(WTERMSIG(status));
         log::write(fmt::format("rdmabench server: session {} from {} died: {} {}{}\n", c.session,
@@ -425,7 +435,7 @@ class Daemon {
         tellPeer(c.channel, fmt::format("server session {} died: {} {}{}", c.session, sig, where,
                                         so_.once ? "" : " (the server keeps serving)"));
       } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        failed_ = true;
+        failed_ = failed_ || c.admitted;
       }
       children_.erase(it);
     }
@@ -458,7 +468,8 @@ class Daemon {
   std::vector<Silent> starting_;  // spoke in the last wait: sessions being forked
   std::vector<bool> spoken_;      // per silent_ entry, from the last waitEvents
   uint64_t sessions_ = 0, accepted_ = 0;
-  bool failed_ = false;
+  bool failed_ = false;        // --once: an admitted session failed
+  bool admittedEver_ = false;  // a session passed its hello and was admitted
 };
 
 }  // namespace
