@@ -429,9 +429,12 @@ class Daemon {
         failed_ = failed_ || c.admitted;
         std::string where = heldSlot ? "in the data path" : "before its test started";
         std::string sig = signalName(WTERMSIG(status));
-        log::write(fmt::format("rdmabench server: session {} from {} died: {} {}{}\n", c.session,
-                               c.channel.peerName(), sig, where,
-                               so_.once ? "" : "; still serving"));
+        // The client hears the same line; a quiet server (--quiet, lat's loopback server on the
+        // client's own terminal) leaves it to the client, so it is not shown twice.
+        if (so_.verbose)
+          log::write(fmt::format("rdmabench server: session {} from {} died: {} {}{}\n", c.session,
+                                 c.channel.peerName(), sig, where,
+                                 so_.once ? "" : "; still serving"));
         tellPeer(c.channel, fmt::format("server session {} died: {} {}{}", c.session, sig, where,
                                         so_.once ? "" : " (the server keeps serving)"));
       } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {

@@ -1,6 +1,7 @@
 #include "report/progress.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,7 +24,8 @@ std::string clockText(double seconds) {
 
 class ProgressReporter : public Reporter {
  public:
-  ProgressReporter(Reporter& inner, ProgressLine& progress) : inner_(inner), progress_(progress) {}
+  ProgressReporter(Reporter& inner, ProgressLine& progress, bool dropAbortMessage)
+      : inner_(inner), progress_(progress), dropAbortMessage_(dropAbortMessage) {}
   void begin(const RunInfo& info) override {
     progress_.clear();
     inner_.begin(info);
@@ -38,18 +40,27 @@ class ProgressReporter : public Reporter {
   }
   void abort(const std::string& message) override {
     progress_.clear();
-    inner_.abort(message);
+    inner_.abort(dropAbortMessage_ ? std::string() : message);
   }
 
  private:
   Reporter& inner_;
   ProgressLine& progress_;
+  bool dropAbortMessage_;
 };
 
 }  // namespace
 
 bool stderrIsTerminal() {
   return isatty(STDERR_FILENO) == 1;
+}
+
+bool stdoutSharesStderrTerminal() {
+  if (isatty(STDOUT_FILENO) != 1 || isatty(STDERR_FILENO) != 1) return false;
+  struct stat out {
+  }, err{};
+  if (::fstat(STDOUT_FILENO, &out) != 0 || ::fstat(STDERR_FILENO, &err) != 0) return false;
+  return out.st_rdev == err.st_rdev;
 }
 
 ProgressLine::ProgressLine(std::ostream& out, bool enabled, std::vector<uint64_t> sizes,
@@ -101,8 +112,9 @@ void ProgressLine::clear() {
   shown_ = false;
 }
 
-std::unique_ptr<Reporter> withProgress(Reporter& inner, ProgressLine& progress) {
-  return std::make_unique<ProgressReporter>(inner, progress);
+std::unique_ptr<Reporter> withProgress(Reporter& inner, ProgressLine& progress,
+                                       bool dropAbortMessage) {
+  return std::make_unique<ProgressReporter>(inner, progress, dropAbortMessage);
 }
 
 }  // namespace rdmabench::report

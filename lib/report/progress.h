@@ -19,6 +19,12 @@ namespace rdmabench::report {
 // True when file descriptor 2 is a terminal (isatty(2)).
 bool stderrIsTerminal();
 
+// True when file descriptors 1 and 2 are the same terminal (both TTYs, same device): a user then
+// reads one stream, and an error the CLI prints on stderr is not repeated as the text report's
+// `# error:` line (docs/cli.md, "Output files and failures"). A file, pipe or another terminal
+// on either side: false, and the report keeps its error line.
+bool stdoutSharesStderrTerminal();
+
 class ProgressLine {
  public:
   // `sizes`: the whole sweep in order (bytes), used to weigh the time estimate; may be empty
@@ -50,7 +56,11 @@ class ProgressLine {
 };
 
 // A Reporter that clears `progress` before forwarding each call to `inner`, so report lines on
-// a terminal never land behind a progress line. Both must outlive it.
-std::unique_ptr<Reporter> withProgress(Reporter& inner, ProgressLine& progress);
+// a terminal never land behind a progress line. Both must outlive it. `dropAbortMessage`:
+// abort() forwards an empty message (a text format then ends without its `# error:` line),
+// for a report on the terminal where the CLI prints the error on stderr anyway
+// (stdoutSharesStderrTerminal; never for json / csv, whose error is part of the document).
+std::unique_ptr<Reporter> withProgress(Reporter& inner, ProgressLine& progress,
+                                       bool dropAbortMessage = false);
 
 }  // namespace rdmabench::report

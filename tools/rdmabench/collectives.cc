@@ -34,6 +34,7 @@
 #include "launch/ifname.h"
 #include "launch/launch.h"
 #include "rendezvous/store.h"
+#include "report/progress.h"
 #include "report/report.h"
 #include "tools/rdmabench/commands.h"
 
@@ -41,6 +42,11 @@ namespace rdmabench {
 namespace {
 
 namespace po = boost::program_options;
+
+// Whether this process's stdout and stderr are one terminal, found before --np forks the ranks
+// (a rank's stderr is the launcher's pipe): rank 0 then leaves the `# error:` line out of a
+// text report on stdout, since its stderr line says the same on that terminal.
+bool oneTerminal = false;
 
 // `pairs` on one rank after the store is up: measure, then rank 0 writes the report, the heat
 // map and the outlier verdict. Exceptions go to runRank's handler.
@@ -141,7 +147,10 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     // Allocations the communicator does not name itself (its message buffer names its size).
     if (dynamic_cast<const std::bad_alloc*>(&e))
       msg = "out of memory (std::bad_alloc): an allocation failed (memory limit? `ulimit -v`)";
-    if (reporter) reporter->abort(msg);
+    // The text formats' `# error:` line, unless stderr says it on the same terminal (json and
+    // csv keep their error member / column: it is part of the document).
+    const bool textFormat = cmd.format != "json" && cmd.format != "csv";
+    if (reporter) reporter->abort(textFormat && oneTerminal && output->isStdout() ? "" : msg);
     if (output) output->finishAfterFailure();  // the rows so far and the error, atomically
     if (store) store->leave(false, msg);
     std::cout.flush();
@@ -178,6 +187,7 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
     return 0;
   }
   cmd.common().commandLine = commandLine;
+  oneTerminal = report::stdoutSharesStderrTerminal();
   launch::RankInfo info = launch::detect(cmd.launch, launch::processEnv());
   if (info.source == "pmix") launch::applyPmixIdentity(info, rendezvous::pmixInit());
   cli::requireWorld(test, cmd, info);

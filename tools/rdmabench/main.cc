@@ -87,7 +87,9 @@ int runHelpCommand(const std::vector<std::string>& args) {
 // session each), so drift of the host or the fabric over the sweep does not enter the ratio. A
 // variant that fails is reported in place and skips its later sizes; the exit status is then 1.
 // Ctrl-C prints what was measured with the error, then exits 4.
-int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out) {
+// `oneStream`: the table goes to the terminal stderr shares, which then does not repeat what the
+// table says (a variant's FAILED line, the `# error:` line of an interrupted run).
+int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out, bool oneStream) {
   std::vector<report::RunCapture> runs;
   for (const auto& v : cmd.variants) {
     report::RunCapture capture;
@@ -121,7 +123,7 @@ int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out) {
           throw;
         } catch (const std::exception& e) {
           run.error = e.what();
-          std::cerr << "rdmabench: error: " << v.label << ": " << e.what() << "\n";
+          if (!oneStream) std::cerr << "rdmabench: error: " << v.label << ": " << e.what() << "\n";
           failed = true;
         }
         if (!begun[i] && !one.info.date.empty()) {
@@ -132,7 +134,7 @@ int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out) {
       }
     }
   } catch (const InterruptedError& e) {
-    report::printAb(out, cmd.output.format, runs, e.what());
+    report::printAb(out, cmd.output.format, runs, oneStream ? "" : e.what());
     throw;
   }
   report::printAb(out, cmd.output.format, runs);
@@ -200,7 +202,9 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   if (cmd.variants.size() > 1) {
     int rc = 0;
     try {
-      rc = runAbComparison(cmd, *out);
+      rc = runAbComparison(cmd, *out,
+                           cmd.output.format == "table" && output.isStdout() &&
+                               report::stdoutSharesStderrTerminal());
     } catch (const std::exception&) {
       output.finishAfterFailure();  // the document printed with its error
       throw;
@@ -218,7 +222,10 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
       std::cerr, !quiet && report::stderrIsTerminal() && !(machine && output.isStdout()),
       cmd.client.spec.sizes);
   cmd.client.onSizeStart = [&](size_t i, size_t n, uint64_t b) { progress.sizeStart(i, n, b); };
-  auto shown = report::withProgress(*reporter, progress);
+  // A text report on the terminal that stderr shares ends without its `# error:` line: the
+  // stderr line says it there (docs/cli.md); a file, a pipe, json and csv keep it.
+  const bool oneStream = output.isStdout() && !machine && report::stdoutSharesStderrTerminal();
+  auto shown = report::withProgress(*reporter, progress, oneStream);
   try {
     engine::runClient(cmd.client, *shown);
   } catch (const std::exception& e) {
