@@ -63,3 +63,14 @@ grep -q "^rdmabench: error: rank 0 on [^:]*: no progress for 1.0 s during size 1
 rc=0; "${HOLD[@]}" "$RB" allreduce --np 2 -t socket -s 8,16 -n 5 --timeout 1 >"$TMP/coll.out" 2>/dev/null || rc=$?
 grep -q "^# error: .*no progress for 1.0 s during size 16" "$TMP/coll.out" || fail "allreduce to a file lost # error: $(cat "$TMP/coll.out")"
 pass "allreduce: '# error:' left out on a shared terminal, kept in a file"
+
+# An A/B table on the shared terminal: the failed variant's error is its FAILED line, once.
+if grep -q "^ofi *usable" <<<"$("$RB" info 2>/dev/null || true)"; then
+  rc=0; on_tty "$TMP/ab.txt" "$RB" lat --compare socket,ofi:nosuch -s 8 -n 10 || rc=$?
+  [ "$rc" = 1 ] || fail "A/B with a failing variant: exit $rc: $(cat "$TMP/ab.txt")"
+  [ "$(grep -c "'nosuch'" "$TMP/ab.txt")" = 1 ] || fail "A/B: the variant's error not once: $(cat "$TMP/ab.txt")"
+  grep -q "^# ofi:nosuch: FAILED: " "$TMP/ab.txt" || fail "A/B: no FAILED line: $(cat "$TMP/ab.txt")"
+  rc=0; "$RB" lat --compare socket,ofi:nosuch -s 8 -n 10 >"$TMP/ab.out" 2>"$TMP/ab.err" || rc=$?
+  grep -q "^rdmabench: error: ofi:nosuch: .*'nosuch'" "$TMP/ab.err" || fail "A/B to a file: no stderr line: $(cat "$TMP/ab.err")"
+  pass "A/B: a failed variant shown once on a shared terminal, on stderr too when stdout is a file"
+fi
