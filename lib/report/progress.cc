@@ -57,8 +57,8 @@ bool stderrIsTerminal() {
 
 bool stdoutSharesStderrTerminal() {
   if (isatty(STDOUT_FILENO) != 1 || isatty(STDERR_FILENO) != 1) return false;
-  struct stat out {
-  }, err{};
+  struct stat out = {};
+  struct stat err = {};
   if (::fstat(STDOUT_FILENO, &out) != 0 || ::fstat(STDERR_FILENO, &err) != 0) return false;
   return out.st_rdev == err.st_rdev;
 }

@@ -52,5 +52,26 @@ TEST(ProgressLine, DisabledWritesNothingAndWrapperClears) {
   EXPECT_NE(rep.str().find("8 "), std::string::npos);
 }
 
+// Issue 11: on the terminal stderr shares, the CLI's stderr line is the error's one copy; the
+// wrapper then ends a text report without `# error:`. Otherwise the message reaches the report.
+TEST(ProgressLine, WrapperDropsTheAbortMessageOnlyWhenAsked) {
+  for (bool drop : {false, true}) {
+    std::ostringstream err, rep;
+    ProgressLine off(err, false, {});
+    auto inner = makeReporter("table", rep);
+    auto wrapped = withProgress(*inner, off, drop);
+    wrapped->begin(RunInfo{});
+    wrapped->abort("connect: Connection refused");
+    EXPECT_EQ(rep.str().find("# error: connect: Connection refused") != std::string::npos, !drop)
+        << rep.str();
+    EXPECT_NE(rep.str().find("# rdmabench"), std::string::npos);  // the header stays
+  }
+  std::ostringstream err, rep;
+  ProgressLine off(err, false, {});
+  auto json = makeReporter("json", rep);
+  withProgress(*json, off)->abort("x");
+  EXPECT_NE(rep.str().find("\"error\":\"x\""), std::string::npos) << rep.str();
+}
+
 }  // namespace
 }  // namespace rdmabench::report
