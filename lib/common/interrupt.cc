@@ -1,6 +1,7 @@
 #include "common/interrupt.h"
 #include <cstdio>
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +64,27 @@ void installInterruptHandlers() {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGALRM, onAlarm);
+}
+
+int dropLibraryCrashHandlers() {
+  int reset = 0;
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0) continue;
+    void* fn = (old.sa_flags & SA_SIGINFO) ? reinterpret_cast<void*>(old.sa_sigaction)
+                                           : reinterpret_cast<void*>(old.sa_handler);
+    if (fn == reinterpret_cast<void*>(SIG_DFL) || fn == reinterpret_cast<void*>(SIG_IGN)) continue;
+    Dl_info info{};
+    if (dladdr(fn, &info) == 0 || !info.dli_fname) continue;
+    const std::string lib = info.dli_fname;
+    const bool psm = lib.find("libinfinipath") != std::string::npos ||
+                     lib.find("libpsm") != std::string::npos ||
+                     lib.find("libhfi") != std::string::npos;
+    if (!psm) continue;
+    signal(sig, SIG_DFL);
+    ++reset;
+  }
+  return reset;
 }
 
 bool interrupted() {

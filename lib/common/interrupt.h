@@ -17,6 +17,14 @@ namespace rdmabench {
 // Idempotent; call once from main().
 void installInterruptHandlers();
 
+// Puts SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT back to the default action where a handler
+// from the PSM libraries (libinfinipath, libpsm_infinipath, libpsm2, loaded with libfabric; a
+// constructor installs a backtrace printer unless IPATH_NO_BACKTRACE is set) holds them. That
+// handler turned a crashing server session into an ordinary exit, so the daemon could not report
+// "died: SIGSEGV" (docs/cli.md, crash isolation). Handlers from elsewhere (a sanitizer's) are
+// left alone. Returns how many signals were reset. Not thread-safe: call from main() first.
+int dropLibraryCrashHandlers();
+
 // True once SIGINT or SIGTERM arrived. Async-signal-safe read; cheap enough for hot loops.
 bool interrupted();
 

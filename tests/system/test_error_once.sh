@@ -32,7 +32,7 @@ PY
 
 # A session that dies in the loopback server (test hook: SIGSEGV at 8 B). psm's own SIGSEGV
 # backtrace handler (libfabric's psm provider) would hide the signal from the daemon.
-CRASH=(env IPATH_NO_BACKTRACE=1 RDMABENCH_TEST_SESSION_CRASH_AT=8)
+CRASH=(env RDMABENCH_TEST_SESSION_CRASH_AT=8)
 rc=0; on_tty "$TMP/tty.txt" "${CRASH[@]}" "$RB" lat -t socket -s 8 -n 10 || rc=$?
 [ "$rc" = 1 ] || fail "lat with a crashing session: exit $rc: $(cat "$TMP/tty.txt")"
 n=$(grep -c "SIGSEGV in the data path" "$TMP/tty.txt" || true)

@@ -303,6 +303,7 @@ int main(int argc, char** argv) {
   // First, before anything slow (probing devices, connecting): a Ctrl-C from here on is
   // handled (teardown, exit status 4) instead of killing the process.
   installInterruptHandlers();
+  dropLibraryCrashHandlers();
   // A closed stdin/stdout/stderr (`rdmabench lat >&-`) would be reused by the first socket, and
   // the report written into the peer's connection: each closed one is held by /dev/null.
   for (int fd = 0; fd <= 2; ++fd)
