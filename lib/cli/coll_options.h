@@ -5,6 +5,7 @@
 // Every bad value is a one-line UsageError naming the option, the value and the accepted range;
 // docs/cli.md and docs/collectives.md document every option.
 
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -54,8 +55,10 @@ struct CollCommand {
   // launcher or rank 0, as "rdmabench: warning: ...".
   std::vector<std::string> notes;
   bool transportGiven = false;  // -t given; else the default rule (cli::defaultTransport)
-  int useEvent = -1;            // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
-  bool help = false;            // --help: helpText holds the usage, nothing else set
+  // -e / --use-event: the progress mode asked for; nullopt = automatic (yield when more ranks
+  // than cores share this host, else busy poll: collective::chooseProgress).
+  std::optional<transport::ProgressMode> progress;
+  bool help = false;  // --help: helpText holds the usage, nothing else set
   std::string helpText;
   OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)
 };
