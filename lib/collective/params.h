@@ -26,7 +26,8 @@ struct RankParams {
   int64_t warmup = -1;
   std::string transport = "socket";
   std::string transportNote;  // why the default transport was chosen ("" = -t given)
-  std::string progressNote;   // why the progress mode was chosen automatically ("" = -e given)
+  // Why yield mode was chosen automatically ("" = -e given, or no CPU shared).
+  std::string progressNote;
   // Yield mode on shared CPUs (collective::ProgressChoice::cpuShare): this rank's share of a CPU,
   // CPUs / local ranks, for the descheduling rule of barrier and allreduce (bench_run.h
   // deschedAcrossRanks); 0 = the rank does not yield on a shared CPU.
