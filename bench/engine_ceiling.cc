@@ -53,7 +53,7 @@ struct Setup {
 // the writes cost the initiator only; the handshakes are a constant per run).
 double bwRate(uint64_t bytes, uint64_t messages, uint32_t postList) {
   Setup s(bytes, 128);
-  engine::Progress progress(*s.device, 10'000, {}, "self", false);
+  engine::Progress progress(*s.device, 10'000, {}, "self", transport::ProgressMode::kBusyPoll);
   engine::BandwidthParams p;
   p.op = engine::DataOp::kWrite;
   p.mode = engine::BwMode::kStream;
@@ -71,7 +71,7 @@ double bwRate(uint64_t bytes, uint64_t messages, uint32_t postList) {
 // Iterations per second of one send ping-pong run (the echo is the initiator's own message).
 double pingPongRate(uint64_t bytes, uint64_t iterations) {
   Setup s(bytes, 128);
-  engine::Progress progress(*s.device, 10'000, {}, "self", false);
+  engine::Progress progress(*s.device, 10'000, {}, "self", transport::ProgressMode::kBusyPoll);
   engine::PingPongParams p;
   p.op = engine::DataOp::kSend;
   p.bytes = bytes;

@@ -15,9 +15,11 @@
 # --bind-to none / no --cpu).
 # Progress: Open MPI has no blocking mode; it busy-polls (opal_progress), with sched_yield in the
 # spin when the node is oversubscribed (mpi_yield_when_idle, set here explicitly when ranks >
-# cores). rdmabench uses its default -e: busy-poll when ranks <= cores, epoll/FI_WAIT_FD sleep
-# when oversubscribed (its busy-poll does not yield: at 8 ranks on 2 cores -e off needs ~100 ms
-# per iteration). RB_EVENT=on|off forces one mode; the mode used is in the output (progress).
+# cores). rdmabench uses its default -e: busy-poll when ranks <= cores, yield (busy-poll with
+# sched_yield() per empty poll, the same as mpi_yield_when_idle) when oversubscribed; before
+# yield mode it slept on epoll/FI_WAIT_FD there (its plain busy-poll does not yield: at 8 ranks
+# on 2 cores -e off needs ~100 ms per iteration). RB_EVENT=on|off|yield forces one mode; the mode
+# used is in the output (progress).
 #
 # OSU (not in this repository), e.g. 7.0.1 (github lrbison/osu-micro-benchmarks at bfa562c3,
 # "Added osu v7.0.1 from tarball"), built with Debian's Open MPI outside the tree:
@@ -157,11 +159,14 @@ run_rb() {
     printf '%s\t%s\t%s\t%s\trdmabench\tnan\tnan\tnan\tfailed\t-\n' "$4" "$3" "$1" "$2" >>"$RAWF"
     return 0
   fi
-  python3 - "$TMP/rb.json" "$4" "$3" "$1" "$2" >>"$RAWF" <<'PY'
+  python3 - "$TMP/rb.json" "$4" "$3" "$1" "$2" "$RB_EVENT" >>"$RAWF" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 loc = d['run']['local']
 mode = loc.get('progress') or ('event (FI_WAIT_FD)' if loc.get('event_mode') else 'busy-poll')
+if d['run'].get('extra', {}).get('progress_note', '').startswith('auto: yield') or \
+        sys.argv[6] == 'yield':  # ofi's facts say busy-poll: the yield is the engine's
+    mode = 'yield' if not mode.startswith('yield') else mode
 c = d['rows'][0]['collective']
 ds = d['rows'][0].get('descheduled') or {}  # null (absent before): no rank was preempted
 print('\t'.join([*sys.argv[2:6], 'rdmabench', str(c['t_avg_us']), str(c['t_min_us']),

@@ -305,12 +305,12 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
     d.mtu = static_cast<uint32_t>(mtu);
   }
   const bool hadHost = !cmd.client.host.empty();
-  d.useEvent = parseUseEvent(vm, &cmd.client.host) == 1;
+  d.progress = parseUseEvent(vm, &cmd.client.host).value_or(transport::ProgressMode::kBusyPoll);
   // `lat -e nodeA:18651`: the HOST taken from -e may carry the port, as a positional one may.
   if (!hadHost && !cmd.client.host.empty()) {
     cmd.client.hostHint = fmt::format(
-        "HOST '{0}' is the word after -e, which takes only on or off: `-e off` or `-e on` for "
-        "the mode, `{0} -e` for a host",
+        "HOST '{0}' is the word after -e, which takes only on, off or yield: `-e off`, `-e on` "
+        "or `-e yield` for the mode, `{0} -e` for a host",
         escapeForLog(cmd.client.host, 80));
     splitHostPort(cmd.client.host, cmd.client.port, vm.count("port") > 0);
   }

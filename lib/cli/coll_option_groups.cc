@@ -163,7 +163,7 @@ po::options_description deviceOptions() {
       "ib-port", po::value<std::string>(), "verbs port (default 1)")(
       "use-event,e", po::value<std::string>()->implicit_value("on"),
       (std::string(kUseEventHelp) +
-       " (default: on when more ranks run on this host than it has cores, else off)")
+       " (default: yield when more ranks run on this host than it has cores, else off)")
           .c_str())(
       "cpu", po::value<std::string>(),
       "bind the ranks of each host to these CPUs, one CPU per rank in local rank order "

@@ -292,7 +292,7 @@ void parseDevice(const Values& v, CollCommand& cmd) {
         static_cast<int>(parseUnsigned(v.str("gid-index"), "--gid-index", 0, 65535));
   if (v.has("ib-port"))
     p.device.ibPort = static_cast<int>(parseUnsigned(v.str("ib-port"), "--ib-port", 1, 255));
-  cmd.useEvent = parseUseEvent(v.vm, nullptr);
+  cmd.progress = parseUseEvent(v.vm, nullptr);
   // An option the transport does not read is refused rather than ignored: now with -t, once
   // the transport is chosen without it (tools/rdmabench/collectives.cc).
   if (cmd.transportGiven)

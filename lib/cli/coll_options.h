@@ -5,6 +5,7 @@
 // Every bad value is a one-line UsageError naming the option, the value and the accepted range;
 // docs/cli.md and docs/collectives.md document every option.
 
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -58,7 +59,9 @@ struct CollCommand {
   // Without -t: the transport-specific options given ("-d/--device mlx5_0"), for
   // checkTransportOptions once the transport is chosen (with -t they are checked at parse time).
   std::vector<TransportOption> transportOptions;
-  int useEvent = -1;  // --use-event: 1 on, 0 off, -1 auto (ranks > cores)
+  // -e / --use-event: the progress mode asked for; nullopt = automatic (yield when more ranks
+  // than cores share this host, else busy poll: collective::chooseProgress).
+  std::optional<transport::ProgressMode> progress;
   bool help = false;  // --help: helpText holds the usage, nothing else set
   std::string helpText;
   OptionGroups helpGroups;  // with help: the descriptions helpText shows (cli/help_gen.h)

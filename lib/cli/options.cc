@@ -156,16 +156,19 @@ std::vector<uint64_t> parseSizeList(std::string_view text, std::string_view opti
   return sizes;
 }
 
-int parseUseEvent(const po::variables_map& vm, std::string* host) {
-  if (!vm.count("use-event")) return -1;
+std::optional<transport::ProgressMode> parseUseEvent(const po::variables_map& vm,
+                                                     std::string* host) {
+  if (!vm.count("use-event")) return std::nullopt;
   const std::string v = vm["use-event"].as<std::string>();
-  if (v == "on" || v == "off") return v == "on" ? 1 : 0;
+  if (v == "on") return transport::ProgressMode::kEvent;
+  if (v == "off") return transport::ProgressMode::kBusyPoll;
+  if (v == "yield") return transport::ProgressMode::kYield;
   // `lat -e nodeA`: Boost hands the word after a bare -e to it; it is the HOST.
   if (host != nullptr && host->empty()) {
     *host = v;
-    return 1;
+    return transport::ProgressMode::kEvent;
   }
-  throw UsageError(fmt::format("--use-event {}: must be on or off (a bare -e means on)", v));
+  throw UsageError(fmt::format("--use-event {}: must be on, off or yield (a bare -e means on)", v));
 }
 
 std::vector<Variant> parseCompareList(std::string_view text) {

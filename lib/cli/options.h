@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -95,14 +96,19 @@ struct ServerCommand {
 
 ServerCommand parseServerCommand(const std::vector<std::string>& args);
 
-// -e / --use-event, the same for every command: a bare flag means on; "on" or "off" given.
+// -e / --use-event, the same for every command: a bare flag means on; "on", "off" or "yield"
+// given (docs/metrics.md "Progress modes").
 inline constexpr const char* kUseEventHelp =
-    "on | off: sleep on completion events instead of busy polling (verbs: completion channel; "
-    "socket: epoll; ofi: FI_WAIT_FD); a bare -e means on";
-// -1 when -e is absent, else 1 (on) or 0 (off). A word that is neither goes to `host` when it
-// is given and still empty (`rdmabench lat -e nodeA`: Boost hands the next word to -e), else
-// UsageError "--use-event X: must be on or off".
-int parseUseEvent(const boost::program_options::variables_map& vm, std::string* host);
+    "on | off | yield: on sleeps on completion events instead of busy polling (verbs: completion "
+    "channel; socket: epoll; ofi: FI_WAIT_FD); yield busy-polls but calls sched_yield() after "
+    "every empty poll, for more ranks than cores (Open MPI's mpi_yield_when_idle); a bare -e "
+    "means on";
+// The progress mode -e asks for: nullopt when -e is absent, else event (on), busy poll (off) or
+// yield. A word that is none of them goes to `host` when it is given and still empty
+// (`rdmabench lat -e nodeA`: Boost hands the next word to -e; then event mode), else UsageError
+// "--use-event X: must be on, off or yield (a bare -e means on)".
+std::optional<transport::ProgressMode> parseUseEvent(
+    const boost::program_options::variables_map& vm, std::string* host);
 
 // "8,16,1K": every size of a comma list, in order (K/M/G/T suffixes, common/units.h);
 // UsageError from parseSize naming `option` and the bad item.

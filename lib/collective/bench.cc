@@ -93,24 +93,38 @@ std::unique_ptr<sharp::Session> openSharp(detail::BenchRun& r, uint64_t sharpReg
 
 }  // namespace
 
-std::string eventModeReason(const PlacementRequest& placement, const launch::RankInfo& info) {
+ProgressChoice chooseProgress(std::optional<transport::ProgressMode> asked,
+                              const PlacementRequest& placement, const launch::RankInfo& info) {
   const int local = std::max(info.localRanks, info.localRank + 1);
-  const int cpus = info.source == "np"
-                       ? allowedCpuCount()
-                       : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  if (local > cpus)
-    return fmt::format(
-        "auto: event mode ({} busy-polling ranks on this host would share {} CPU{}; "
-        "--use-event off to busy-poll anyway)",
-        local, cpus, cpus == 1 ? "" : "s");
-  bool shared = false;
-  (void)rankPlacement(placement, info.localRank, local, &shared);
-  if (shared)
-    return fmt::format(
-        "auto: event mode (--cpu {} has fewer CPUs than the {} ranks on this host; --use-event "
-        "off to busy-poll anyway)",
-        placement.cpus, local);
-  return "";
+  int cpus = info.source == "np" ? allowedCpuCount()
+                                 : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  bool listShared = false;
+  (void)rankPlacement(placement, info.localRank, local, &listShared);
+  if (listShared) {  // --cpu LIST shorter than the local ranks: the CPUs of the list
+    std::set<std::string> used;
+    for (int r = 0; r < local; ++r)
+      used.insert(rankPlacement(placement, r, local).cpus);
+    cpus = std::min(cpus, static_cast<int>(used.size()));
+  }
+  const bool shared = local > cpus;
+  ProgressChoice c;
+  c.mode = asked    ? *asked
+           : shared ? transport::ProgressMode::kYield
+                    : transport::ProgressMode::kBusyPoll;
+  if (c.mode == transport::ProgressMode::kYield && shared)
+    c.cpuShare = static_cast<double>(cpus) / local;
+  if (asked || !shared) return c;
+  // The note's tail: what yield mode is, the precedent, and how to choose otherwise.
+  constexpr const char* kWhat =
+      "busy polling with sched_yield() after every empty poll, as Open MPI's "
+      "mpi_yield_when_idle; -e on for event mode, -e off to busy-poll";
+  c.note = listShared ? fmt::format(
+                            "auto: yield mode (--cpu {} has fewer CPUs than the {} ranks "
+                            "on this host: {})",
+                            placement.cpus, local, kWhat)
+                      : fmt::format("auto: yield mode ({} ranks on this host share {} CPU{}: {})",
+                                    local, cpus, cpus == 1 ? "" : "s", kWhat);
+  return c;
 }
 
 CommOptions commOptions(const RankParams& p, std::vector<int> peers, uint64_t dataBytes) {

@@ -13,6 +13,7 @@
 // Thread-safety: one thread per rank.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,25 @@ struct CollectiveOutcome {
 
 // The Communicator options every collective command derives from its parameters: transport,
 // device options and timeout of `params`, connecting to `peers` with a data area of `dataBytes`.
-// Why a rank should sleep on completion events instead of busy polling (the default when
-// --use-event is not given): more ranks on this host than CPUs (under --np the CPUs the launcher
+// A rank's progress mode and the header's note on it (RankParams::progressNote; "" = none).
+struct ProgressChoice {
+  transport::ProgressMode mode = transport::ProgressMode::kBusyPoll;
+  std::string note;
+  // Yield mode on shared CPUs (RankParams::yieldCpuShare): this rank's share of a CPU, CPUs /
+  // local ranks; 0 = not yielding, or not sharing.
+  double cpuShare = 0;
+};
+// The progress mode of a rank: `asked` (-e / --use-event) when given, no note. Else yield when
+// this rank's CPU is shared: more ranks on this host than CPUs (under --np the CPUs the launcher
 // may use, sched_getaffinity: taskset counts; else the online CPUs, as srun binds each rank), or
-// a --cpu list with fewer CPUs than local ranks. "" = busy polling; else the header's note.
-std::string eventModeReason(const PlacementRequest& placement, const launch::RankInfo& info);
+// a --cpu list with fewer CPUs than local ranks; the note says why ("auto: yield mode (4 ranks
+// on this host share 2 CPUs: ...)"). Busy polling would keep a CPU from the rank with work
+// until the scheduler's tick; event mode pays a wake-up, often across CPUs, per message (1.3-2.9x
+// Open MPI's time at 4 and 8 ranks on 2 cores, bench/collectives/results.md); a yielding poll
+// hands the CPU over at once, as Open MPI does when it detects oversubscription
+// (mpi_yield_when_idle). Else busy polling, no note.
+ProgressChoice chooseProgress(std::optional<transport::ProgressMode> asked,
+                              const PlacementRequest& placement, const launch::RankInfo& info);
 
 CommOptions commOptions(const RankParams& params, std::vector<int> peers, uint64_t dataBytes);
 

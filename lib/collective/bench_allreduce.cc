@@ -145,7 +145,7 @@ void runSize(BenchRun& r, const SizeRun& s) {
     rr.wrong = checkOnce(r, s);
     r.out.wrong += rr.wrong;
   }
-  const json desched = deschedAcrossRanks(r.c, lost);
+  const json desched = deschedAcrossRanks(r.c, lost, r.p.yieldCpuShare);
   stats::Summary slowest = samples.finish();
   const AcrossRanks across = reduceAcrossRanks(r.c, rr);
   if (r.root()) reportSize(r, s, iters, warm, across, slowest, desched);

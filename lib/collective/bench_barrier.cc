@@ -54,7 +54,7 @@ void runBarrier(BenchRun& r) {
   SlowestPerIteration samples(r.c, iters);
   const DeschedProbe probe;  // read before and after the timed loop, not inside it
   const RankResult rr = timeBarriers(r, iters, samples);
-  const nlohmann::json desched = deschedAcrossRanks(r.c, probe.stop());
+  const nlohmann::json desched = deschedAcrossRanks(r.c, probe.stop(), r.p.yieldCpuShare);
   stats::Summary slowest = samples.finish();
   const AcrossRanks across = reduceAcrossRanks(r.c, rr);
   if (!r.root()) return;

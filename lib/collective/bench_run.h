@@ -85,10 +85,13 @@ class SlowestPerIteration {
   stats::SampleSet set_;
 };
 
-// The descheduling of one size over every rank (untimed tree allreduce of 4 doubles, max; every
-// rank calls it): null when no rank's loop lost the CPU, else the largest counts
-// (DeschedDelta::toJson's members).
-nlohmann::json deschedAcrossRanks(Communicator& c, const DeschedDelta& d);
+// The descheduling of one size over every rank (untimed tree allreduces of 4 doubles, max, and
+// of 2, sum; every rank calls it): null when no rank's loop lost the CPU, else the largest
+// counts (DeschedDelta::toJson's members). A rank with `yieldCpuShare` > 0 (RankParams) yields
+// on shared CPUs: its own switches and run delay do not flag it; the ranks that yield together
+// are flagged by sharedCpusLost (their summed run time against their summed share of the wall
+// time), and the JSON then has "cpu_shortfall_us" (that shortfall, us).
+nlohmann::json deschedAcrossRanks(Communicator& c, const DeschedDelta& d, double yieldCpuShare);
 
 // The report row of one size from the across-ranks figures (busbw as nccl-tests: x 2(n-1)/n).
 report::CollectiveRow rowAcrossRanks(int n, const AcrossRanks& a, uint64_t bytes,

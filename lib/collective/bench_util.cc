@@ -112,16 +112,26 @@ void SlowestPerIteration::reduce() {
   buffer_.clear();
 }
 
-json deschedAcrossRanks(Communicator& c, const DeschedDelta& d) {
-  const double in[4] = {d.lostCpu() ? 1.0 : 0.0, static_cast<double>(d.involuntarySwitches),
-                        d.stealUs, d.runDelayUs};
+json deschedAcrossRanks(Communicator& c, const DeschedDelta& d, double yieldCpuShare) {
+  const bool yielding = yieldCpuShare > 0;
+  const double in[4] = {!yielding && d.lostCpu() ? 1.0 : 0.0,
+                        static_cast<double>(d.involuntarySwitches), d.stealUs, d.runDelayUs};
   std::memcpy(c.data(), in, sizeof in);
   allreduce(c, "tree", 4, DType::kFloat64, ReduceOp::kMax);
   double out[4];
   std::memcpy(out, c.data() + sizeof in, sizeof out);
-  if (out[0] == 0) return nullptr;
+  // The yielding ranks' run time and share; a rank without schedstat makes the sum negative.
+  const double share[2] = {yielding ? (d.cpuUs < 0 ? -1e18 : d.cpuUs) : 0.0,
+                           yielding ? d.wallUs * yieldCpuShare : 0.0};
+  std::memcpy(c.data(), share, sizeof share);
+  allreduce(c, "tree", 2, DType::kFloat64, ReduceOp::kSum);
+  double shared[2];
+  std::memcpy(shared, c.data() + sizeof share, sizeof shared);
+  const bool sharedLost = sharedCpusLost(shared[0], shared[1]);
+  if (out[0] == 0 && !sharedLost) return nullptr;
   json j{{"involuntary_switches", static_cast<int64_t>(out[1])}, {"steal_us", out[2]}};
   if (out[3] >= 0) j["run_delay_us"] = out[3];
+  if (sharedLost) j["cpu_shortfall_us"] = shared[1] - shared[0];
   return j;
 }
 

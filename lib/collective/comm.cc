@@ -105,7 +105,7 @@ Communicator::Communicator(rendezvous::Store& store, int rank, int size, std::st
   barrierRounds_ = disseminationRounds(rank_, size_);
   progress_ = std::make_unique<engine::Progress>(
       *device_, timeoutMs_, [this] { store_.checkPeers(); }, std::string(),  // steps name peers
-      o.device.useEvent);
+      o.device.progress);
   wireupSeconds_ = static_cast<double>(nowNs() - start) / 1e9;
 }
 

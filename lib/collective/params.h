@@ -26,8 +26,13 @@ struct RankParams {
   int64_t warmup = -1;
   std::string transport = "socket";
   std::string transportNote;  // why the default transport was chosen ("" = -t given)
-  std::string progressNote;   // why event mode was chosen automatically ("" = not)
-  transport::DeviceOptions device;
+  // Why yield mode was chosen automatically ("" = -e given, or no CPU shared).
+  std::string progressNote;
+  // Yield mode on shared CPUs (collective::ProgressChoice::cpuShare): this rank's share of a CPU,
+  // CPUs / local ranks, for the descheduling rule of barrier and allreduce (bench_run.h
+  // deschedAcrossRanks); 0 = the rank does not yield on a shared CPU.
+  double yieldCpuShare = 0;
+  transport::DeviceOptions device;  // .progress: -e, or collective::chooseProgress's choice
   // --cpu LIST / --numa auto|N|off for every rank (collective/rank_placement.h: one CPU of the
   // list per local rank).
   PlacementRequest placement;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -22,11 +24,12 @@ int64_t involuntarySwitches() {
   return u.ru_nivcsw;
 }
 
-int64_t runDelayNs() {
+// /proc/thread-self/schedstat: {run time on a CPU, run delay}, ns; {-1, -1} when absent.
+std::pair<int64_t, int64_t> schedstat() {
   std::ifstream f("/proc/thread-self/schedstat");
-  int64_t run = 0, wait = -1;
-  if (!(f >> run >> wait)) return -1;
-  return wait;
+  int64_t run = -1, wait = -1;
+  if (!(f >> run >> wait)) return {-1, -1};
+  return {run, wait};
 }
 
 // Steal ticks summed over the CPUs this thread may run on.
@@ -55,19 +58,21 @@ int64_t stealTicks() {
 
 }  // namespace
 
-DeschedProbe::DeschedProbe()
-    : switches_(involuntarySwitches()),
-      runDelayNs_(runDelayNs()),
-      stealTicks_(stealTicks()),
-      startNs_(nowNs()) {}
+DeschedProbe::DeschedProbe() : switches_(involuntarySwitches()) {
+  std::tie(cpuNs_, runDelayNs_) = schedstat();
+  stealTicks_ = stealTicks();
+  startNs_ = nowNs();
+}
 
 DeschedDelta DeschedProbe::stop() const {
   DeschedDelta d;
   d.wallUs = static_cast<double>(nowNs() - startNs_) / 1000;
   d.involuntarySwitches = std::max<int64_t>(0, involuntarySwitches() - switches_);
-  const int64_t delay = runDelayNs();
+  const auto [cpu, delay] = schedstat();
   if (runDelayNs_ >= 0 && delay >= 0)
     d.runDelayUs = static_cast<double>(std::max<int64_t>(0, delay - runDelayNs_)) / 1000;
+  if (cpuNs_ >= 0 && cpu >= 0)
+    d.cpuUs = static_cast<double>(std::max<int64_t>(0, cpu - cpuNs_)) / 1000;
   static const long hz = std::max(1L, sysconf(_SC_CLK_TCK));
   d.stealUs = static_cast<double>(std::max<int64_t>(0, stealTicks() - stealTicks_)) * 1e6 /
               static_cast<double>(hz);
@@ -78,6 +83,12 @@ bool DeschedDelta::lostCpu() const {
   if (runDelayUs < 0) return involuntarySwitches > 0 || stealUs > 0;
   const double lost = runDelayUs + stealUs;
   return (involuntarySwitches > 0 || stealUs > 0) && lost >= 20 && lost >= 0.01 * wallUs;
+}
+
+bool sharedCpusLost(double cpuUs, double entitledUs) {
+  if (cpuUs < 0 || entitledUs <= 0) return false;
+  const double lost = entitledUs - cpuUs;
+  return lost >= 20 && lost >= 0.01 * entitledUs;
 }
 
 nlohmann::json DeschedDelta::toJson() const {

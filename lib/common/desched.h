@@ -5,7 +5,9 @@
 //  - involuntary context switches of this thread (getrusage RUSAGE_THREAD, ru_nivcsw);
 //  - its run delay: time runnable but waiting for a CPU (/proc/thread-self/schedstat, 2nd field,
 //    ns; absent without CONFIG_SCHED_INFO);
-//  - steal time of the CPUs it may run on (/proc/stat "cpuN" lines, 8th value, USER_HZ ticks).
+//  - steal time of the CPUs it may run on (/proc/stat "cpuN" lines, 8th value, USER_HZ ticks);
+//  - its run time on a CPU (/proc/thread-self/schedstat, 1st field, ns), for yield mode's rule
+//    (sharedCpusLost below).
 // Thread-safety: a DeschedProbe belongs to the thread that created it (RUSAGE_THREAD).
 
 #include <cstdint>
@@ -20,6 +22,7 @@ struct DeschedDelta {
   int64_t involuntarySwitches = 0;
   double stealUs = 0;      // steal of the allowed CPUs, summed (10 ms granularity)
   double runDelayUs = -1;  // -1 = not available on this kernel
+  double cpuUs = -1;       // run time on a CPU; -1 = not available on this kernel
   double wallUs = 0;       // the loop's wall time
   // The flag rule: the thread waited for a CPU (run delay + steal) for at least 1% of the loop
   // and 20 us, with an involuntary switch or steal to show for it; without schedstat, any
@@ -39,8 +42,18 @@ class DeschedProbe {
   DeschedDelta stop() const;
 
  private:
-  int64_t switches_ = 0, runDelayNs_ = -1, stealTicks_ = 0, startNs_ = 0;
+  int64_t switches_ = 0, runDelayNs_ = -1, cpuNs_ = -1, stealTicks_ = 0, startNs_ = 0;
 };
+
+// The rule for ranks that yield on shared CPUs (transport::ProgressMode::kYield with more ranks
+// on a host than CPUs): every empty poll hands the CPU to another rank, so each rank's
+// involuntary switches (sched_yield counts as one) and run delay are the sharing it asked for,
+// and DeschedDelta::lostCpu() would flag every loop. What tells another process's work is
+// whether the ranks together ran for the CPU time they share: `cpuUs` = the loops' run time
+// summed over those ranks, `entitledUs` = their wall times x each rank's share of its host's
+// CPUs (CPUs / local ranks), summed. True when the shortfall is at least 1% of `entitledUs` and
+// 20 us (lostCpu's thresholds). False when `cpuUs` < 0 (no schedstat) or `entitledUs` <= 0.
+bool sharedCpusLost(double cpuUs, double entitledUs);
 
 // Number of CPUs this thread may run on (sched_getaffinity; at least 1).
 int allowedCpuCount();

@@ -285,7 +285,7 @@ class Client {
     begun_ = true;
 
     Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), progressPeer(ch, side),
-                      opts.useEvent);
+                      opts.progress);
     try {
       measureSizes(ch, side, progress);
     } catch (const std::exception&) {

@@ -86,7 +86,7 @@ void serveSessionImpl(Channel& ch, const ServerOptions& so, uint64_t session,
   // stream: 34-38 MB/s with a spinning target, 46-50 with a sleeping one, ib_write_bw 48-52).
   // Socket and ofi targets progress the emulated writes themselves and keep the client's mode.
   if (spec.bandwidth() && spec.transport == "verbs" && !spec.bidirectional && spec.oneSided())
-    opts.useEvent = true;
+    opts.progress = transport::ProgressMode::kEvent;
   opts.localHost = ch.localAddress();
   opts.peerHost = ch.peerAddress();
   // Never connect to an address the client names (socket, ofi FI_EP_MSG): the client connects.
@@ -118,7 +118,7 @@ void serveWithSide(Channel& ch, const TestSpec& spec, const transport::DeviceOpt
     rethrowDuring(e, "connect");
   }
   Progress progress(*side.device, spec.timeoutMs, controlWatchdog(ch), progressPeer(ch, side),
-                    opts.useEvent);
+                    opts.progress);
   try {
     serveSizes(ch, spec, side, progress);
   } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include "engine/progress.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -18,16 +19,16 @@
 namespace rdmabench::engine {
 
 Progress::Progress(transport::Device& device, int64_t timeoutMs, std::function<void()> watchdog,
-                   std::string peer, bool useEvent)
+                   std::string peer, transport::ProgressMode mode)
     : device_(device),
       timeoutNs_(timeoutMs * 1'000'000),
       watchdog_(std::move(watchdog)),
       peer_(std::move(peer)),
-      useEvent_(useEvent),
+      mode_(mode),
       now_(&nowNs) {}
 
 void Progress::idle() {
-  if (useEvent_) {
+  if (mode_ == transport::ProgressMode::kEvent) {
     // A completion ends the wait at once; the timeout only paces the slow checks. After 200 ms
     // without progress they run every 100 ms instead of every 10: 1024 local ranks waiting for
     // each other's wire-up spent most of their CPU waking up (docs/rendezvous.md "Scale").
@@ -36,10 +37,10 @@ void Progress::idle() {
     slowChecks();
     return;
   }
-  // Busy polling, but nothing completed for kBackoffAfterNs (a stopped or slow peer, a lost
-  // link; slowChecks() decides): 100 us sleeps between polls, so a stalled session does not burn
-  // a core until its timeout. A data path that still moves completes something well within that
-  // stretch. Until then an idle spin costs the poll and a counter: the clock is read in
+  // Busy polling (or yielding), but nothing completed for kBackoffAfterNs (a stopped or slow peer,
+  // a lost link; slowChecks() decides): 100 us sleeps between polls, so a stalled session does not
+  // burn a core until its timeout. A data path that still moves completes something well within
+  // that stretch. Until then an idle spin costs the poll and a counter: the clock is read in
   // slowChecks() only, every 64 idle spins (it was read on every idle spin once a stall had
   // begun: a vDSO call on a TSC clocksource, a system call and an HPET read in a VM whose
   // clocksource is hpet, in every spin of a loop that waits for a completion).
@@ -48,6 +49,10 @@ void Progress::idle() {
     slowChecks();
     return;
   }
+  // Yield mode: hand the CPU to another runnable thread on it (a rank with work, when ranks
+  // outnumber cores) and poll again when the scheduler returns it; with nothing else runnable
+  // sched_yield() returns at once, and the loop is a busy poll with a system call per spin.
+  if (mode_ == transport::ProgressMode::kYield) sched_yield();
   if (++idleSpins_ % 64 == 0) slowChecks();
 }
 
@@ -59,7 +64,9 @@ void Progress::slowChecks() {
     lastProgressNs_ = now;
     lastWatchdogNs_ = now - kWatchdogEveryNs;
   }
-  if (!useEvent_ && !passive_ && now - lastProgressNs_ > kBackoffAfterNs) backingOff_ = true;
+  if (mode_ != transport::ProgressMode::kEvent && !passive_ &&
+      now - lastProgressNs_ > kBackoffAfterNs)
+    backingOff_ = true;
   if (interrupted()) throwIfInterrupted(where().c_str());
   if (watchdog_ && now - lastProgressNs_ >= kWatchdogAfterNs &&
       now - lastWatchdogNs_ >= kWatchdogEveryNs) {

@@ -7,6 +7,10 @@
 // cadence while completions flow, so the timed loop stays as tight as the transport allows and
 // the tails stay the fabric's. A dead peer is noticed ~50-70 ms after its last completion (in
 // event mode, up to 100 ms later once the stall passed kLongStallNs).
+// Three progress modes (transport::ProgressMode, -e): busy poll; yield, the same loop plus one
+// sched_yield() per empty poll, so that ranks sharing a CPU hand it to the rank with work at
+// once (Open MPI's mpi_yield_when_idle) instead of when the scheduler's tick preempts them;
+// event, sleeping in Device::waitForEvent between polls.
 // Thread-safety: one Progress per benchmark thread.
 
 #include <array>
@@ -39,8 +43,8 @@ class Progress {
   static constexpr int64_t kWatchdogEveryNs = 20'000'000;
   // Event mode: a stall longer than this sleeps 100 ms per idle() instead of 10 ms.
   static constexpr int64_t kLongStallNs = 200'000'000;
-  // Busy-poll mode (not passive): a stall longer than this sleeps 100 us per idle(), so a
-  // session whose peer stopped reading does not spin a core until its timeout.
+  // Busy-poll and yield modes (not passive): a stall longer than this sleeps 100 us per idle(), so
+  // a session whose peer stopped reading does not spin a core until its timeout.
   static constexpr int64_t kBackoffAfterNs = 1'000'000'000;
   // Monotonic nanoseconds; tests inject a fake clock.
   using NowFn = int64_t (*)();
@@ -48,9 +52,12 @@ class Progress {
   // `timeoutMs`: longest time without any completion before TimeoutError. `watchdog`: called
   // periodically while idle; it throws to abort (e.g. the peer closed the control channel).
   // `peer` names the peer in errors (empty: the phase names whom the caller waits for, as in
-  // the collectives). `useEvent`: sleep in Device::waitForEvent between polls.
+  // the collectives). `mode`: how idle() waits (the device must have been opened with the same
+  // mode: DeviceOptions::progress, for event mode's completion channel).
   Progress(transport::Device& device, int64_t timeoutMs, std::function<void()> watchdog,
-           std::string peer, bool useEvent);
+           std::string peer, transport::ProgressMode mode);
+
+  transport::ProgressMode mode() const { return mode_; }
 
   // Errors name where the run was (`where()`): the stage ("connect", "size 4096", "teardown"),
   // ", warmup" or ", measuring" once the iterations run, then the step ("tree: waiting for
@@ -126,7 +133,7 @@ class Progress {
   int64_t timeoutNs_;
   std::function<void()> watchdog_;
   std::string peer_;
-  bool useEvent_;
+  transport::ProgressMode mode_;
   bool passive_ = false;
   std::string stage_;
   const char* mark_ = nullptr;  // "warmup", "measuring" or none
@@ -136,7 +143,7 @@ class Progress {
   NowFn now_;
   uint32_t idleSpins_ = 0;
   bool progressMarked_ = false;  // false: lastProgressNs_ is set at the next slow check
-  bool backingOff_ = false;      // busy polling stalled for kBackoffAfterNs: sleep between polls
+  bool backingOff_ = false;      // polling stalled for kBackoffAfterNs: sleep between polls
   int64_t lastProgressNs_ = 0;
   int64_t lastWatchdogNs_ = 0;
 };

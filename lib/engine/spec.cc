@@ -17,17 +17,21 @@ namespace rdmabench::engine {
 using nlohmann::json;
 
 json deviceOptionsToJson(const transport::DeviceOptions& o) {
-  return json{{"device", o.device},
-              {"provider", o.provider},
-              {"endpoint_type", o.endpointType},
-              {"inline", o.inlineBytes},
-              {"tx_depth", o.txDepth},
-              {"rx_depth", o.rxDepth},
-              {"mtu", o.mtu},
-              {"use_event", o.useEvent},
-              {"rdma_cm", o.rdmaCm},
-              {"ib_port", o.ibPort},
-              {"gid_index", o.gidIndex}};
+  json j{{"device", o.device},
+         {"provider", o.provider},
+         {"endpoint_type", o.endpointType},
+         {"inline", o.inlineBytes},
+         {"tx_depth", o.txDepth},
+         {"rx_depth", o.rxDepth},
+         {"mtu", o.mtu},
+         {"use_event", o.useEvent()},
+         {"rdma_cm", o.rdmaCm},
+         {"ib_port", o.ibPort},
+         {"gid_index", o.gidIndex}};
+  // Only when yield: a server from before yield mode reads the same description (and busy
+  // polls, use_event false); no protocol version change (docs/wire-protocol.md).
+  if (o.progress == transport::ProgressMode::kYield) j["progress"] = toString(o.progress);
+  return j;
 }
 
 transport::DeviceOptions deviceOptionsFromJson(const json& j) {
@@ -40,7 +44,10 @@ transport::DeviceOptions deviceOptionsFromJson(const json& j) {
   o.txDepth = static_cast<uint32_t>(jsonUint(j, "tx_depth", what, 0, 0, 1u << 20));
   o.rxDepth = static_cast<uint32_t>(jsonUint(j, "rx_depth", what, 0, 0, 1u << 20));
   o.mtu = static_cast<uint32_t>(jsonUint(j, "mtu", what, 0, 0, 1u << 20));
-  o.useEvent = jsonBool(j, "use_event", what, false);
+  o.progress = jsonBool(j, "use_event", what, false) ? transport::ProgressMode::kEvent
+                                                     : transport::ProgressMode::kBusyPoll;
+  if (jsonFind(j, "progress", what))
+    o.progress = parseProgressMode(jsonString(j, "progress", what, {}, 16), "progress");
   o.rdmaCm = jsonBool(j, "rdma_cm", what, false);
   o.ibPort = static_cast<int>(jsonInt(j, "ib_port", what, 1, 0, 255));
   o.gidIndex = static_cast<int>(jsonInt(j, "gid_index", what, -1, -1, 1 << 16));
@@ -64,6 +71,7 @@ Enum parseName(std::string_view name, const char* const (&names)[N], std::string
 constexpr const char* kTestNames[] = {"lat", "bw"};
 constexpr const char* kOpNames[] = {"send", "write", "read", "tagged"};
 constexpr const char* kModeNames[] = {"window", "stream"};
+constexpr const char* kProgressNames[] = {"busy-poll", "yield", "event"};  // ProgressMode order
 }  // namespace
 
 const char* toString(TestKind kind) {
@@ -86,6 +94,9 @@ Op parseOp(std::string_view name) {
 }
 BwMode parseBwMode(std::string_view name) {
   return parseName<BwMode>(name, kModeNames, "--mode", false);
+}
+transport::ProgressMode parseProgressMode(std::string_view name, std::string_view option) {
+  return parseName<transport::ProgressMode>(name, kProgressNames, option, true);
 }
 transport::OpKind opKind(DataOp op) {
   return op == DataOp::kWrite  ? transport::OpKind::kWrite

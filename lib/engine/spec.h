@@ -37,6 +37,9 @@ const char* toString(BwMode mode);
 TestKind parseTestKind(std::string_view name);
 Op parseOp(std::string_view name);
 BwMode parseBwMode(std::string_view name);
+// A progress mode by its wire name (transport::toString: busy-poll, yield, event); UsageError
+// "OPTION 'x' unknown (valid: busy-poll, yield, event)".
+transport::ProgressMode parseProgressMode(std::string_view name, std::string_view option);
 // The engines' operation for `op` (tagged -> send).
 DataOp dataOp(Op op);
 // The transport's work request kind of a data op (send, write, read).

@@ -20,6 +20,18 @@ const char* toString(OpKind op) {
   return "?";
 }
 
+const char* toString(ProgressMode mode) {
+  switch (mode) {
+    case ProgressMode::kBusyPoll:
+      return "busy-poll";
+    case ProgressMode::kYield:
+      return "yield";
+    case ProgressMode::kEvent:
+      return "event";
+  }
+  return "?";
+}
+
 const std::vector<std::string>& backendNames() {
   static const std::vector<std::string> names = {"verbs", "ofi", "socket"};
   return names;

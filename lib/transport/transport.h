@@ -204,6 +204,15 @@ class Connector {
                                             const Deadline& deadline) = 0;
 };
 
+// How the caller waits for completions (-e / --use-event; docs/metrics.md "Progress modes").
+// Backends tell only kEvent (a completion channel / wait object, so that waitForEvent() sleeps)
+// from the rest; to a device kYield is busy polling, and the caller (engine::Progress) calls
+// sched_yield() after every empty poll: Open MPI's mpi_yield_when_idle, for more ranks than
+// cores on one host.
+enum class ProgressMode : uint8_t { kBusyPoll, kYield, kEvent };
+// "busy-poll", "yield", "event" (the run header's and the wire's names).
+const char* toString(ProgressMode mode);
+
 // Options for opening a device; each backend reads the fields that concern it and ignores the
 // rest. Zero / empty / -1 mean "backend default".
 struct DeviceOptions {
@@ -216,15 +225,17 @@ struct DeviceOptions {
   uint32_t txDepth = 0;      // send queue depth
   uint32_t rxDepth = 0;      // receive queue depth
   uint32_t mtu = 0;          // verbs: requested path MTU in bytes (256..4096), 0 = active
-  bool useEvent = false;     // sleep on completion events instead of busy polling
-  bool rdmaCm = false;       // verbs: connect QPs with librdmacm
-  std::string localHost;     // our address as the peer reaches it (listen/bind address)
-  std::string peerHost;      // the peer's address (GID/interface selection)
+  ProgressMode progress = ProgressMode::kBusyPoll;  // how the caller waits for completions
+  bool rdmaCm = false;                              // verbs: connect QPs with librdmacm
+  std::string localHost;  // our address as the peer reaches it (listen/bind address)
+  std::string peerHost;   // the peer's address (GID/interface selection)
   // A server session: never initiate a data-path connection to an address the (untrusted) peer
   // names. socket and ofi FI_EP_MSG take the accepting role (device id 0) and refuse a peer
   // address that would make this side connect (TransportError); ofi FI_EP_RDM refuses an IP
   // peer address other than peerHost (the control connection's peer).
   bool acceptOnly = false;
+  // Event mode: open the device so that waitForEvent() sleeps until a completion may be there.
+  bool useEvent() const { return progress == ProgressMode::kEvent; }
 };
 
 // An opened device / domain / socket context. Owns the protection domain and one completion

@@ -29,7 +29,7 @@ constexpr int kMeasured = 50;
 int countAllocations(rendezvous::Store& store, const launch::RankInfo& info, int n) {
   CollectiveParams p;
   p.transport = "socket";
-  p.device.useEvent = true;
+  p.device.progress = transport::ProgressMode::kEvent;
   p.timeoutMs = 30'000;
   p.device.localHost = "127.0.0.1";
   std::vector<int> peers;
@@ -141,7 +141,7 @@ int64_t loopAllocations(Communicator& c, uint64_t iters) {
 int countLoopAllocations(rendezvous::Store& store, const launch::RankInfo& info) {
   CollectiveParams p;
   p.transport = "socket";
-  p.device.useEvent = true;
+  p.device.progress = transport::ProgressMode::kEvent;
   p.timeoutMs = 30'000;
   p.device.localHost = "127.0.0.1";
   Communicator c(store, info.rank, 2, "testhost", commOptions(p, {1 - info.rank}, 64 * 1024));

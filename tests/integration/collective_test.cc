@@ -84,8 +84,8 @@ void runCase(const Case& c) {
   p.algo = c.algo == "dissemination" || c.algo == "pingpong" ? "tree" : c.algo;
   p.transport = c.transport;
   if (c.transport == "ofi") p.device.provider = "tcp;ofi_rxm";
-  p.device.useEvent = true;              // many ranks on few cores
-  p.sizes = {4, 100, 4096, 65536 + 12};  // odd sizes: uneven blocks
+  p.device.progress = transport::ProgressMode::kEvent;  // many ranks on few cores
+  p.sizes = {4, 100, 4096, 65536 + 12};                 // odd sizes: uneven blocks
   p.iterations = 2;
   p.warmup = 1;
   p.check = true;
@@ -181,7 +181,7 @@ CollectiveParams socketParams(const std::string& test) {
   CollectiveParams p;
   p.test = report::testFromName(test).value();
   p.transport = "socket";
-  p.device.useEvent = true;
+  p.device.progress = transport::ProgressMode::kEvent;
   p.timeoutMs = 30'000;
   return p;
 }

@@ -55,7 +55,7 @@ const char* opName(DataOp op) {
 // Allocations of one whole bandwidth run of `iterations` measured iterations.
 uint64_t bandwidthAllocations(BandwidthParams p, uint64_t iterations) {
   NullLink n(p.bytes);
-  Progress progress(*n.device, 10'000, {}, "self", false);
+  Progress progress(*n.device, 10'000, {}, "self", transport::ProgressMode::kBusyPoll);
   p.iterations = iterations;
   rdmabench::testing::startCountingAllocations();
   const BandwidthResult r = runBandwidth(*n.device, n.links, progress, p);
@@ -68,7 +68,7 @@ uint64_t bandwidthAllocations(BandwidthParams p, uint64_t iterations) {
 // Allocations of one whole ping-pong run of `iterations` measured iterations.
 uint64_t pingPongAllocations(PingPongParams p, uint64_t iterations) {
   NullLink n(p.bytes);
-  Progress progress(*n.device, 10'000, {}, "self", false);
+  Progress progress(*n.device, 10'000, {}, "self", transport::ProgressMode::kBusyPoll);
   p.iterations = iterations;
   rdmabench::testing::startCountingAllocations();
   const PingPongResult r = runPingPong(*n.device, n.links[0], progress, p);

@@ -38,7 +38,7 @@ std::unique_ptr<Device> openTcpRxm(bool useEvent) {
   DeviceOptions o;
   o.provider = "tcp;ofi_rxm";
   o.device = "lo";
-  o.useEvent = useEvent;
+  o.progress = useEvent ? ProgressMode::kEvent : ProgressMode::kBusyPoll;
   return ofi::openDevice(o);
 }
 

@@ -63,7 +63,7 @@ struct EventPeers {
   }
   static std::unique_ptr<Device> open() {
     DeviceOptions o = loopbackOptions();
-    o.useEvent = true;
+    o.progress = ProgressMode::kEvent;
     return socket::openDevice(o);
   }
   std::unique_ptr<Device> a, b;

@@ -83,7 +83,7 @@ TEST(SocketFailure, EngineErrorNamesTheFailedOperationAndThePeer) {
   for (OpKind op : {OpKind::kSend, OpKind::kWrite}) {
     BrokenSender b;
     b.post(op);
-    engine::Progress p(*b.h.a, 5000, {}, b.h.ea->peerName(), false);
+    engine::Progress p(*b.h.a, 5000, {}, b.h.ea->peerName(), transport::ProgressMode::kBusyPoll);
     p.setStage("size 64");
     std::string what;
     try {

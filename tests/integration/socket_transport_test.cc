@@ -505,7 +505,7 @@ TEST(SocketTransport, ManyConnectorsAnyOrderNoDeadlock) {
 
 TEST(SocketTransport, EventModeWaitsAndWakes) {
   DeviceOptions o = loopbackOptions();
-  o.useEvent = true;
+  o.progress = ProgressMode::kEvent;
   auto a = socket::openDevice(o);
   auto b = socket::openDevice(o);
   auto [ea, eb] = connectPair(*a, *b);

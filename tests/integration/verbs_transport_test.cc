@@ -314,7 +314,7 @@ TEST(VerbsWindow, InOrderDeliveryWithSequenceNumbers) {
 TEST(VerbsEvent, PingPongSleepingOnEvents) {
   SKIP_WITHOUT_VERBS();
   DeviceOptions o = baseOptions();
-  o.useEvent = true;
+  o.progress = ProgressMode::kEvent;
   Loopback lb(o);
   EXPECT_EQ(toJson(lb.a->info())["event_mode"], true);
   std::vector<uint8_t> bufA(256), bufB(256);

@@ -88,7 +88,7 @@ expect_error "unknown command" "$RB" frobnicate
 expect_error "cannot resolve host" "$RB" lat no-such-host.invalid -t socket
 # The word after a bare -e became HOST: the error says so (`lat -e maybe`).
 expect_status 2 "cannot resolve host 'no-such-host.invalid': " "$RB" lat -e no-such-host.invalid -t socket -s 8
-grep -qF "(HOST 'no-such-host.invalid' is the word after -e, which takes only on or off:" "$TMP/err" ||
+grep -qF "(HOST 'no-such-host.invalid' is the word after -e, which takes only on, off or yield:" "$TMP/err" ||
   fail "lat -e HOST: no hint: $(cat "$TMP/err")"
 grep -q "word after -e" < <("$RB" lat no-such-host.invalid -e -t socket -s 8 2>&1) && fail "hint without -e HOST"
 pass "bad input: one-line errors"

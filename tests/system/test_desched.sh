@@ -2,7 +2,9 @@
 # as the measuring process (taskset) makes its sizes' rows carry "descheduled" (JSON) and the
 # "desched" mark with a WARNING line (table); lat and bw against a server, allreduce and ring
 # under --np. Only the positive case is asserted: an idle run's absence of flags is not, on a
-# loaded machine. Also: loopback lat on one allowed CPU chooses event mode and says so.
+# loaded machine. Also: loopback lat on one allowed CPU chooses event mode, and allreduce with
+# more ranks than CPUs yield mode, and say so; yielding ranks next to the hog are flagged by the
+# shared-CPU rule (cpu_shortfall_us: together they ran for less than the CPU they share).
 source "$(dirname "$0")/lib.sh"
 
 CPU=$(python3 -c "import os; print(sorted(os.sched_getaffinity(0))[0])")
@@ -39,12 +41,16 @@ timeout 120 taskset -c "$CPU" "$RB" ring --np 2 -t socket --use-event off -s 8 -
 flagged "$TMP/ring.json"
 pass "allreduce and ring ranks sharing a CPU with a hog: rows flagged"
 
-# The default progress mode would busy-poll a shared CPU: event mode, said in the header.
-timeout 120 taskset -c "$CPU" "$RB" allreduce --np 2 -t socket -s 8 -n 20 -f json -o "$TMP/ev.json" || fail "allreduce auto"
-json_check "$TMP/ev.json" "d['run']['extra']['progress_note'].startswith('auto: event mode (2 busy-polling ranks')"
+# The default progress mode would busy-poll a shared CPU: yield mode for the ranks, event mode
+# for loopback lat, said in the header. The yielding ranks share their CPU with the hog too.
+timeout 120 taskset -c "$CPU" "$RB" allreduce --np 2 -t socket -s 8 -n 100 --warmup 5 -f json \
+  -o "$TMP/yl.json" || fail "allreduce auto"
+json_check "$TMP/yl.json" "d['run']['extra']['progress_note'].startswith('auto: yield mode (2 ranks on this host share 1 CPU: ')"
+json_check "$TMP/yl.json" "d['run']['local']['progress'] == 'yield (busy-poll, sched_yield)'"
+json_check "$TMP/yl.json" "any(r['descheduled'] and r['descheduled']['cpu_shortfall_us'] > 0 for r in d['rows'])"
 timeout 120 taskset -c "$CPU" "$RB" lat -t socket -s 8 -n 200 -f json -o "$TMP/lo.json" || fail "loopback lat on one CPU"
 json_check "$TMP/lo.json" "d['run']['extra']['progress_note'].startswith('auto: event mode (the loopback client')"
-pass "busy polling on a shared CPU: event mode chosen and said (allreduce --np 2, loopback lat)"
+pass "busy polling on a shared CPU avoided and said (allreduce --np 2: yield, flagged by the shared-CPU rule; loopback lat: event)"
 
 timeout 120 taskset -c "$CPU" "$RB" pairs --np 2 -t socket --use-event off -n 300 --bw-size 4K --bw-iters 5 -f json \
   -o "$TMP/pairs.json" || fail "pairs next to a hog"

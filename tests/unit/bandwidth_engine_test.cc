@@ -223,7 +223,7 @@ struct FakeSide {
         device(f, side, buffer.data()),
         region(buffer.data(), layout.total()),
         endpoint(device),
-        progress(device, 2000, nullptr, "fake-peer", false) {
+        progress(device, 2000, nullptr, "fake-peer", transport::ProgressMode::kBusyPoll) {
     links.push_back(
         Link{&endpoint, &region, transport::RemoteRegion{0, layout.total(), {}}, layout});
   }

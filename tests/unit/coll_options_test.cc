@@ -30,7 +30,7 @@ TEST(CollOptions, AllreduceDefaultsAreOsuSweep) {
   EXPECT_EQ(c.collectiveParams().iterations, 0u);  // OSU's defaults per size
   EXPECT_FALSE(c.collectiveParams().check);
   EXPECT_EQ(c.format, "table");
-  EXPECT_EQ(c.useEvent, -1);
+  EXPECT_FALSE(c.progress.has_value());  // automatic (collective::chooseProgress)
 }
 
 // osu_allreduce: count = size / element size, sizes below one element skipped. Rows are never
@@ -127,7 +127,7 @@ TEST(CollOptions, ValuesReachTheirFields) {
   EXPECT_EQ(c.collectiveParams().timeoutMs, 2500);
   EXPECT_EQ(c.format, "json");
   EXPECT_EQ(c.outputPath, "x.json");
-  EXPECT_EQ(c.useEvent, 1);
+  EXPECT_EQ(c.progress, transport::ProgressMode::kEvent);
   EXPECT_EQ(c.common().transport, "ofi");
   EXPECT_EQ(c.collectiveParams().device.provider, "tcp;ofi_rxm");
   CollCommand r = parseCollectiveCommand("ring", {"-s", "4K", "--fail-on-outlier"});

@@ -31,6 +31,39 @@ TEST(Desched, FlagRule) {
   EXPECT_TRUE(old.lostCpu());
 }
 
+// Yield mode on shared CPUs (sharedCpusLost): the ranks' own switches and run delay are the
+// sharing they asked for; the ranks together running for less than their share of the CPUs is
+// what flags the loop.
+TEST(Desched, SharedCpusRule) {
+  // 4 ranks on 2 CPUs, 100 ms each: entitled to 4 x 100 ms x 2/4 = 200 ms of CPU time.
+  const double entitled = 4 * 100'000.0 * 0.5;
+  EXPECT_FALSE(sharedCpusLost(200'000, entitled));  // they had the CPUs to themselves
+  EXPECT_FALSE(sharedCpusLost(199'000, entitled));  // 0.5% short: kernel threads, noise
+  EXPECT_TRUE(sharedCpusLost(150'000, entitled));   // a hog took a quarter
+  EXPECT_FALSE(sharedCpusLost(1'990, 2'000));       // 10 us short: under 20 us
+  EXPECT_TRUE(sharedCpusLost(1'900, 2'000));        // 100 us, 5%
+  EXPECT_FALSE(sharedCpusLost(-1, entitled));       // no schedstat: no verdict
+  EXPECT_FALSE(sharedCpusLost(0, 0));               // no yielding rank
+  // The per-rank rule would flag each such rank: its run delay is half the loop.
+  DeschedDelta rank;
+  rank.wallUs = 100'000;
+  rank.involuntarySwitches = 20'000;  // one per sched_yield() that handed the CPU over
+  rank.runDelayUs = 50'000;
+  rank.cpuUs = 50'000;
+  EXPECT_TRUE(rank.lostCpu());
+}
+
+TEST(Desched, ProbeReadsRunTime) {
+  const DeschedProbe probe;
+  const int64_t end = nowNs() + 20'000'000;  // 20 ms of spinning
+  while (nowNs() < end) {
+  }
+  const DeschedDelta d = probe.stop();
+  if (d.runDelayUs < 0) GTEST_SKIP() << "no /proc/thread-self/schedstat (CONFIG_SCHED_INFO)";
+  EXPECT_GT(d.cpuUs, 0);
+  EXPECT_LE(d.cpuUs, d.wallUs + 1000);  // a thread runs at most for the wall time (+ rounding)
+}
+
 TEST(Desched, JsonShape) {
   DeschedDelta d;
   d.involuntarySwitches = 4;

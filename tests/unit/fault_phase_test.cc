@@ -17,7 +17,7 @@ using testing::fakeNowNs;
 
 TEST(FaultPhase, WhereNamesStageIterationsAndStep) {
   FakeDevice dev(1000);
-  Progress p(dev, 1000, nullptr, "peer", false);
+  Progress p(dev, 1000, nullptr, "peer", transport::ProgressMode::kBusyPoll);
   EXPECT_EQ(p.where(), "");
   p.setStage("connect");
   EXPECT_EQ(p.where(), "connect");
@@ -35,7 +35,7 @@ TEST(FaultPhase, WhereNamesStageIterationsAndStep) {
 TEST(FaultPhase, TimeoutNamesPhaseAndPeerOnlyWhenKnown) {
   for (const char* peer : {"10.0.0.1:18515", ""}) {
     FakeDevice dev(100'000'000);  // 100 ms per poll: the 200 ms timeout fires in a few checks
-    Progress p(dev, 200, nullptr, peer, false);
+    Progress p(dev, 200, nullptr, peer, transport::ProgressMode::kBusyPoll);
     p.setClock(&fakeNowNs);
     p.setStage("size 64");
     p.setWarmup(false);

@@ -99,7 +99,7 @@ TEST(HelpGen, OptionDocsCarryNamesValuesAndChoices) {
   EXPECT_EQ(byName["--format"].choices.size(), 6u);  // every report format
   EXPECT_TRUE(byName["--bidir"].valueName.empty());
   EXPECT_TRUE(byName["--use-event"].optionalValue);
-  EXPECT_EQ(byName["--use-event"].choices, (std::vector<std::string>{"on", "off"}));
+  EXPECT_EQ(byName["--use-event"].choices, (std::vector<std::string>{"on", "off", "yield"}));
   EXPECT_EQ(byName.count("--host"), 0u);  // hidden positional
 }
 
@@ -133,15 +133,28 @@ TEST(HelpGen, HelpStatesWhatTheParserDoes) {
   EXPECT_NE(ar.find("a comma list"), std::string::npos) << ar;
 }
 
-TEST(HelpGen, UseEventIsAFlagOrOnOffEverywhere) {
-  EXPECT_TRUE(parseClientCommand("lat", {"-e"}).client.localDevice.useEvent);
-  EXPECT_TRUE(parseClientCommand("lat", {"-e", "on"}).client.localDevice.useEvent);
-  EXPECT_FALSE(parseClientCommand("lat", {"--use-event", "off"}).client.localDevice.useEvent);
-  EXPECT_FALSE(parseClientCommand("lat", {}).client.localDevice.useEvent);
+TEST(HelpGen, UseEventIsAFlagOrOnOffYieldEverywhere) {
+  using transport::ProgressMode;
+  auto latMode = [](std::vector<std::string> args) {
+    return parseClientCommand("lat", args).client.localDevice.progress;
+  };
+  EXPECT_EQ(latMode({"-e"}), ProgressMode::kEvent);
+  EXPECT_EQ(latMode({"-e", "on"}), ProgressMode::kEvent);
+  EXPECT_EQ(latMode({"--use-event", "off"}), ProgressMode::kBusyPoll);
+  EXPECT_EQ(latMode({"-e", "yield"}), ProgressMode::kYield);
+  EXPECT_EQ(latMode({"--use-event=yield"}), ProgressMode::kYield);
+  EXPECT_EQ(latMode({}), ProgressMode::kBusyPoll);
+  // The server side runs the client's mode (the test description carries it).
+  EXPECT_EQ(parseClientCommand("bw", {"-e", "yield"}).client.spec.serverDevice.progress,
+            ProgressMode::kYield);
+  EXPECT_EQ(parseClientCommand("bw", {"-e"}).client.spec.serverDevice.progress,
+            ProgressMode::kEvent);
   // `lat -e nodeA`: the word after a bare -e is the host.
   ClientCommand c = parseClientCommand("lat", {"-e", "nodeA"});
   EXPECT_EQ(c.client.host, "nodeA");
-  EXPECT_TRUE(c.client.localDevice.useEvent);
+  EXPECT_EQ(c.client.localDevice.progress, ProgressMode::kEvent);
+  EXPECT_NE(c.client.hostHint.find("takes only on, off or yield"), std::string::npos)
+      << c.client.hostHint;
   // ... and may carry the port, as a positional HOST may (newcomer trial: "cannot resolve host
   // '127.0.0.1:18651'").
   c = parseClientCommand("lat", {"-e", "127.0.0.1:18651"});
@@ -152,18 +165,28 @@ TEST(HelpGen, UseEventIsAFlagOrOnOffEverywhere) {
   EXPECT_EQ(c.client.port, 18652);
   c = parseClientCommand("lat", {"nodeA", "-e"});
   EXPECT_EQ(c.client.host, "nodeA");
-  EXPECT_TRUE(c.client.localDevice.useEvent);
-  EXPECT_EQ(parseCollectiveCommand("barrier", {"-e"}).useEvent, 1);
-  EXPECT_EQ(parseCollectiveCommand("barrier", {"-e", "off"}).useEvent, 0);
-  EXPECT_EQ(parseCollectiveCommand("barrier", {"--use-event=on"}).useEvent, 1);
-  EXPECT_EQ(parseCollectiveCommand("barrier", {}).useEvent, -1);
+  EXPECT_EQ(c.client.localDevice.progress, ProgressMode::kEvent);
+  c = parseClientCommand("lat", {"nodeA", "-e", "yield"});
+  EXPECT_EQ(c.client.host, "nodeA");
+  EXPECT_EQ(c.client.localDevice.progress, ProgressMode::kYield);
+  EXPECT_EQ(parseCollectiveCommand("barrier", {"-e"}).progress, ProgressMode::kEvent);
+  EXPECT_EQ(parseCollectiveCommand("barrier", {"-e", "off"}).progress, ProgressMode::kBusyPoll);
+  EXPECT_EQ(parseCollectiveCommand("barrier", {"--use-event=on"}).progress, ProgressMode::kEvent);
+  EXPECT_EQ(parseCollectiveCommand("allreduce", {"-e", "yield"}).progress, ProgressMode::kYield);
+  EXPECT_EQ(parseCollectiveCommand("ring", {"--use-event=yield"}).progress, ProgressMode::kYield);
+  EXPECT_FALSE(parseCollectiveCommand("barrier", {}).progress.has_value());
+  // The error names the option and the value, and the three values.
   EXPECT_NE(usageError([] {
               parseCollectiveCommand("ring", {"-e", "maybe"});
-            }).find("--use-event maybe: must be on or off"),
+            }).find("--use-event maybe: must be on, off or yield (a bare -e means on)"),
+            std::string::npos);
+  EXPECT_NE(usageError([] {
+              parseCollectiveCommand("pairs", {"--use-event=Yield"});
+            }).find("--use-event Yield: must be on, off or yield"),
             std::string::npos);
   EXPECT_NE(usageError([] {
               parseClientCommand("lat", {"nodeA", "-e", "maybe"});
-            }).find("--use-event maybe: must be on or off"),
+            }).find("--use-event maybe: must be on, off or yield"),
             std::string::npos);
 }
 
@@ -172,7 +195,7 @@ TEST(HelpGen, RenderersWalkTheSameDescriptions) {
   EXPECT_NE(md.find("<!-- BEGIN GENERATED: lat -->"), std::string::npos);
   EXPECT_NE(md.find("<!-- END GENERATED: ring -->"), std::string::npos);
   EXPECT_EQ(md.find("GENERATED: version"), std::string::npos);  // no options, no table
-  EXPECT_NE(md.find("| `-e, --use-event [on\\|off]` |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `-e, --use-event [on\\|off\\|yield]` |"), std::string::npos) << md;
   EXPECT_NE(md.find("| `-t, --transport socket\\|verbs\\|ofi` |"), std::string::npos) << md;
   // ring's launch group is allreduce's: referred to, not repeated.
   EXPECT_NE(md.find("as for `allreduce`"), std::string::npos) << md;

@@ -60,7 +60,7 @@ TEST(PostList, BatchPostsCompleteInOrderOnlyWhenSignaled) {
 engine::BandwidthResult runNull(engine::DataOp op, engine::BwMode mode, uint32_t postList,
                                 bool check, uint32_t cqMod = 16, uint32_t depth = 64) {
   NullLink n;
-  engine::Progress progress(*n.device, 10'000, {}, "self", false);
+  engine::Progress progress(*n.device, 10'000, {}, "self", transport::ProgressMode::kBusyPoll);
   engine::BandwidthParams p;
   p.op = op;
   p.mode = mode;

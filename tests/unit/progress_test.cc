@@ -33,7 +33,7 @@ TEST_F(ProgressTest, NoWatchdogWhileCompletionsFlow) {
   FakeDevice dev(10'000);
   int watchdogRuns = 0;
   Progress p(
-      dev, 5000, [&] { ++watchdogRuns; }, "peer", false);
+      dev, 5000, [&] { ++watchdogRuns; }, "peer", transport::ProgressMode::kBusyPoll);
   p.setClock(&fakeNowNs);
   const int64_t start = fakeClockNs();
   for (int i = 0; i < 10'000; ++i) {
@@ -51,7 +51,8 @@ TEST_F(ProgressTest, WatchdogStartsAfterAStallOnly) {
   FakeDevice dev(10'000);  // 10 us per poll
   std::vector<int64_t> runsAt;
   Progress p(
-      dev, 5000, [&] { runsAt.push_back(fakeClockNs()); }, "peer", false);
+      dev, 5000, [&] { runsAt.push_back(fakeClockNs()); }, "peer",
+      transport::ProgressMode::kBusyPoll);
   p.setClock(&fakeNowNs);
   dev.schedule(1, transport::Completion{}, true);
   while (p.pollOnce([](const transport::Completion&) {}) == 0) {
@@ -78,7 +79,7 @@ TEST_F(ProgressTest, DeadPeerStillDetectedPromptly) {
       [&] {
         if (fakeClockNs() >= died) throw ProtocolError("peer closed the control connection");
       },
-      "peer", false);
+      "peer", transport::ProgressMode::kBusyPoll);
   p.setClock(&fakeNowNs);
   p.setPhase("size 8");
   try {
@@ -94,7 +95,7 @@ TEST_F(ProgressTest, DeadPeerStillDetectedPromptly) {
 
 TEST_F(ProgressTest, NoProgressTimeoutStillFires) {
   FakeDevice dev(100'000);  // 100 us per poll
-  Progress p(dev, 300, nullptr, "peer 10.0.0.2", false);
+  Progress p(dev, 300, nullptr, "peer 10.0.0.2", transport::ProgressMode::kBusyPoll);
   p.setClock(&fakeNowNs);
   p.setPhase("size 8, warmup");
   const int64_t start = fakeClockNs();
@@ -116,7 +117,7 @@ TEST_F(ProgressTest, NoProgressTimeoutStillFires) {
 TEST_F(ProgressTest, BusyPollBacksOffAfterALongStall) {
   for (bool passive : {false, true}) {
     FakeDevice dev(1'000'000);  // 1 ms of fake time per poll
-    Progress p(dev, 60'000, nullptr, "peer", false);
+    Progress p(dev, 60'000, nullptr, "peer", transport::ProgressMode::kBusyPoll);
     p.setClock(&fakeNowNs);
     p.setPassive(passive);
     dev.schedule(1, transport::Completion{}, true);
@@ -153,7 +154,7 @@ TEST(ProgressStep, FormattedOnlyInTheError) {
 
 TEST_F(ProgressTest, TimeoutNamesTheStep) {
   FakeDevice dev(100'000);
-  Progress p(dev, 300, nullptr, "", false);
+  Progress p(dev, 300, nullptr, "", transport::ProgressMode::kBusyPoll);
   p.setClock(&fakeNowNs);
   p.setStage("size 64");
   p.setWarmup(false);
@@ -188,7 +189,7 @@ TEST_P(PingPongClean, NoWatchdogInTimedLoop) {
   link.layout = layout;
   int watchdogRuns = 0;
   Progress progress(
-      dev, 5000, [&] { ++watchdogRuns; }, "fake-peer", false);
+      dev, 5000, [&] { ++watchdogRuns; }, "fake-peer", transport::ProgressMode::kBusyPoll);
   progress.setClock(&fakeNowNs);
   PingPongParams params;
   params.op = dataOp(parseOp(GetParam()));
@@ -239,7 +240,7 @@ TEST_F(ProgressTest, WriteSpinPollsEveryKOrEverySpin) {
       link.region = mr.get();
       link.remote = mr->exportRegion();
       link.layout = layout;
-      Progress progress(dev, 5000, nullptr, "fake-peer", false);
+      Progress progress(dev, 5000, nullptr, "fake-peer", transport::ProgressMode::kBusyPoll);
       progress.setClock(&fakeNowNs);
       PingPongParams params;
       params.op = DataOp::kWrite;
@@ -273,7 +274,7 @@ TEST_P(PingPongReady, ResponderPostsItsReceiveBeforeReady) {
   link.remote = mr->exportRegion();
   link.layout = layout;
   Progress progress(
-      dev, 5000, [] {}, "fake-peer", false);
+      dev, 5000, [] {}, "fake-peer", transport::ProgressMode::kBusyPoll);
   progress.setClock(&fakeNowNs);
   PingPongParams params;
   params.op = dataOp(parseOp(GetParam()));

@@ -3,8 +3,13 @@
 // (collective/rank_placement.h sharedCpuWarning).
 #include "collective/rank_placement.h"
 
+#include <unistd.h>
+
+#include <fmt/format.h>
+
 #include <gtest/gtest.h>
 
+#include "collective/bench.h"
 #include "common/error.h"
 #include "common/placement.h"
 
@@ -52,6 +57,56 @@ TEST(SharedCpuWarning, MoreRanksThanCpusOnAHost) {
       "2 ranks on a run on 1 CPU (0); 2 ranks on b run on 1 CPU (1)");
   // Unknown bindings count as no information, not as a clash.
   EXPECT_EQ(collective::sharedCpuWarning({{0, "a", ""}, {1, "a", ""}}), "");
+}
+
+// The progress mode of a rank (collective::chooseProgress): yield where more ranks than CPUs
+// share the host, said in the note; -e always wins; busy polling otherwise.
+TEST(ChooseProgress, OversubscribedDefaultIsYield) {
+  using transport::ProgressMode;
+  const int online = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  launch::RankInfo info;
+  info.source = "slurm";  // counts the online CPUs
+  info.localRanks = 2 * online;
+  info.localRank = 1;
+  PlacementRequest none;
+  collective::ProgressChoice c = collective::chooseProgress(std::nullopt, none, info);
+  EXPECT_EQ(c.mode, ProgressMode::kYield);
+  EXPECT_EQ(c.note.rfind(fmt::format("auto: yield mode ({} ranks on this host share {} CPU",
+                                     2 * online, online),
+                         0),
+            0u)
+      << c.note;
+  EXPECT_NE(c.note.find("mpi_yield_when_idle"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("-e on for event mode"), std::string::npos) << c.note;
+  EXPECT_DOUBLE_EQ(c.cpuShare, 0.5);
+  // Explicit -e: no note; event and busy poll never take the shared-CPU descheduling rule.
+  c = collective::chooseProgress(ProgressMode::kEvent, none, info);
+  EXPECT_EQ(c.mode, ProgressMode::kEvent);
+  EXPECT_TRUE(c.note.empty());
+  EXPECT_EQ(c.cpuShare, 0);
+  c = collective::chooseProgress(ProgressMode::kBusyPoll, none, info);
+  EXPECT_EQ(c.mode, ProgressMode::kBusyPoll);
+  EXPECT_EQ(c.cpuShare, 0);
+  c = collective::chooseProgress(ProgressMode::kYield, none, info);
+  EXPECT_EQ(c.mode, ProgressMode::kYield);
+  EXPECT_TRUE(c.note.empty());
+  EXPECT_DOUBLE_EQ(c.cpuShare, 0.5);
+  // One rank per CPU: busy polling, no note.
+  info.localRanks = 1;
+  info.localRank = 0;
+  c = collective::chooseProgress(std::nullopt, none, info);
+  EXPECT_EQ(c.mode, ProgressMode::kBusyPoll);
+  EXPECT_TRUE(c.note.empty());
+  // A --cpu list shorter than the local ranks: yield, and the list's CPUs are what is shared.
+  PlacementRequest list;
+  list.cpus = "0";
+  info.localRanks = 2;
+  info.localRank = 1;
+  c = collective::chooseProgress(std::nullopt, list, info);
+  EXPECT_EQ(c.mode, ProgressMode::kYield);
+  EXPECT_EQ(c.note.rfind("auto: yield mode (--cpu 0 has fewer CPUs than the 2 ranks", 0), 0u)
+      << c.note;
+  EXPECT_DOUBLE_EQ(c.cpuShare, 0.5);
 }
 
 }  // namespace

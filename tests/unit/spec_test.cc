@@ -35,6 +35,30 @@ TEST(TestSpec, JsonRoundTrip) {
   EXPECT_EQ(t.serverDevice.provider, "tcp;ofi_rxm");
 }
 
+// The server runs the client's progress mode. "progress" travels only for yield, so a server
+// from before yield mode reads the same description (use_event false: it busy-polls).
+TEST(TestSpec, ProgressModeRoundTrip) {
+  using transport::ProgressMode;
+  for (ProgressMode m : {ProgressMode::kBusyPoll, ProgressMode::kYield, ProgressMode::kEvent}) {
+    TestSpec s = latSpec();
+    s.serverDevice.progress = m;
+    const nlohmann::json j = s.toJson();
+    EXPECT_EQ(j["server_device"]["use_event"], m == ProgressMode::kEvent);
+    EXPECT_EQ(j["server_device"].contains("progress"), m == ProgressMode::kYield);
+    EXPECT_EQ(TestSpec::fromJson(j).serverDevice.progress, m) << transport::toString(m);
+  }
+  nlohmann::json j = latSpec().toJson();
+  j["server_device"]["progress"] = "nap";
+  try {
+    TestSpec::fromJson(j);
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("progress 'nap' unknown (valid: busy-poll, yield, event)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TestSpec, MalformedJsonIsProtocolError) {
   EXPECT_THROW(TestSpec::fromJson(nlohmann::json::array()), ProtocolError);
   EXPECT_THROW(TestSpec::fromJson(nlohmann::json{{"test", "lat"}}), ProtocolError);

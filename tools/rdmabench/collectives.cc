@@ -108,8 +108,11 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     cli::CollCommand mine = cmd;  // this rank's copy of the parameters
     collective::RankParams& p = mine.common();
     // Busy polling with more ranks than cores on one host starves the rank that has work.
-    if (cmd.useEvent < 0) p.progressNote = collective::eventModeReason(p.placement, info);
-    p.device.useEvent = cmd.useEvent >= 0 ? cmd.useEvent == 1 : !p.progressNote.empty();
+    collective::ProgressChoice progress =
+        collective::chooseProgress(cmd.progress, p.placement, info);
+    p.device.progress = progress.mode;
+    p.progressNote = std::move(progress.note);
+    p.yieldCpuShare = progress.cpuShare;
     if (!cmd.bind.empty()) {
       p.device.localHost = cmd.bind;
     } else if (!cmd.ifname.empty()) {

@@ -186,8 +186,11 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   }
   // Loopback: the client and its forked server both busy-poll; on one allowed CPU each would
   // time the other's spinning (lat -s 8: ms instead of us). Sleep on events instead, and say so.
-  if (cmd.client.host.empty() && !cmd.client.localDevice.useEvent && allowedCpuCount() < 2) {
-    cmd.client.localDevice.useEvent = cmd.client.spec.serverDevice.useEvent = true;
+  if (cmd.client.host.empty() &&
+      cmd.client.localDevice.progress == transport::ProgressMode::kBusyPoll &&
+      allowedCpuCount() < 2) {
+    cmd.client.localDevice.progress = cmd.client.spec.serverDevice.progress =
+        transport::ProgressMode::kEvent;
     cmd.client.progressNote =
         "auto: event mode (the loopback client and its forked server would busy-poll on 1 "
         "allowed CPU)";

@@ -159,7 +159,7 @@ OfiDevice::OfiDevice(const DeviceOptions& options, const Tuning& tuning)
   if (acceptOnly_) deviceId_ = 0;
   peerHost_ = options.peerHost;
   const uint32_t poolSize = txDepth_ + rxDepth_ + 64;
-  openCq(poolSize, options.useEvent);
+  openCq(poolSize, options.useEvent());
   pool_.init(poolSize);
   initCaps();
   if (!sel_.msg) openRdmEndpoint();  // FI_EP_MSG: endpoints are opened per connection

@@ -104,7 +104,7 @@ class OfiDevice final : public Device {
   std::unique_ptr<Connector> createConnector() override;
   size_t poll(Completion* out, size_t max) override;
   std::string errorText(const Completion& c) const override { return errors_.text(c.errorId); }
-  // Event mode (DeviceOptions::useEvent): fi_trywait on the CQ, then poll() on its wait fd
+  // Event mode (DeviceOptions::useEvent()): fi_trywait on the CQ, then poll() on its wait fd
   // (FI_WAIT_FD) for up to timeoutMs. Returns at once when completions are ready or the provider
   // needs progress (fi_trywait -FI_EAGAIN). Busy mode: returns at once.
   void waitForEvent(int timeoutMs) override;

@@ -91,7 +91,8 @@ SocketDevice::SocketDevice(const DeviceOptions& options)
       txDepth_(depthOption(options.txDepth, kDefaultTxDepth, "--tx-depth")),
       rxDepth_(depthOption(options.rxDepth, kDefaultRxDepth, "--rx-depth")),
       inlineBytes_(inlineOption(options.inlineBytes)),
-      useEvent_(options.useEvent) {
+      useEvent_(options.useEvent()),
+      yield_(options.progress == ProgressMode::kYield) {
   std::random_device rd;
   nextKey_ = ((static_cast<uint64_t>(rd()) << 32) ^ rd()) | 1;
   deviceId_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
@@ -156,7 +157,10 @@ DeviceInfo SocketDevice::info() const {
   if (!peerHost_.empty()) addFact(f, "peer_host", peerHost_);
   addFact(f, "max_message_bytes", kMaxMessageBytes);
   addFact(f, "device_id", fmt::format("{:016x}", deviceId_));
-  addFact(f, "progress", useEvent_ ? "event (epoll)" : "busy-poll");
+  addFact(f, "progress",
+          useEvent_ ? "event (epoll)"
+          : yield_  ? "yield (busy-poll, sched_yield)"
+                    : "busy-poll");
   addFact(f, "rma", "emulated (needs target progress)");
   return i;
 }

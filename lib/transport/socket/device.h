@@ -60,7 +60,7 @@ class SocketDevice : public Device {
   // Event mode: polls without an epoll_wait after which every quiet endpoint reads again (a
   // caller that polls without ever waiting still sees its bytes).
   static constexpr uint32_t kQuietPolls = 64;
-  // Event mode (DeviceOptions::useEvent): endpoints skip reads of sockets known to be empty.
+  // Event mode (DeviceOptions::useEvent()): endpoints skip reads of sockets known to be empty.
   bool eventMode() const { return useEvent_; }
 
   // --- for the backend's own classes ---
@@ -98,6 +98,7 @@ class SocketDevice : public Device {
   std::string localHost_, peerHost_;
   uint32_t txDepth_, rxDepth_, inlineBytes_;
   bool useEvent_;
+  bool yield_;  // ProgressMode::kYield: the caller yields its CPU after empty polls (a fact)
   uint32_t pollsSinceWait_ = 0;  // event mode: poll() calls since the last epoll_wait
   uint64_t nextKey_;
   uint64_t deviceId_;

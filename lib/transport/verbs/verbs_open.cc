@@ -303,7 +303,7 @@ std::unique_ptr<Device> openDevice(const DeviceOptions& options) {
   c.txDepth = queueDepth(c, options.txDepth, kDefaultTxDepth, "--tx-depth");
   c.rxDepth = queueDepth(c, options.rxDepth, kDefaultRxDepth, "--rx-depth");
   choosePathMtu(c, options.mtu);
-  createPdAndCq(c, options.useEvent);
+  createPdAndCq(c, options.useEvent());
   chooseInline(c, options.inlineBytes);
   return makeVerbsDevice(std::move(core));
 }
