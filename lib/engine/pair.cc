@@ -309,6 +309,7 @@ class Client {
     double peerSeconds = 0, peerMegabytes = 0;
     uint64_t iterations = 0;
     DeschedDelta desched;  // what this side's loops lost, all chunks (common/desched.h)
+    GapStats stall;        // bw: this side's longest pause, all chunks (common/stall.h)
   };
 
   static void addDesched(DeschedDelta& sum, const DeschedDelta& d) {
@@ -324,6 +325,7 @@ class Client {
     const SizeResult mine = runOneSize(ch, side, progress, run, m.samples, peer);
     m.iterations += run.iterations;
     addDesched(m.desched, mine.desched);
+    m.stall.add(mine.stall);
     m.seconds += mine.seconds;
     m.wrong += mine.wrong + peer.wrong;
     if (o_.spec.latency()) return;
@@ -416,6 +418,7 @@ class Client {
       if (capped) row.flags.push_back("capped");
       if (row.wrong) wrongTotal_ += *row.wrong;
       if (m.desched.lostCpu()) row.descheduled = m.desched.toJson();
+      if (m.stall.stalled()) row.stalled = m.stall.toJson();
       reporter_.row(row);
       largestPassed = std::max(largestPassed, bytes);
       if (m.iterations > 0 && m.seconds > 0) {
