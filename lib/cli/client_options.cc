@@ -176,7 +176,8 @@ void addOutputOptions(po::options_description& output) {
       "output,o", po::value<std::string>(), "write the report to FILE")(
       "gbits", po::bool_switch(), "also show Gb/s (10^9 bit/s)")(
       "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu")(
-      "quiet", po::bool_switch(), "no progress line on stderr (shown only on a terminal)");
+      "quiet", po::bool_switch(),
+      "no progress line (shown only on a terminal) or large-run note on stderr");
 }
 
 void addMeasureOptions(po::options_description& measure) {
