@@ -35,7 +35,8 @@ struct GapStats {
   bool stalled() const;
   // Adds another run of the same row (-D chunks): longest = max, totals and counts summed.
   void add(const GapStats& o);
-  // {"longest_gap_us": L, "share": L/total, "typical_gap_us": T, "intervals": N}.
+  // {"longest_gap_us": L, "share": L/total, "typical_gap_us": T, "intervals": N} (pair.cc adds
+  // "tcp_retransmits" on socket).
   nlohmann::json toJson() const;
 };
 
