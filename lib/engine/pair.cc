@@ -332,6 +332,15 @@ class Client {
     return sum;
   }
 
+  // Row::stalled: a flagged size's figures (common/stall.h) with the retransmits when the
+  // transport says them; null when not flagged.
+  static json stallOf(const Measured& m) {
+    if (!m.stall.stalled()) return nullptr;
+    json j = m.stall.toJson();
+    if (m.retransmits) j["tcp_retransmits"] = *m.retransmits;
+    return j;
+  }
+
   void runChunk(Channel& ch, Side& side, Progress& progress, const SizeRun& run, Measured& m) {
     SizeResult peer;
     const std::optional<uint64_t> before = o_.spec.latency() ? std::nullopt : retransmitsOf(side);
@@ -435,10 +444,7 @@ class Client {
       if (capped) row.flags.push_back("capped");
       if (row.wrong) wrongTotal_ += *row.wrong;
       if (m.desched.lostCpu()) row.descheduled = m.desched.toJson();
-      if (m.stall.stalled()) {
-        row.stalled = m.stall.toJson();
-        if (m.retransmits) row.stalled["tcp_retransmits"] = *m.retransmits;
-      }
+      row.stalled = stallOf(m);
       reporter_.row(row);
       largestPassed = std::max(largestPassed, bytes);
       if (m.iterations > 0 && m.seconds > 0) {
