@@ -118,9 +118,9 @@ void addTestOptions(po::options_description& general, bool bw) {
       bw ? "all powers of two from 1 B up to 4M" : "all powers of two up to 4M (send from 0 B)")(
       "msg-sizes,m", po::value<std::string>(), "OSU-style MIN:MAX sweep (powers of two)")(
       "iters,n", po::value<std::string>(),
-      "measured iterations per size (default: OSU's, "
-      "by size)")("warmup", po::value<std::string>(),
-                  "warmup iterations per size (default: OSU's)")(
+      "measured iterations per size (default: OSU's, by size; -f perftest: perftest's, 1000, "
+      "ib_write_bw 5000 messages, in windows in window mode)")(
+      "warmup", po::value<std::string>(), "warmup iterations per size (default: OSU's)")(
       "duration,D", po::value<std::string>(), "seconds per size, by the clock, instead of --iters")(
       "max-time", po::value<std::string>(),
       "longest a size may take with the automatic counts, seconds (IMB -time; default 10, 0 = "
@@ -176,7 +176,8 @@ void addOutputOptions(po::options_description& output) {
       "output,o", po::value<std::string>(), "write the report to FILE")(
       "gbits", po::bool_switch(), "also show Gb/s (10^9 bit/s)")(
       "full", po::bool_switch(), "OSU -f columns (min, max, iterations) in --format osu")(
-      "quiet", po::bool_switch(), "no progress line on stderr (shown only on a terminal)");
+      "quiet", po::bool_switch(),
+      "no progress line (shown only on a terminal) or large-run note on stderr");
 }
 
 void addMeasureOptions(po::options_description& measure) {
@@ -461,6 +462,9 @@ ClientCommand parseClientCommand(const std::string& test, const std::vector<std:
     if (bw) parseBandwidth(vm, spec);
     parseDevice(vm, cmd);
     parseOutput(vm, cmd);
+    // -f perftest without -n / -D: perftest's counts (1000; ib_write_bw 5000 messages), not OSU's.
+    if (cmd.output.format == "perftest" && !vm.count("iters") && !vm.count("duration"))
+      spec.iterations = engine::perftestDefaultIterations(spec);
 
     const auto& backends = transport::backendNames();
     if (std::find(backends.begin(), backends.end(), spec.transport) == backends.end())

@@ -24,7 +24,7 @@ struct OutputOptions {
   std::string path;              // -o FILE; empty = stdout
   bool gigabits = false;         // --gbits: also show Gb/s (10^9 bit/s)
   bool full = false;             // --full: OSU -f style extra columns
-  bool quiet = false;            // --quiet: no progress line on stderr
+  bool quiet = false;            // --quiet: no progress line or large-run note on stderr
 };
 
 // One transport/provider combination of an A/B comparison.

@@ -127,6 +127,7 @@ BandwidthResult BandwidthRun::result(int64_t t0, int64_t t1, uint64_t runTag) {
     r.seconds = static_cast<double>(t1 - t0) / 1e9;
     r.messages = measuredMsgs_ * links_.size();
     r.messagesBothWays = p_.bidirectional ? 2 * r.messages : r.messages;
+    r.stall = gaps_.finish(t0, t1);
   } else {
     r.target = true;
     int64_t a = isSend_ ? markNs_ : startNs_;

@@ -35,6 +35,7 @@
 
 #include "common/desched.h"
 #include "common/measure_clock.h"
+#include "common/stall.h"
 #include "engine/link.h"
 #include "engine/progress.h"
 #include "engine/spec.h"
@@ -79,6 +80,10 @@ struct BandwidthResult {
   uint64_t checked = 0;  // messages verified by this side (check = true)
   uint64_t wrong = 0;    // of those, messages whose payload or length was wrong
   DeschedDelta desched;  // what this side's loop (warmup included) lost (common/desched.h)
+  // The sending side's longest pause in its timed interval (common/stall.h): marks per window
+  // (window mode) or per --tx-depth completions of the first connection (stream mode).
+  // Empty (intervals 0) on a side that only receives.
+  GapStats stall;
 };
 
 // Messages posted per connection and direction by a run (warmup included); the engine's

@@ -16,6 +16,7 @@
 #include "transport/transport.h"
 
 #include "common/clock.h"
+#include "common/stall.h"
 #include "engine/bandwidth.h"
 
 namespace rdmabench::engine::bw {
@@ -126,6 +127,10 @@ class BandwidthRun {
   uint64_t recvMark_ = 0;
   bool marked_ = false, started_ = false;
   int64_t markNs_ = 0, startNs_ = 0, finNs_ = 0, targetT1_ = 0;
+  // Stalls (common/stall.h): the sender's marks inside the timed interval; stream mode marks
+  // when the first connection's completions reach nextMark_ (then nextMark_ += depth_).
+  GapWatch gaps_;
+  uint64_t nextMark_ = UINT64_MAX;
 };
 
 }  // namespace rdmabench::engine::bw

@@ -12,7 +12,9 @@ int64_t BandwidthRun::dataStream() {
     streamUntil(warmupMsgs_);  // warmup, drained
     progress_.setWarmup(false);
     t0 = startClock();
+    nextMark_ = warmupMsgs_ + depth_;  // common/stall.h: a mark per depth_ completions
     streamUntil(totalMsgs_);
+    nextMark_ = UINT64_MAX;
   }
   if (isSend_ && receives_) {
     if (warmSync_ && !sends_) {
@@ -45,6 +47,10 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
     }
     if (all) return;
     poll();
+    if (state_[0].completed >= nextMark_) {  // untaken during warmup (nextMark_ = max)
+      gaps_.mark(now());
+      nextMark_ = state_[0].completed + depth_;
+    }
   }
 }
 

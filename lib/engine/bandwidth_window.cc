@@ -22,6 +22,7 @@ int64_t BandwidthRun::dataWindow() {
     void wait(uint64_t it) {
       for (size_t l = 0; l < run.links_.size(); ++l)
         run.waitWindow(l, it, total);
+      if (run.sends_ && it >= run.p_.warmup) run.gaps_.mark(run.now());  // common/stall.h
     }
   } ops{*this, p_.warmup + p_.iterations};
   return runWindows(

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/desched.h"
+#include "common/stall.h"
 #include "engine/spec.h"
 #include "transport/transport.h"
 
@@ -82,6 +83,7 @@ struct SizeResult {
   bool target = false;         // bw: this side was the data target
   uint64_t checked = 0;        // bw --check: messages this side verified
   DeschedDelta desched;        // what this side's loop lost (common/desched.h; not on the wire)
+  GapStats stall;              // bw sender: its longest pause (common/stall.h; not on the wire)
 };
 // The kSizeResult frame: lat {"seconds", "check_errors", "wrong"}; bw {"seconds", "mb_per_s",
 // "msg_per_s", "messages", "target", "checked", "wrong"}.

@@ -309,6 +309,10 @@ class Client {
     double peerSeconds = 0, peerMegabytes = 0;
     uint64_t iterations = 0;
     DeschedDelta desched;  // what this side's loops lost, all chunks (common/desched.h)
+    GapStats stall;        // bw: this side's longest pause, all chunks (common/stall.h)
+    // bw: segments this side's data connections retransmitted, all chunks (socket's TCP_INFO;
+    // Endpoint::retransmits); empty = the transport does not say.
+    std::optional<uint64_t> retransmits;
   };
 
   static void addDesched(DeschedDelta& sum, const DeschedDelta& d) {
@@ -319,11 +323,35 @@ class Client {
     sum.wallUs += d.wallUs;
   }
 
+  // Retransmitted segments of this side's data connections so far (untimed: a system call per
+  // connection); empty when the transport does not say.
+  static std::optional<uint64_t> retransmitsOf(const Side& side) {
+    std::optional<uint64_t> sum;
+    for (const Link& l : side.links)
+      if (const std::optional<uint64_t> r = l.endpoint->retransmits()) sum = sum.value_or(0) + *r;
+    return sum;
+  }
+
+  // Row::stalled: a flagged size's figures (common/stall.h) with the retransmits when the
+  // transport says them; null when not flagged.
+  static json stallOf(const Measured& m) {
+    if (!m.stall.stalled()) return nullptr;
+    json j = m.stall.toJson();
+    if (m.retransmits) j["tcp_retransmits"] = *m.retransmits;
+    return j;
+  }
+
   void runChunk(Channel& ch, Side& side, Progress& progress, const SizeRun& run, Measured& m) {
     SizeResult peer;
+    const std::optional<uint64_t> before = o_.spec.latency() ? std::nullopt : retransmitsOf(side);
+    const uint64_t start = before.value_or(0);
     const SizeResult mine = runOneSize(ch, side, progress, run, m.samples, peer);
+    if (before)
+      if (const std::optional<uint64_t> after = retransmitsOf(side))
+        m.retransmits = m.retransmits.value_or(0) + (*after >= start ? *after - start : 0);
     m.iterations += run.iterations;
     addDesched(m.desched, mine.desched);
+    m.stall.add(mine.stall);
     m.seconds += mine.seconds;
     m.wrong += mine.wrong + peer.wrong;
     if (o_.spec.latency()) return;
@@ -416,6 +444,7 @@ class Client {
       if (capped) row.flags.push_back("capped");
       if (row.wrong) wrongTotal_ += *row.wrong;
       if (m.desched.lostCpu()) row.descheduled = m.desched.toJson();
+      row.stalled = stallOf(m);
       reporter_.row(row);
       largestPassed = std::max(largestPassed, bytes);
       if (m.iterations > 0 && m.seconds > 0) {

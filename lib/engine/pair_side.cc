@@ -252,6 +252,7 @@ SizeResult runSize(const TestSpec& spec, Side& side, Progress& progress, const S
   out.target = r.target;
   out.checked = r.checked;
   out.desched = r.desched;
+  out.stall = r.stall;
   return out;
 }
 

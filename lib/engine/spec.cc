@@ -247,6 +247,15 @@ uint64_t TestSpec::warmupFor(uint64_t bytes) const {
   return osuWarmup(warmup, bytes, kBandwidthIterations, stream() ? 64 : 1);
 }
 
+uint64_t perftestDefaultIterations(const TestSpec& spec) {
+  if (spec.latency()) return kPerftestIterations;
+  const uint64_t messages =
+      spec.op == Op::kWrite ? kPerftestWriteBwIterations : kPerftestIterations;
+  if (spec.stream()) return messages;
+  const uint64_t window = std::max<uint32_t>(1, spec.window);
+  return (messages + window - 1) / window;
+}
+
 uint64_t TestSpec::maxSize() const {
   uint64_t m = 0;
   for (uint64_t b : sizes)

@@ -112,6 +112,16 @@ struct TestSpec {
   uint64_t bytesPerConnection() const;
 };
 
+// perftest's default counts (perftest_parameters.c: DEF_ITERS 1000; DEF_ITERS_WB 5000 for
+// ib_write_bw), in perftest's unit: exchanges (lat) or messages per connection (bw).
+inline constexpr uint64_t kPerftestIterations = 1000;
+inline constexpr uint64_t kPerftestWriteBwIterations = 5000;
+
+// The `iterations` that give `spec` perftest's default count (-f perftest without -n): lat 1000;
+// bw 1000 messages (write 5000): stream mode counts messages, window mode windows, so
+// ceil(messages / window) windows (1000 / 64 -> 16 windows, 1024 messages).
+uint64_t perftestDefaultIterations(const TestSpec& spec);
+
 // -D SEC: one size measured in chunks (one SizeStart each) until the measured time reaches
 // `targetSec`, checked against the clock after every chunk, so noise in the warmup that gave
 // the first estimate cannot stretch or shrink the run. A chunk aims at 10% of the target (the

@@ -134,6 +134,15 @@ std::string deschedSizesWarning(const std::vector<uint64_t>& sizes) {
       sizes.size() > 1 ? "s" : "", fmt::join(sizes, ", "));
 }
 
+std::string stallSizesWarning(const std::vector<uint64_t>& sizes) {
+  if (sizes.empty()) return "";
+  return fmt::format(
+      "size{} {} B spent most of the timed interval in one pause (stall: one interval between "
+      "completions took >= 25% of the row and >= 10x the others, e.g. a TCP retransmission "
+      "timeout); the figure is not the link's rate: rerun the size",
+      sizes.size() > 1 ? "s" : "", fmt::join(sizes, ", "));
+}
+
 std::vector<std::string> headerWarnings(const RunInfo& info) {
   std::vector<std::string> w;
   if (info.clock && !info.clock->warning.empty()) w.push_back(info.clock->warning);
@@ -172,6 +181,8 @@ nlohmann::ordered_json rowJson(const Row& row) {
   // common/desched.h: the counts when this size's loop lost the CPU, else null; always present
   // (a schema member: scripts index rows by name).
   j["descheduled"] = row.descheduled;
+  // common/stall.h: bw rows whose time was mostly one pause, else null; always present.
+  j["stalled"] = row.stalled;
   if (row.latency) {
     const stats::Summary& s = *row.latency;
     nlohmann::ordered_json lat;

@@ -75,6 +75,9 @@ std::vector<std::string> headerWarnings(const RunInfo& info);
 // the message sizes (bytes) whose timed loop lost the CPU (Row::descheduled, common/desched.h)
 // and what to do about it; "" when `sizes` is empty.
 std::string deschedSizesWarning(const std::vector<uint64_t>& sizes);
+// The same for Row::stalled (common/stall.h): one warning naming the sizes whose time was mostly
+// one pause; empty for no sizes.
+std::string stallSizesWarning(const std::vector<uint64_t>& sizes);
 
 // Compact JSON text that never throws: invalid UTF-8 (e.g. in a command line) is replaced by
 // U+FFFD instead of raising nlohmann's type_error 316.

@@ -108,6 +108,7 @@ class ImbReporter : public TextReporter {
 
   void writeRow(const Row& row) override {
     if (!row.descheduled.is_null()) deschedSizes_.push_back(row.bytes);
+    if (!row.stalled.is_null()) stallSizes_.push_back(row.bytes);
     switch (kind()) {
       case TestKind::kLatency: {
         double t = row.latency ? row.latency->mean : 0.0;
@@ -148,11 +149,13 @@ class ImbReporter : public TextReporter {
   void writeEnd() override {
     if (!deschedSizes_.empty())
       out() << "# WARNING: " << deschedSizesWarning(deschedSizes_) << '\n';
+    if (!stallSizes_.empty()) out() << "# WARNING: " << stallSizesWarning(stallSizes_) << '\n';
     out() << '\n';
   }
 
  private:
   std::vector<uint64_t> deschedSizes_;  // sizes of the rows that lost the CPU
+  std::vector<uint64_t> stallSizes_;    // sizes of the rows whose time was mostly one pause
   void cells(const char* a, const char* b, const char* c, const char* d) {
     out() << fmt::format("{:>{}}{:>{}}{:>{}}{:>{}}\n", a, kWidth, b, kWidth, c, kWidth, d, kWidth);
   }

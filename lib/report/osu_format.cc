@@ -156,6 +156,7 @@ class OsuReporter : public TextReporter {
     }
     out() << line << '\n';
     if (!row.descheduled.is_null()) deschedSizes_.push_back(row.bytes);
+    if (!row.stalled.is_null()) stallSizes_.push_back(row.bytes);
   }
 
   // OSU rows have no room for the table's "desched" mark: one "#" line after the table (OSU
@@ -163,9 +164,11 @@ class OsuReporter : public TextReporter {
   void writeEnd() override {
     if (!deschedSizes_.empty())
       out() << "# WARNING: " << deschedSizesWarning(deschedSizes_) << '\n';
+    if (!stallSizes_.empty()) out() << "# WARNING: " << stallSizesWarning(stallSizes_) << '\n';
   }
 
   std::vector<uint64_t> deschedSizes_;
+  std::vector<uint64_t> stallSizes_;  // sizes of the rows whose time was mostly one pause
 };
 
 }  // namespace

@@ -132,6 +132,10 @@ struct Row {
   // The timed loop lost the CPU (common/desched.h DeschedDelta::toJson: involuntary_switches,
   // steal_us, run_delay_us); null = not flagged. Table: a "desched" mark and a WARNING line.
   nlohmann::json descheduled;
+  // bw: one pause took most of the timed interval (common/stall.h GapStats::toJson:
+  // longest_gap_us, share, typical_gap_us, intervals); null = not flagged. Table: a "stall" mark
+  // and a WARNING line; osu/imb: a "# WARNING" line after the table.
+  nlohmann::json stalled;
 };
 
 struct ReportOptions {

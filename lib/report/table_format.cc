@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/desched.h"
+#include "common/stall.h"
 #include "common/version.h"
 #include "report/format_util.h"
 #include "transport/info_json.h"
@@ -230,11 +231,16 @@ class TableReporter : public TextReporter {
       deschedWarned_ = true;
       cells.push_back("desched");
     }
+    if (!row.stalled.is_null()) {  // common/stall.h: one pause took most of the row
+      stallWarned_ = true;
+      cells.push_back("stall");
+    }
     writeCells(cells);
   }
 
   void writeEnd() override {
     if (deschedWarned_) line("WARNING: {}", deschedAdvice());
+    if (stallWarned_) line("WARNING: {}", stallAdvice());
     for (const std::string& flag : flagsSeen_) {
       if (flag == "short")
         line(
@@ -265,6 +271,7 @@ class TableReporter : public TextReporter {
 
  private:
   bool deschedWarned_ = false;
+  bool stallWarned_ = false;
   template <typename... Args>
   void line(fmt::format_string<Args...> format, Args&&... args) {
     out() << "# " << fmt::format(format, std::forward<Args>(args)...) << '\n';

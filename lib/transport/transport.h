@@ -189,6 +189,9 @@ class Endpoint {
   // Negotiated per-connection facts for the run header (MTU, GIDs, inline, ...); typed
   // (transport/info.h), written as JSON by toJson() (transport/info_json.h). Default: none.
   virtual ConnectionInfo info() const { return {}; }
+  // Segments the kernel retransmitted on this connection so far (socket: TCP_INFO
+  // tcpi_total_retrans); read outside timed loops (a system call). Default: unknown (nullopt).
+  virtual std::optional<uint64_t> retransmits() const { return std::nullopt; }
 };
 
 // Two-phase connect: localAddress() travels to the peer out of band, then both sides call

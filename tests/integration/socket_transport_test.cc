@@ -48,6 +48,9 @@ TEST(SocketTransport, CapsAndProperties) {
   EXPECT_EQ(p["peer_address"], h.ea->peerName());
   EXPECT_NE(h.ea->peerName().find("127.0.0.1:"), std::string::npos);
   EXPECT_LE(h.a->createConnector()->localAddress().size(), kMaxAddressBytes);
+  // TCP_INFO's retransmit counter is read (its value is the kernel's: not asserted).
+  EXPECT_TRUE(h.ea->retransmits().has_value());
+  EXPECT_TRUE(h.eb->retransmits().has_value());
 }
 
 TEST(SocketTransport, PingPongSizesWithVerification) {

@@ -13,8 +13,9 @@ What is masked:
   - facts of the machine: the clock and placement lines / members, device properties (text:
     only their names are kept; JSON: the members are kept, their values masked);
   - what depends on timing: the "short" and "desched" row flags, WARNING lines and "warning"
-    members, pairs' and ring's outlier verdicts, IMB's Msg/sec; a row's "descheduled" member
-    (null or the counts) is kept with its value masked, run.extra's list is dropped;
+    members, pairs' and ring's outlier verdicts, IMB's Msg/sec; a row's "descheduled" and
+    "stalled" members (null or the counts) are kept with their values masked, run.extra's list
+    is dropped; the "stall" row mark;
 Formats: json (parsed, printed one member per line, plus the line count of the original),
 csv (by column name), the others as text.
 """
@@ -96,6 +97,8 @@ def mask_json(v, key=None):
         for k, x in v.items():
             if k == "descheduled" and not isinstance(x, list):
                 out[k] = "<desched>"  # a row's member: always there, null or the counts
+            elif k == "stalled":
+                out[k] = "<stall>"  # a row's member: always there, null or the gap figures
             elif k not in DROPPED:
                 out[k] = mask_json(x, k)
         if out.get("flags") == [] and v.get("flags"):  # only timing flags: as if none
@@ -134,7 +137,7 @@ def mask_text_line(line, fmt, state):
         keys = re.findall(r"(?:^|\s)([a-z_]+)=", m.group(2))
         first = m.group(2).split()[0] if "=" not in m.group(2).split()[0] else ""
         return re.sub(r"\s+", " ", m.group(1)) + " " + first + " keys: " + " ".join(keys)
-    line = re.sub(r"\s+(desched|\[short\])(?=\s|$)", "", line)
+    line = re.sub(r"\s+(desched|stall|\[short\])(?=\s|$)", "", line)
     if re.search(r"\bextra:", line):
         line = re.sub(r"progress_note=.*?(?= [a-z_]+=|$)", "", line)
     line = FLOAT.sub("#.#", line).rstrip()

@@ -45,6 +45,12 @@ grep -Eq "^ *8 +320 " "$TMP/pf.txt" || fail "bw -s 8 -n 5 -f perftest: expected 
 grep -q "window of 64 messages" "$TMP/pf.txt" || fail "perftest header lacks the window mode"
 grep -q -- "--mode stream" "$TMP/pf.txt" || fail "perftest header does not name --mode stream"
 pass "-f perftest prints window mode's measurement and names --mode stream"
+# Without -n, -f perftest runs perftest's count (1000 messages: 16 windows of 64), not OSU's.
+timeout 60 "$RB" bw -t socket -s 8 -f perftest >"$TMP/pf0.txt" || fail "bw -f perftest without -n"
+grep -Eq "^ *8 +1024 " "$TMP/pf0.txt" || fail "bw -s 8 -f perftest: expected 1024 messages: $(cat "$TMP/pf0.txt")"
+timeout 60 "$RB" lat -t socket -s 8 -f perftest >"$TMP/pl0.txt" || fail "lat -f perftest without -n"
+grep -Eq "^ *8 +1000 " "$TMP/pl0.txt" || fail "lat -s 8 -f perftest: expected 1000 iterations: $(cat "$TMP/pl0.txt")"
+pass "-f perftest without -n runs perftest's counts (bw 1000 messages, lat 1000)"
 
 # --- 9. sizes: binary suffixes, a bare B, and KB/MB/GB refused naming both readings.
 timeout 60 "$RB" lat -t socket -s 65536B,1KiB -n 10 -f json >"$TMP/sz.json" || fail "-s 65536B,1KiB"

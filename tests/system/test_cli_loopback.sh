@@ -74,7 +74,7 @@ pass "install-deps.sh waits for the dpkg lock"
 timeout 30 "$RB" info >"$TMP/info.txt" || fail "info"
 grep -q "^socket *usable" "$TMP/info.txt" || fail "info lacks usable socket: $(cat "$TMP/info.txt")"
 timeout 30 "$RB" info --format json >"$TMP/info.json" || fail "info json"
-json_check "$TMP/info.json" "any(t.get('transport')=='socket' and t['usable'] for t in d) and len([t for t in d if 'transport' in t])==3 and any(t.get('collective')=='sharp' for t in d)"
+json_check "$TMP/info.json" "any(t.get('transport')=='socket' and t['usable'] for t in d) and len([t for t in d if 'transport' in t])==3 and any(t.get('collective')=='sharp' for t in d) and d[-1]['summary']['default_transport'] in ('socket','verbs') and 'socket' in d[-1]['summary']['usable']"
 # Each libfabric domain names each of its fabrics once (fi_getinfo repeats them per variant).
 json_check "$TMP/info.json" "[len(dm['fabrics'])==len(set(dm['fabrics'])) for t in d if t.get('transport')=='ofi' for p in t['details']['providers'] for dm in p['domains']].count(False)==0 and len([1 for t in d if t.get('transport')=='ofi' for p in t['details']['providers']])>0"
 pass "info"

@@ -22,7 +22,7 @@ bw_help=$("$RB" bw --help | tr -s ' \n' '  ')
   fail "bw --help no longer says -f perftest leaves --mode alone: update this check and README.md"
 ! grep -qi "default with \`--format perftest\`" "$SRC/README.md" ||
   fail "README.md says --mode stream is the default with --format perftest; bw keeps window"
-grep -q "\`--format perftest\` changes only the output" "$SRC/README.md" ||
+grep -q "\`--format perftest\` changes the output and, without \`-n\`, the counts" "$SRC/README.md" ||
   fail "README.md does not say --format perftest leaves bw's --mode alone"
 pass "README: --format perftest leaves bw --mode window (as bw --help says)"
 # The exit-status table: the daemons exit 0 on SIGINT / SIGTERM (their normal stop), and say so.

@@ -41,6 +41,9 @@ struct Fabric {
   bool lazy = false;          // local completion at post time, delivery when the target polls
   uint64_t corruptEvery = 0;  // flip a byte of every Nth delivered data payload
   uint64_t delivered = 0;
+  uint64_t stallAt = 0;  // the Nth delivered data message (1-based) also adds stallNs
+  int64_t stallNs = 0;
+  uint64_t dataDelivered = 0;
   FakeDevice* dev[2] = {nullptr, nullptr};
 };
 
@@ -123,7 +126,7 @@ class FakeDevice : public transport::Device {
       }
       if (!f_.lazy && it.signaled && it.kind != OpKind::kRead)
         peer.cq_.push_back(Completion{.context = it.ctx, .bytes = it.length, .op = it.kind});
-      if (data) f_.timeNs += kNsPerMessage;
+      if (data) f_.timeNs += kNsPerMessage + (++f_.dataDelivered == f_.stallAt ? f_.stallNs : 0);
       inbound_.pop_front();
     }
     return harvest(out, max);
@@ -249,10 +252,12 @@ struct Case {
 };
 
 Pair runPair(const Case& c, uint64_t iterations, uint32_t window, bool check = false,
-             uint64_t corruptEvery = 0) {
+             uint64_t corruptEvery = 0, uint64_t stallAt = 0, int64_t stallNs = 0) {
   Fabric f;
   f.lazy = c.lazy;
   f.corruptEvery = corruptEvery;
+  f.stallAt = stallAt;
+  f.stallNs = stallNs;
   gFabric = &f;
   FakeSide a(f, 0), b(f, 1);
   BandwidthParams p;
@@ -388,6 +393,30 @@ TEST(BandwidthEngine, SequenceNumbersUnwrapPast40Bits) {
   p.iterations = 1'000'000'000;
   p.window = 4096;
   EXPECT_GT(bandwidthPosts(p), k40);
+}
+
+// common/stall.h end to end: one delivery 50 ms late among 1 us ones flags the sender's row
+// on every op and method (completion on delivery: the marks follow the fabric's clock); the
+// same run without it is not flagged, and a side that only receives has no figures.
+TEST(BandwidthKnownAnswer, OnePauseFlagsTheSendersRow) {
+  constexpr int64_t kPauseNs = 50'000'000;
+  for (DataOp op : {DataOp::kSend, DataOp::kWrite, DataOp::kRead})
+    for (BwMode mode : {BwMode::kWindow, BwMode::kStream}) {
+      const Case c{op, mode, false, false, 3};
+      SCOPED_TRACE(name(c));
+      const uint64_t iterations = mode == BwMode::kWindow ? 20 : 160;
+      const uint64_t warmupMsgs = mode == BwMode::kWindow ? 3 * 8 : 3;
+      const Pair steady = runPair(c, iterations, 8);
+      EXPECT_FALSE(steady.client.stall.stalled());
+      EXPECT_GE(steady.client.stall.intervals, 2u);
+      EXPECT_EQ(steady.server.stall.intervals, 0u);
+      const Pair r = runPair(c, iterations, 8, false, 0, warmupMsgs + 40, kPauseNs);
+      EXPECT_TRUE(r.client.stall.stalled());
+      EXPECT_GE(r.client.stall.longestNs, kPauseNs);
+      EXPECT_LE(r.client.stall.longestNs, kPauseNs + 160'000);  // + at most every message
+      EXPECT_EQ(r.client.stall.totalNs, kPauseNs + 160'000);    // the row's interval
+      EXPECT_DOUBLE_EQ(r.client.seconds, 0.05016);
+    }
 }
 
 TEST(BandwidthEngine, RefusesBadParameters) {

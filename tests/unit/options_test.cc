@@ -30,6 +30,24 @@ TEST(ClientOptions, DefaultsAreLoopbackSweeps) {
   EXPECT_EQ(b.client.spec.window, 16u);
 }
 
+// -f perftest without -n runs perftest's counts (perftest_parameters.c DEF_ITERS 1000,
+// DEF_ITERS_WB 5000 for ib_write_bw), window mode in windows; -n, -D and other formats keep
+// theirs.
+TEST(ClientOptions, PerftestFormatUsesPerftestCounts) {
+  auto iterations = [](const std::string& test, std::vector<std::string> args) {
+    return parseClientCommand(test, args).client.spec.iterations;
+  };
+  EXPECT_EQ(iterations("lat", {"-f", "perftest"}), 1000u);
+  EXPECT_EQ(iterations("bw", {"-f", "perftest", "--mode", "stream"}), 1000u);
+  EXPECT_EQ(iterations("bw", {"-f", "perftest", "--mode", "stream", "--op", "write"}), 5000u);
+  EXPECT_EQ(iterations("bw", {"-f", "perftest"}), 16u);  // 1000 messages in windows of 64
+  EXPECT_EQ(iterations("bw", {"-f", "perftest", "--op", "write", "-w", "100"}), 50u);
+  EXPECT_EQ(iterations("lat", {"-f", "perftest", "-n", "7"}), 7u);
+  EXPECT_EQ(iterations("lat", {"-f", "perftest", "-D", "1"}), 0u);
+  EXPECT_EQ(iterations("lat", {"-f", "osu"}), 0u);  // automatic: OSU's by size
+  EXPECT_EQ(iterations("bw", {}), 0u);
+}
+
 TEST(ClientOptions, SizeModes) {
   auto c = parseClientCommand("lat", {"-m", "2:128"});
   EXPECT_EQ(c.client.spec.sizes, (std::vector<uint64_t>{2, 4, 8, 16, 32, 64, 128}));

@@ -65,5 +65,18 @@ TEST(ErrorTexts, DeviceWithoutTextsNamesStatusAndCode) {
   static_assert(sizeof(Completion) <= 24, "Completion stays plain and small");
 }
 
+// socket's device_id only orders who connects: a server session's (accept-only) is 0 by design
+// and says so rather than printing sixteen zeros next to the client's random id.
+TEST(TransportInfo, SocketServerSessionDeviceIdSaysWhyItIsZero) {
+  DeviceOptions o;
+  o.localHost = "127.0.0.1";
+  o.acceptOnly = true;
+  const nlohmann::json server = toJson(openDevice("socket", o)->info());
+  EXPECT_EQ(server["device_id"], "0 (server session: accepts only)");
+  o.acceptOnly = false;
+  const nlohmann::json client = toJson(openDevice("socket", o)->info());
+  EXPECT_EQ(client["device_id"].get<std::string>().size(), 16u);  // random, hex
+}
+
 }  // namespace
 }  // namespace rdmabench::transport

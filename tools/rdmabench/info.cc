@@ -3,8 +3,11 @@
 #include <boost/program_options.hpp>
 
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/help_gen.h"
 #include "cli/options.h"
@@ -52,7 +55,8 @@ cli::OptionGroups infoOptions() {
       "Usage: rdmabench info [options]\n"
       "Lists every transport: built, usable here, and why not; devices, ports,\n"
       "GID tables (verbs) and providers/domains (libfabric); then the SHARP\n"
-      "collective backend (library, caps_query facts, or why not usable).\n\nOptions");
+      "collective backend (library, caps_query facts, or why not usable); last, a\n"
+      "summary: the usable transports and the one commands use without -t.\n\nOptions");
   desc.add_options()("help,h", "show this help")("format,f", po::value<std::string>(),
                                                  "table | json (default table)");
   return {desc};
@@ -73,8 +77,10 @@ int runInfoCommand(const std::vector<std::string>& args) {
     json = f == "json";
   }
   nlohmann::json all = nlohmann::json::array();
+  std::vector<std::string> usable, unusable, notBuilt;  // transports, for the summary
   for (const auto& name : transport::backendNames()) {
     transport::BackendStatus s = transport::probeBackend(name);
+    (!s.built ? notBuilt : s.usable ? usable : unusable).push_back(s.name);
     if (json) {
       all.push_back({{"transport", s.name},
                      {"built", s.built},
@@ -101,7 +107,30 @@ int runInfoCommand(const std::vector<std::string>& args) {
                              sh.reason);
     if (!sh.details.is_null() && !sh.details.empty()) printDetails(sh.details, 2);
   }
-  if (json) std::cout << all.dump(2) << "\n";
+  // The summary: what a newcomer looks for first, after the details.
+  std::string note;
+  const std::string chosen = cli::defaultTransport(note);
+  if (json) {
+    all.push_back({{"summary",
+                    {{"usable", usable},
+                     {"unusable", unusable},
+                     {"not_built", notBuilt},
+                     {"default_transport", chosen},
+                     {"default_note", note}}}});
+    std::cout << all.dump(2) << "\n";
+    return 0;
+  }
+  auto names = [](const std::vector<std::string>& v) {
+    return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", "));
+  };
+  std::cout << fmt::format("\nsummary: usable here: {}; unusable: {}; not built: {}\n",
+                           names(usable), names(unusable), names(notBuilt));
+  // defaultTransport's note reads "auto: CHOSEN (WHY)": the reason alone here.
+  const std::string head = fmt::format("auto: {} (", chosen);
+  std::string why = note;
+  if (why.rfind(head, 0) == 0 && why.size() > head.size() && why.back() == ')')
+    why = why.substr(head.size(), why.size() - head.size() - 1);
+  std::cout << fmt::format("without -t, lat, bw and the collectives use {}: {}\n", chosen, why);
   return 0;
 }
 

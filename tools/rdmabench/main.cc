@@ -15,6 +15,7 @@
 #include "cli/coll_options.h"
 #include "cli/help_gen.h"
 #include "cli/options.h"
+#include "cli/run_note.h"
 #include "common/desched.h"
 #include "common/error.h"
 #include "common/interrupt.h"
@@ -200,6 +201,10 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   cmd.client.placeThread = [placement = cmd.placement](const std::string& device) {
     return applyPlacement(placement, device);
   };
+  // A run that will move 100 GB or more says so first (cli/run_note.h), on stderr.
+  if (const std::string note = cli::largeRunNote(cmd.client.spec, cmd.client.maxTimeSec);
+      !quiet && !note.empty())
+    std::cerr << note << '\n';
   ResultOutput output(cmd.output.path);
   std::ostream* out = &output.stream();
   if (cmd.variants.size() > 1) {

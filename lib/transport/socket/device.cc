@@ -156,7 +156,11 @@ DeviceInfo SocketDevice::info() const {
   addFact(f, "local_address", formatSockaddr(advertised_.sa()));
   if (!peerHost_.empty()) addFact(f, "peer_host", peerHost_);
   addFact(f, "max_message_bytes", kMaxMessageBytes);
-  addFact(f, "device_id", fmt::format("{:016x}", deviceId_));
+  // The id only orders who connects (connector.h); a server session's is 0 by design, which a
+  // header showing "0000000000000000" made look like a bug (newcomer finding #15).
+  addFact(f, "device_id",
+          acceptOnly_ ? std::string("0 (server session: accepts only)")
+                      : fmt::format("{:016x}", deviceId_));
   addFact(f, "progress",
           useEvent_ ? "event (epoll)"
           : yield_  ? "yield (busy-poll, sched_yield)"

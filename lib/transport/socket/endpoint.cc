@@ -3,9 +3,11 @@
 #include "transport/socket/endpoint.h"
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -337,6 +339,16 @@ void SocketEndpoint::protocolError(const std::string& what) {
        fmt::format("socket: protocol error from peer {}: {} ({}); connection closed", peer_, what,
                    std::strerror(EPROTO)),
        true, false);
+}
+
+std::optional<uint64_t> SocketEndpoint::retransmits() const {
+  if (!fd_) return std::nullopt;
+  tcp_info t{};
+  socklen_t len = sizeof t;
+  if (getsockopt(fd_.get(), IPPROTO_TCP, TCP_INFO, &t, &len) != 0 ||
+      len < offsetof(tcp_info, tcpi_total_retrans) + sizeof t.tcpi_total_retrans)
+    return std::nullopt;
+  return t.tcpi_total_retrans;
 }
 
 ConnectionInfo SocketEndpoint::info() const {

@@ -66,6 +66,7 @@ class SocketEndpoint : public Endpoint {
   // Receives are only queued. Returns how many were accepted: fewer when the queue is full.
   uint32_t postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) override;
   std::string peerName() const override { return peer_; }
+  std::optional<uint64_t> retransmits() const override;  // TCP_INFO tcpi_total_retrans
   ConnectionInfo info() const override;
 
   // --- driven by SocketDevice ---
