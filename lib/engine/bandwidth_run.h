@@ -98,6 +98,26 @@ class BandwidthRun {
     s.posted = seq + 1;
     return 1;
   }
+  // A batch of n > 1 as a run (transport.h: Endpoint::postRun, perftest -l): one context, the
+  // sequence number of the run's last post (whose completion retires the whole batch), and at
+  // most one signaled post, the last: the engine pays per batch, not per message. Signaled when
+  // the run holds `lastSeq`, reaches --cq-mod (so a completion may come up to n - 1 posts after
+  // the cq-mod-th, at the end of its batch), or leaves less than a batch of room (as postData).
+  uint32_t postRunData(size_t l, LinkState& s, uint32_t n, uint64_t lastSeq) {
+    const uint64_t last = s.posted + n - 1;
+    const bool signaled = last == lastSeq || s.sinceSignal + n >= cqMod_ ||
+                          depth_ < last + 1 - s.completed + postList_;
+    const uint32_t got = links_[l].endpoint->postRun(
+        dataOps_[l], makeCtx(Ctx::kData, static_cast<uint32_t>(l), last), n, signaled);
+    s.sinceSignal = got == n && signaled ? 0 : s.sinceSignal + got;
+    s.posted += got;
+    return got;
+  }
+  // The post of a batch of n: postOneData, postRunData (runs_) or postData.
+  uint32_t postDataBatch(size_t l, LinkState& s, uint32_t n, uint64_t lastSeq) {
+    if (n == 1) return postOneData(l, s, lastSeq);
+    return runs_ ? postRunData(l, s, n, lastSeq) : postData(l, n, lastSeq);
+  }
   void postWindow(size_t l);
   void replenish(size_t l);
   void postCtrlRecv(size_t l);
@@ -118,6 +138,9 @@ class BandwidthRun {
   uint32_t depth_ = 1;
   uint32_t cqMod_ = 1;
   uint32_t postList_ = 1;
+  // Batches go as runs (postRunData): --post-list 2..kMaxRunPosts, at most one --cq-mod signal
+  // per batch (cq-mod >= post list), not reads (each read completes).
+  bool runs_ = false;
   uint64_t prepost_ = 0;
   uint64_t perMsgs_ = 1, warmupMsgs_ = 0, totalMsgs_ = 0, measuredMsgs_ = 0;
   bool warmSync_ = false, replying_ = false;

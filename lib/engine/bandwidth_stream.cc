@@ -36,8 +36,7 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
       while (s.posted < upTo) {
         const uint64_t want = std::min<uint64_t>(postList_, upTo - s.posted);
         if (depth_ - (s.posted - s.completed) < want) break;
-        const uint32_t got = want == 1 ? postOneData(l, s, upTo - 1)
-                                       : postData(l, static_cast<uint32_t>(want), upTo - 1);
+        const uint32_t got = postDataBatch(l, s, static_cast<uint32_t>(want), upTo - 1);
         if (got < want) break;
       }
       if (isSend_ && receives_) replenish(l);
