@@ -52,6 +52,10 @@ BandwidthRun::BandwidthRun(transport::Device& device, std::vector<Link>& links, 
   warmSync_ = warmupMsgs_ > 0 && (p.op == DataOp::kWrite ||
                                   (isSend_ && !p.bidirectional && p.mode == BwMode::kStream));
   pendingWarm_.assign(links.size(), 0);
+  for (size_t l = 0; l < state_.size(); ++l) {
+    state_[l].dataCtx = makeCtx(Ctx::kData, static_cast<uint32_t>(l), 0);
+    state_[l].batchCap = postList_;
+  }
   prepareOps();
   for (auto& link : links_)
     for (uint64_t c = 1; c < kCodes; ++c)

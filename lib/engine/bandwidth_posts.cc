@@ -9,10 +9,6 @@ namespace rdmabench::engine::bw {
 using transport::Completion;
 using transport::PostResult;
 
-namespace {
-constexpr uint64_t kCtxSeqMask = (1ull << 40) - 1;  // the sequence bits of a context (link.h)
-}  // namespace
-
 int64_t BandwidthRun::startClock() {
   startHandshake();
   return now();

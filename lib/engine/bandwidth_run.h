@@ -35,11 +35,19 @@ enum Code : uint64_t {
 constexpr uint32_t kCtrlSlots = 16;
 constexpr uint32_t kRecvBatch = 32;  // data receives reposted per call, at most
 constexpr uint64_t kCtrlRecvBase = 64;
+constexpr uint64_t kCtxSeqMask = (1ull << 40) - 1;  // the sequence bits of a context (link.h)
 
 struct LinkState {
+  uint64_t dataCtx = 0;    // makeCtx(Ctx::kData, link, 0): a data post's context | its sequence
   uint64_t posted = 0;     // data posts (64-bit; contexts carry the low 40 bits)
   uint64_t completed = 0;  // data posts known complete
   uint64_t sinceSignal = 0;
+  // Stream mode: the size of the next batch, --post-list, or what is left of a batch the
+  // transport took only in part (its own queue was fuller than the engine's count, e.g. a
+  // control send in it). The rest goes next as a batch of its own whose last post is signaled
+  // by the room rule, so a cut batch cannot leave only unsignaled posts in flight (a stream
+  // that would wait forever for a completion). Set by the constructor.
+  uint32_t batchCap = 1;
   uint64_t recvPosted = 0;  // data receives posted
   uint64_t recvDone = 0;    // data receives completed
   uint32_t lastRecvBytes = 0;
@@ -92,7 +100,7 @@ class BandwidthRun {
     const uint64_t seq = s.posted;
     const bool signaled =
         seq == lastSeq || s.sinceSignal + 1 >= cqMod_ || depth_ < seq + 1 - s.completed + postList_;
-    const transport::BatchPost b{makeCtx(Ctx::kData, static_cast<uint32_t>(l), seq), signaled};
+    const transport::BatchPost b{s.dataCtx | (seq & kCtxSeqMask), signaled};
     if (links_[l].endpoint->postBatch(dataOps_[l], &b, 1) == 0) return 0;
     s.sinceSignal = signaled ? 0 : s.sinceSignal + 1;
     s.posted = seq + 1;
@@ -107,8 +115,8 @@ class BandwidthRun {
     const uint64_t last = s.posted + n - 1;
     const bool signaled = last == lastSeq || s.sinceSignal + n >= cqMod_ ||
                           depth_ < last + 1 - s.completed + postList_;
-    const uint32_t got = links_[l].endpoint->postRun(
-        dataOps_[l], makeCtx(Ctx::kData, static_cast<uint32_t>(l), last), n, signaled);
+    const uint32_t got =
+        links_[l].endpoint->postRun(dataOps_[l], s.dataCtx | (last & kCtxSeqMask), n, signaled);
     s.sinceSignal = got == n && signaled ? 0 : s.sinceSignal + got;
     s.posted += got;
     return got;

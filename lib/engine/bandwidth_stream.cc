@@ -34,10 +34,14 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
       LinkState& s = state_[l];
       // A batch of --post-list posts once that many slots are free (perftest -l).
       while (s.posted < upTo) {
-        const uint64_t want = std::min<uint64_t>(postList_, upTo - s.posted);
+        const uint64_t want = std::min<uint64_t>(s.batchCap, upTo - s.posted);
         if (depth_ - (s.posted - s.completed) < want) break;
         const uint32_t got = postDataBatch(l, s, static_cast<uint32_t>(want), upTo - 1);
-        if (got < want) break;
+        if (got < want) {
+          if (got > 0) s.batchCap = static_cast<uint32_t>(want) - got;  // the rest goes next
+          break;
+        }
+        s.batchCap = postList_;
       }
       if (isSend_ && receives_) replenish(l);
       all = all && s.completed == upTo;

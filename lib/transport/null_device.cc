@@ -163,8 +163,7 @@ class NullEndpoint final : public Endpoint {
     return count;
   }
   // A run of writes: a copy each and, when asked, one completion (the last post's).
-  uint32_t postRun(const PreparedOp& op, uint64_t context, uint32_t count,
-                   bool signaled) override {
+  uint32_t postRun(const PreparedOp& op, uint64_t context, uint32_t count, bool signaled) override {
     if (op.op != OpKind::kWrite) return Endpoint::postRun(op, context, count, signaled);
     auto* local = reinterpret_cast<uint8_t*>(op.localAddr);
     auto* remote = reinterpret_cast<uint8_t*>(op.remoteAddr);

@@ -110,6 +110,10 @@ struct PreparedOp {
   uint64_t remoteOffset = 0;
   // Backend-resolved (prepare): local address, local key, remote address, remote key.
   uint64_t localAddr = 0, localKey = 0, remoteAddr = 0, remoteKey = 0;
+  // Backend-set (prepare), 0 = none: names the prepare() call, so a backend that keeps state
+  // per prepared op (verbs: its work request chain) recognises the op by one compare. Copies
+  // keep it; an op whose fields were changed after prepare() must have it reset to 0.
+  uint64_t token = 0;
 
   // The part every backend fills alike: op, region, local range and local address (no check;
   // prepare() checks the range first). Keys are the backend's.

@@ -4,6 +4,7 @@
 #include "transport/verbs/verbs_endpoint.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -181,8 +182,8 @@ void VerbsEndpoint::fill(const ibv_wc& wc, Completion& out, uint64_t context, ui
   out.code = static_cast<int32_t>(wc.status);
   out.errorId = core_->errors.keep(fmt::format(
       "{} completion on {} QPN {:#x} (peer {}): {} (status {}, vendor_err {:#x}){}", toString(op),
-      core_->name, wc.qp_num, peerName_, ibv_wc_status_str(wc.status),
-      static_cast<int>(wc.status), wc.vendor_err,
+      core_->name, wc.qp_num, peerName_, ibv_wc_status_str(wc.status), static_cast<int>(wc.status),
+      wc.vendor_err,
       wc.status == IBV_WC_RETRY_EXC_ERR
           ? "; the peer did not answer: is it still running? check --gid-index / routing "
             "to the peer"
@@ -232,6 +233,8 @@ PreparedOp VerbsEndpoint::prepare(OpKind op, const MemoryRegion& mr, uint64_t of
   p.localKey = static_cast<const VerbsMemoryRegion&>(mr).lkey();
   if (op == OpKind::kWrite || op == OpKind::kRead)
     p.remoteKey = rkeyOf("prepare", *remote, remoteOffset, length);
+  static std::atomic<uint64_t> tokens{0};  // unique over all endpoints of the process
+  p.token = ++tokens;
   return p;
 }
 
@@ -279,6 +282,7 @@ void VerbsEndpoint::buildSendChain(const PreparedOp& op) {
     runWr_[i].next = i + 1 < kChain ? &runWr_[i + 1] : nullptr;
     runWr_[i].sg_list = &runSge_[i];
   }
+  chainToken_ = op.token;
   chainOp_ = op.op;
   chainLength_ = op.length;
   chainLocalAddr_ = op.localAddr;

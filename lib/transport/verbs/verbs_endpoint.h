@@ -105,10 +105,13 @@ class VerbsEndpoint : public Endpoint {
   [[noreturn]] void throwPostSendError(OpKind op, uint32_t n, int rc) const;
   // Builds chainWr_/chainSge_ for `op` (all kChain entries linked, flags without SIGNALED).
   void buildSendChain(const PreparedOp& op);
+  // One compare for an op this backend prepared (its token); the fields for one made by hand.
   bool chainMatches(const PreparedOp& op) const {
-    return chainValid_ && op.op == chainOp_ && op.localAddr == chainLocalAddr_ &&
-           op.length == chainLength_ && op.localKey == chainLocalKey_ &&
-           op.remoteAddr == chainRemoteAddr_ && op.remoteKey == chainRemoteKey_;
+    return op.token == chainToken_ &&
+           (op.token != 0 ||
+            (chainValid_ && op.op == chainOp_ && op.localAddr == chainLocalAddr_ &&
+             op.length == chainLength_ && op.localKey == chainLocalKey_ &&
+             op.remoteAddr == chainRemoteAddr_ && op.remoteKey == chainRemoteKey_));
   }
   // The run a completion of a post inside a run (wr_id kRunBit | kRunInnerBit, a failure)
   // belongs to as far as the endpoint can tell: the oldest run not known complete.
@@ -152,6 +155,7 @@ class VerbsEndpoint : public Endpoint {
   uint64_t runMask_ = sendRing_.size() - 1;
   uint64_t runNext_ = 0, runRetired_ = 0;
   bool chainValid_ = false;
+  uint64_t chainToken_ = 0;  // the token of the op the chains were built for (0: none / by hand)
   OpKind chainOp_ = OpKind::kSend;
   uint32_t chainLength_ = 0;
   unsigned chainFlags_ = 0;  // IBV_SEND_INLINE or 0
