@@ -77,6 +77,10 @@ class BandwidthRun {
   void waitWindow(size_t l, uint64_t it, uint64_t total);
   int64_t dataStream();  // bandwidth_stream.cc
   void streamUntil(uint64_t upTo);
+  // Stream mode, --post-list 1: n posts of one each in a loop that keeps its counters in
+  // registers (postOneData's signaling rules: the last of the n, which either fills the depth
+  // or is the run's last, and every --cq-mod-th). Stops at the first refused post.
+  void streamSingles(size_t l, LinkState& s, uint64_t n);
   // Closing handshakes (bandwidth_close.cc); each returns t1, the end of the interval.
   int64_t closeSend();
   int64_t closeOneSided();

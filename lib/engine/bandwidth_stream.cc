@@ -32,8 +32,12 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
     bool all = true;
     for (size_t l = 0; l < links_.size(); ++l) {
       LinkState& s = state_[l];
+      if (postList_ == 1) {
+        const uint64_t n = std::min(depth_ - (s.posted - s.completed), upTo - s.posted);
+        if (n > 0) streamSingles(l, s, n);
+      }
       // A batch of --post-list posts once that many slots are free (perftest -l).
-      while (s.posted < upTo) {
+      while (postList_ > 1 && s.posted < upTo) {
         const uint64_t want = std::min<uint64_t>(s.batchCap, upTo - s.posted);
         if (depth_ - (s.posted - s.completed) < want) break;
         const uint32_t got = postDataBatch(l, s, static_cast<uint32_t>(want), upTo - 1);
@@ -49,6 +53,22 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
     if (all) return;
     poll();
   }
+}
+
+void BandwidthRun::streamSingles(size_t l, LinkState& s, uint64_t n) {
+  transport::Endpoint& ep = *links_[l].endpoint;
+  const transport::PreparedOp& op = dataOps_[l];
+  const uint64_t ctx = s.dataCtx, cqMod = cqMod_, end = s.posted + n;
+  uint64_t since = s.sinceSignal, seq = s.posted;
+  for (; seq < end; ++seq) {
+    // The last of the n fills the depth (n = the free room) or is the run's last post.
+    const bool signaled = seq + 1 == end || since + 1 >= cqMod;
+    const transport::BatchPost b{ctx | (seq & kCtxSeqMask), signaled};
+    if (ep.postBatch(op, &b, 1) == 0) break;
+    since = signaled ? 0 : since + 1;
+  }
+  s.sinceSignal = since;
+  s.posted = seq;
 }
 
 }  // namespace rdmabench::engine::bw

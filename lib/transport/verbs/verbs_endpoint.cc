@@ -300,10 +300,17 @@ void VerbsEndpoint::throwPostSendError(OpKind op, uint32_t n, int rc) const {
                                    errText(rc)));
 }
 
+uint32_t VerbsEndpoint::rebuildAndPostOne(const PreparedOp& op, const BatchPost& post) {
+  buildSendChain(op);
+  return postOneSend(op, post);
+}
+
 uint32_t VerbsEndpoint::postOneSend(const PreparedOp& op, const BatchPost& post) {
   const uint64_t outstanding = sendNext_ - sendRetired_;
   if (outstanding >= sendDepth_) return 0;
-  if (!chainMatches(op)) buildSendChain(op);
+  // Rebuilding is a call out of line, so that the path of a prepared chain keeps nothing in
+  // registers across a call but `this` (six register saves fewer per post).
+  if (!chainMatches(op)) return rebuildAndPostOne(op, post);
   const bool user = post.signaled || op.op == OpKind::kRead;
   // As postSendSide: the post that fills the last free slot is signaled.
   oneWr_.wr_id = sendNext_;

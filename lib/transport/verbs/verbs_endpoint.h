@@ -101,6 +101,8 @@ class VerbsEndpoint : public Endpoint {
   uint32_t postChains(const PreparedOp& op, const BatchPost* posts, uint32_t count);
   // A batch of one (bw without --post-list): the prepared single work request, patched.
   uint32_t postOneSend(const PreparedOp& op, const BatchPost& post);
+  // buildSendChain(op), then postOneSend (out of line: the rare path of postOneSend).
+  [[gnu::noinline]] uint32_t rebuildAndPostOne(const PreparedOp& op, const BatchPost& post);
   // Throws the TransportError of a failed ibv_post_send of a batch of n (out of the hot path).
   [[noreturn]] void throwPostSendError(OpKind op, uint32_t n, int rc) const;
   // Builds chainWr_/chainSge_ for `op` (all kChain entries linked, flags without SIGNALED).
