@@ -81,6 +81,9 @@ class BandwidthRun {
   // registers (postOneData's signaling rules: the last of the n, which either fills the depth
   // or is the run's last, and every --cq-mod-th). Stops at the first refused post.
   void streamSingles(size_t l, LinkState& s, uint64_t n);
+  // Stream mode with runs_: the batches that fit, as runs (postRunData's rules), in one loop
+  // with its counters in registers. Stops at the first batch that does not fit or is cut.
+  void streamRuns(size_t l, LinkState& s, uint64_t upTo);
   // Closing handshakes (bandwidth_close.cc); each returns t1, the end of the interval.
   int64_t closeSend();
   int64_t closeOneSided();

@@ -36,8 +36,9 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
         const uint64_t n = std::min(depth_ - (s.posted - s.completed), upTo - s.posted);
         if (n > 0) streamSingles(l, s, n);
       }
+      if (runs_) streamRuns(l, s, upTo);
       // A batch of --post-list posts once that many slots are free (perftest -l).
-      while (postList_ > 1 && s.posted < upTo) {
+      while (postList_ > 1 && !runs_ && s.posted < upTo) {
         const uint64_t want = std::min<uint64_t>(s.batchCap, upTo - s.posted);
         if (depth_ - (s.posted - s.completed) < want) break;
         const uint32_t got = postDataBatch(l, s, static_cast<uint32_t>(want), upTo - 1);
@@ -69,6 +70,35 @@ void BandwidthRun::streamSingles(size_t l, LinkState& s, uint64_t n) {
   }
   s.sinceSignal = since;
   s.posted = seq;
+}
+
+void BandwidthRun::streamRuns(size_t l, LinkState& s, uint64_t upTo) {
+  transport::Endpoint& ep = *links_[l].endpoint;
+  const transport::PreparedOp& op = dataOps_[l];
+  const uint64_t ctx = s.dataCtx, cqMod = cqMod_, list = postList_;
+  const uint64_t limit = s.completed + depth_;  // posts may go up to (not including) this seq
+  uint64_t posted = s.posted, since = s.sinceSignal, cap = s.batchCap;
+  for (;;) {
+    const uint64_t want = std::min(cap, upTo - posted);
+    if (want == 0 || limit - posted < want) break;
+    const uint64_t last = posted + want - 1;
+    // postRunData's rule: the run's last post, --cq-mod reached, or less than a batch left.
+    const bool signaled = last + 1 == upTo || since + want >= cqMod || limit < last + 1 + list;
+    const uint32_t got =
+        ep.postRun(op, ctx | (last & kCtxSeqMask), static_cast<uint32_t>(want), signaled);
+    if (got < want) {  // cut by the transport's own queue: the rest goes next
+      since += got;
+      posted += got;
+      if (got > 0) cap = want - got;
+      break;
+    }
+    since = signaled ? 0 : since + want;
+    posted += want;
+    cap = list;
+  }
+  s.posted = posted;
+  s.sinceSignal = since;
+  s.batchCap = static_cast<uint32_t>(cap);
 }
 
 }  // namespace rdmabench::engine::bw

@@ -283,6 +283,7 @@ void VerbsEndpoint::buildSendChain(const PreparedOp& op) {
     runWr_[i].sg_list = &runSge_[i];
   }
   chainToken_ = op.token;
+  runToken_ = op.token != 0 && op.op != OpKind::kRead ? op.token : kNoRunToken;
   chainOp_ = op.op;
   chainLength_ = op.length;
   chainLocalAddr_ = op.localAddr;
@@ -355,43 +356,75 @@ uint32_t VerbsEndpoint::postSendChain(const PreparedOp& op, const BatchPost* pos
   return accepted;
 }
 
+// The common run (a whole run that fits, of the op the run chain was built for) in a path that
+// keeps little across the provider's call; everything else goes to postRunSlow.
 uint32_t VerbsEndpoint::postRun(const PreparedOp& op, uint64_t context, uint32_t count,
                                 bool signaled) {
+  const uint64_t outstanding = sendNext_ - sendRetired_;
+  if (op.token != runToken_ || count - 1 >= kChain || outstanding + count > sendDepth_)
+    return postRunSlow(op, context, count, signaled);
+  ibv_send_wr* const tail = &runWr_[count - 1];
+  const uint64_t r = runNext_;
+  tail->wr_id = kRunBit | (r & kRunNumberMask);
+  // As postSendSide: the post that fills the last free slot is signaled.
+  tail->send_flags =
+      chainFlags_ |
+      (signaled || outstanding + count == sendDepth_ ? unsigned{IBV_SEND_SIGNALED} : 0u);
+  tail->next = nullptr;
+  runRing_[r & runMask_] = Run{sendNext_ + count - 1, context, op.length, op.op, signaled};
+  sendNext_ += count;  // undone by runRefused if the provider does not take the run
+  runNext_ = r + 1;
+  ibv_send_wr* bad = nullptr;
+  const int rc = ibv_post_send(qp_, runWr_, &bad);
+  if (count < kChain) {  // entry kChain - 1 is only ever a tail: left patched
+    tail->wr_id = kRunBit | kRunInnerBit;
+    tail->send_flags = chainFlags_;
+    tail->next = tail + 1;
+  }
+  if (rc != 0) return runRefused(op.op, count, rc, bad);
+  return count;
+}
+
+uint32_t VerbsEndpoint::runRefused(OpKind op, uint32_t count, int rc, const ibv_send_wr* bad) {
+  // A prefix taken by the provider (its queue full): unsignaled posts, retired by a later
+  // completion; their failures are reported with the oldest run's context.
+  sendNext_ -= count;
+  --runNext_;
+  const uint32_t accepted = bad ? static_cast<uint32_t>(bad - runWr_) : 0;
+  sendNext_ += accepted;
+  if (rc != ENOMEM) throwPostSendError(op, count, rc);
+  return accepted;
+}
+
+uint32_t VerbsEndpoint::postRunSlow(const PreparedOp& op, uint64_t context, uint32_t count,
+                                    bool signaled) {
   if (count > kChain || count == 0 || op.op == OpKind::kRead || op.op == OpKind::kRecv)
     return Endpoint::postRun(op, context, count, signaled);
   const uint64_t outstanding = sendNext_ - sendRetired_;
   if (outstanding >= sendDepth_) return 0;
-  const uint64_t room = sendDepth_ - outstanding;
-  uint32_t n = count;
-  bool user = signaled;
-  if (room < count) {  // a prefix, none of it asking for a completion
-    n = static_cast<uint32_t>(room);
-    user = false;
-  }
   if (!chainMatches(op)) buildSendChain(op);
-  // As postSendSide: the post that fills the last free slot is signaled.
+  const uint64_t room = sendDepth_ - outstanding;
+  // A run that fits, or a prefix that fills the queue, none of it asking for a completion but
+  // its last post, which is signaled underneath (the queue must drain).
+  const auto n = static_cast<uint32_t>(std::min<uint64_t>(count, room));
+  const bool user = signaled && n == count;
   ibv_send_wr* const tail = &runWr_[n - 1];
   const uint64_t r = runNext_;
   tail->wr_id = kRunBit | (r & kRunNumberMask);
   tail->send_flags = chainFlags_ | (user || n == room ? unsigned{IBV_SEND_SIGNALED} : 0u);
   tail->next = nullptr;
   runRing_[r & runMask_] = Run{sendNext_ + n - 1, context, op.length, op.op, user};
+  sendNext_ += n;
+  runNext_ = r + 1;
   ibv_send_wr* bad = nullptr;
   const int rc = ibv_post_send(qp_, runWr_, &bad);
-  tail->wr_id = kRunBit | kRunInnerBit;
-  tail->send_flags = chainFlags_;
-  tail->next = n < kChain ? tail + 1 : nullptr;
-  if (rc == 0) {
-    sendNext_ += n;
-    runNext_ = r + 1;
-    return n;
+  if (n < kChain) {
+    tail->wr_id = kRunBit | kRunInnerBit;
+    tail->send_flags = chainFlags_;
+    tail->next = tail + 1;
   }
-  // A prefix taken by the provider (its queue full): unsignaled posts, retired by a later
-  // completion; their failures are reported with the oldest run's context.
-  const uint32_t accepted = bad ? static_cast<uint32_t>(bad - runWr_) : 0;
-  sendNext_ += accepted;
-  if (rc != ENOMEM) throwPostSendError(op.op, n, rc);
-  return accepted;
+  if (rc != 0) return runRefused(op.op, n, rc, bad);
+  return n;
 }
 
 // One ibv_post_recv of up to kChain chained receives. Returns how many were accepted.

@@ -101,6 +101,12 @@ class VerbsEndpoint : public Endpoint {
   uint32_t postChains(const PreparedOp& op, const BatchPost* posts, uint32_t count);
   // A batch of one (bw without --post-list): the prepared single work request, patched.
   uint32_t postOneSend(const PreparedOp& op, const BatchPost& post);
+  // postRun's other cases: the default (reads, longer runs), a chain to build, a prefix.
+  [[gnu::noinline]] uint32_t postRunSlow(const PreparedOp& op, uint64_t context, uint32_t count,
+                                         bool signaled);
+  // A run the provider refused (all or from `bad` on): undoes the counts, throws unless the
+  // queue was full; returns how many it took.
+  uint32_t runRefused(OpKind op, uint32_t count, int rc, const ibv_send_wr* bad);
   // buildSendChain(op), then postOneSend (out of line: the rare path of postOneSend).
   [[gnu::noinline]] uint32_t rebuildAndPostOne(const PreparedOp& op, const BatchPost& post);
   // Throws the TransportError of a failed ibv_post_send of a batch of n (out of the hot path).
@@ -158,6 +164,10 @@ class VerbsEndpoint : public Endpoint {
   uint64_t runNext_ = 0, runRetired_ = 0;
   bool chainValid_ = false;
   uint64_t chainToken_ = 0;  // the token of the op the chains were built for (0: none / by hand)
+  // postRun's one-compare check: chainToken_ when the chains hold a send/write with a token,
+  // else a value no token has.
+  static constexpr uint64_t kNoRunToken = ~0ull;
+  uint64_t runToken_ = kNoRunToken;
   OpKind chainOp_ = OpKind::kSend;
   uint32_t chainLength_ = 0;
   unsigned chainFlags_ = 0;  // IBV_SEND_INLINE or 0
