@@ -31,6 +31,8 @@ BandwidthRun::BandwidthRun(transport::Device& device, std::vector<Link>& links, 
   cqMod_ = std::max<uint32_t>(1, std::min({p.cqModeration, sq, depth_}));
   if (p.op == DataOp::kRead) cqMod_ = 1;  // reads complete one by one (data lands locally)
   postList_ = std::max<uint32_t>(1, std::min(p.postList, depth_));
+  runs_ = postList_ > 1 && postList_ <= transport::kMaxRunPosts && cqMod_ >= postList_ &&
+          p.op != DataOp::kRead;
   if (isSend_ && receives_ && p.mode == BwMode::kWindow && p.window + 1 > rq)
     throw UsageError(
         fmt::format("--window {}: needs {} posted receives (the window and a control "
@@ -50,6 +52,10 @@ BandwidthRun::BandwidthRun(transport::Device& device, std::vector<Link>& links, 
   warmSync_ = warmupMsgs_ > 0 && (p.op == DataOp::kWrite ||
                                   (isSend_ && !p.bidirectional && p.mode == BwMode::kStream));
   pendingWarm_.assign(links.size(), 0);
+  for (size_t l = 0; l < state_.size(); ++l) {
+    state_[l].dataCtx = makeCtx(Ctx::kData, static_cast<uint32_t>(l), 0);
+    state_[l].batchCap = postList_;
+  }
   prepareOps();
   for (auto& link : links_)
     for (uint64_t c = 1; c < kCodes; ++c)

@@ -9,10 +9,6 @@ namespace rdmabench::engine::bw {
 using transport::Completion;
 using transport::PostResult;
 
-namespace {
-constexpr uint64_t kCtxSeqMask = (1ull << 40) - 1;  // the sequence bits of a context (link.h)
-}  // namespace
-
 int64_t BandwidthRun::startClock() {
   startHandshake();
   return now();
@@ -117,7 +113,7 @@ void BandwidthRun::postWindow(size_t l) {
   const uint64_t last = state_[l].posted + p_.window - 1;
   for (uint32_t k = 0; k < p_.window;) {
     const uint32_t want = std::min(postList_, p_.window - k);
-    const uint32_t got = want == 1 ? postOneData(l, state_[l], last) : postData(l, want, last);
+    const uint32_t got = postDataBatch(l, state_[l], want, last);
     k += got;
     if (got < want) poll();  // the queue is full
   }

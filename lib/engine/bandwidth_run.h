@@ -36,11 +36,19 @@ enum Code : uint64_t {
 constexpr uint32_t kCtrlSlots = 16;
 constexpr uint32_t kRecvBatch = 32;  // data receives reposted per call, at most
 constexpr uint64_t kCtrlRecvBase = 64;
+constexpr uint64_t kCtxSeqMask = (1ull << 40) - 1;  // the sequence bits of a context (link.h)
 
 struct LinkState {
+  uint64_t dataCtx = 0;    // makeCtx(Ctx::kData, link, 0): a data post's context | its sequence
   uint64_t posted = 0;     // data posts (64-bit; contexts carry the low 40 bits)
   uint64_t completed = 0;  // data posts known complete
   uint64_t sinceSignal = 0;
+  // Stream mode: the size of the next batch, --post-list, or what is left of a batch the
+  // transport took only in part (its own queue was fuller than the engine's count, e.g. a
+  // control send in it). The rest goes next as a batch of its own whose last post is signaled
+  // by the room rule, so a cut batch cannot leave only unsignaled posts in flight (a stream
+  // that would wait forever for a completion). Set by the constructor.
+  uint32_t batchCap = 1;
   uint64_t recvPosted = 0;  // data receives posted
   uint64_t recvDone = 0;    // data receives completed
   uint32_t lastRecvBytes = 0;
@@ -70,6 +78,13 @@ class BandwidthRun {
   void waitWindow(size_t l, uint64_t it, uint64_t total);
   int64_t dataStream();  // bandwidth_stream.cc
   void streamUntil(uint64_t upTo);
+  // Stream mode, --post-list 1: n posts of one each in a loop that keeps its counters in
+  // registers (postOneData's signaling rules: the last of the n, which either fills the depth
+  // or is the run's last, and every --cq-mod-th). Stops at the first refused post.
+  void streamSingles(size_t l, LinkState& s, uint64_t n);
+  // Stream mode with runs_: the batches that fit, as runs (postRunData's rules), in one loop
+  // with its counters in registers. Stops at the first batch that does not fit or is cut.
+  void streamRuns(size_t l, LinkState& s, uint64_t upTo);
   // Closing handshakes (bandwidth_close.cc); each returns t1, the end of the interval.
   int64_t closeSend();
   int64_t closeOneSided();
@@ -93,11 +108,31 @@ class BandwidthRun {
     const uint64_t seq = s.posted;
     const bool signaled =
         seq == lastSeq || s.sinceSignal + 1 >= cqMod_ || depth_ < seq + 1 - s.completed + postList_;
-    const transport::BatchPost b{makeCtx(Ctx::kData, static_cast<uint32_t>(l), seq), signaled};
+    const transport::BatchPost b{s.dataCtx | (seq & kCtxSeqMask), signaled};
     if (links_[l].endpoint->postBatch(dataOps_[l], &b, 1) == 0) return 0;
     s.sinceSignal = signaled ? 0 : s.sinceSignal + 1;
     s.posted = seq + 1;
     return 1;
+  }
+  // A batch of n > 1 as a run (transport.h: Endpoint::postRun, perftest -l): one context, the
+  // sequence number of the run's last post (whose completion retires the whole batch), and at
+  // most one signaled post, the last: the engine pays per batch, not per message. Signaled when
+  // the run holds `lastSeq`, reaches --cq-mod (so a completion may come up to n - 1 posts after
+  // the cq-mod-th, at the end of its batch), or leaves less than a batch of room (as postData).
+  uint32_t postRunData(size_t l, LinkState& s, uint32_t n, uint64_t lastSeq) {
+    const uint64_t last = s.posted + n - 1;
+    const bool signaled = last == lastSeq || s.sinceSignal + n >= cqMod_ ||
+                          depth_ < last + 1 - s.completed + postList_;
+    const uint32_t got =
+        links_[l].endpoint->postRun(dataOps_[l], s.dataCtx | (last & kCtxSeqMask), n, signaled);
+    s.sinceSignal = got == n && signaled ? 0 : s.sinceSignal + got;
+    s.posted += got;
+    return got;
+  }
+  // The post of a batch of n: postOneData, postRunData (runs_) or postData.
+  uint32_t postDataBatch(size_t l, LinkState& s, uint32_t n, uint64_t lastSeq) {
+    if (n == 1) return postOneData(l, s, lastSeq);
+    return runs_ ? postRunData(l, s, n, lastSeq) : postData(l, n, lastSeq);
   }
   void postWindow(size_t l);
   void replenish(size_t l);
@@ -119,6 +154,9 @@ class BandwidthRun {
   uint32_t depth_ = 1;
   uint32_t cqMod_ = 1;
   uint32_t postList_ = 1;
+  // Batches go as runs (postRunData): --post-list 2..kMaxRunPosts, at most one --cq-mod signal
+  // per batch (cq-mod >= post list), not reads (each read completes).
+  bool runs_ = false;
   uint64_t prepost_ = 0;
   uint64_t perMsgs_ = 1, warmupMsgs_ = 0, totalMsgs_ = 0, measuredMsgs_ = 0;
   bool warmSync_ = false, replying_ = false;

@@ -34,13 +34,21 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
     bool all = true;
     for (size_t l = 0; l < links_.size(); ++l) {
       LinkState& s = state_[l];
+      if (postList_ == 1) {
+        const uint64_t n = std::min(depth_ - (s.posted - s.completed), upTo - s.posted);
+        if (n > 0) streamSingles(l, s, n);
+      }
+      if (runs_) streamRuns(l, s, upTo);
       // A batch of --post-list posts once that many slots are free (perftest -l).
-      while (s.posted < upTo) {
-        const uint64_t want = std::min<uint64_t>(postList_, upTo - s.posted);
+      while (postList_ > 1 && !runs_ && s.posted < upTo) {
+        const uint64_t want = std::min<uint64_t>(s.batchCap, upTo - s.posted);
         if (depth_ - (s.posted - s.completed) < want) break;
-        const uint32_t got = want == 1 ? postOneData(l, s, upTo - 1)
-                                       : postData(l, static_cast<uint32_t>(want), upTo - 1);
-        if (got < want) break;
+        const uint32_t got = postDataBatch(l, s, static_cast<uint32_t>(want), upTo - 1);
+        if (got < want) {
+          if (got > 0) s.batchCap = static_cast<uint32_t>(want) - got;  // the rest goes next
+          break;
+        }
+        s.batchCap = postList_;
       }
       if (isSend_ && receives_) replenish(l);
       all = all && s.completed == upTo;
@@ -52,6 +60,51 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
       nextMark_ = state_[0].completed + depth_;
     }
   }
+}
+
+void BandwidthRun::streamSingles(size_t l, LinkState& s, uint64_t n) {
+  transport::Endpoint& ep = *links_[l].endpoint;
+  const transport::PreparedOp& op = dataOps_[l];
+  const uint64_t ctx = s.dataCtx, cqMod = cqMod_, end = s.posted + n;
+  uint64_t since = s.sinceSignal, seq = s.posted;
+  for (; seq < end; ++seq) {
+    // The last of the n fills the depth (n = the free room) or is the run's last post.
+    const bool signaled = seq + 1 == end || since + 1 >= cqMod;
+    const transport::BatchPost b{ctx | (seq & kCtxSeqMask), signaled};
+    if (ep.postBatch(op, &b, 1) == 0) break;
+    since = signaled ? 0 : since + 1;
+  }
+  s.sinceSignal = since;
+  s.posted = seq;
+}
+
+void BandwidthRun::streamRuns(size_t l, LinkState& s, uint64_t upTo) {
+  transport::Endpoint& ep = *links_[l].endpoint;
+  const transport::PreparedOp& op = dataOps_[l];
+  const uint64_t ctx = s.dataCtx, cqMod = cqMod_, list = postList_;
+  const uint64_t limit = s.completed + depth_;  // posts may go up to (not including) this seq
+  uint64_t posted = s.posted, since = s.sinceSignal, cap = s.batchCap;
+  for (;;) {
+    const uint64_t want = std::min(cap, upTo - posted);
+    if (want == 0 || limit - posted < want) break;
+    const uint64_t last = posted + want - 1;
+    // postRunData's rule: the run's last post, --cq-mod reached, or less than a batch left.
+    const bool signaled = last + 1 == upTo || since + want >= cqMod || limit < last + 1 + list;
+    const uint32_t got =
+        ep.postRun(op, ctx | (last & kCtxSeqMask), static_cast<uint32_t>(want), signaled);
+    if (got < want) {  // cut by the transport's own queue: the rest goes next
+      since += got;
+      posted += got;
+      if (got > 0) cap = want - got;
+      break;
+    }
+    since = signaled ? 0 : since + want;
+    posted += want;
+    cap = list;
+  }
+  s.posted = posted;
+  s.sinceSignal = since;
+  s.batchCap = static_cast<uint32_t>(cap);
 }
 
 }  // namespace rdmabench::engine::bw

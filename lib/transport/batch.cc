@@ -1,5 +1,7 @@
 // The batch contract's defaults (transport.h: Endpoint::prepare / postBatch): validate once,
 // then one single post per entry. Backends with a real batch path override postBatch.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/error.h"
@@ -49,6 +51,20 @@ uint32_t Endpoint::postBatch(const PreparedOp& op, const BatchPost* posts, uint3
     if (r != PostResult::kOk) return i;
   }
   return count;
+}
+
+uint32_t Endpoint::postRun(const PreparedOp& op, uint64_t context, uint32_t count, bool signaled) {
+  BatchPost b[kMaxRunPosts];
+  uint32_t done = 0;
+  while (done < count) {
+    const uint32_t n = std::min(count - done, kMaxRunPosts);
+    for (uint32_t k = 0; k < n; ++k)
+      b[k] = BatchPost{context, signaled && done + k + 1 == count};
+    const uint32_t got = postBatch(op, b, n);
+    done += got;
+    if (got < n) break;
+  }
+  return done;
 }
 
 }  // namespace rdmabench::transport

@@ -162,6 +162,16 @@ class NullEndpoint final : public Endpoint {
     }
     return count;
   }
+  // A run of writes: a copy each and, when asked, one completion (the last post's).
+  uint32_t postRun(const PreparedOp& op, uint64_t context, uint32_t count, bool signaled) override {
+    if (op.op != OpKind::kWrite) return Endpoint::postRun(op, context, count, signaled);
+    auto* local = reinterpret_cast<uint8_t*>(op.localAddr);
+    auto* remote = reinterpret_cast<uint8_t*>(op.remoteAddr);
+    for (uint32_t i = 0; i < count; ++i)
+      std::memcpy(remote, local, op.length);
+    if (signaled) dev_.complete(done(context, OpKind::kWrite, op.length));
+    return count;
+  }
   std::string peerName() const override { return "self"; }
 
  private:

@@ -110,6 +110,10 @@ struct PreparedOp {
   uint64_t remoteOffset = 0;
   // Backend-resolved (prepare): local address, local key, remote address, remote key.
   uint64_t localAddr = 0, localKey = 0, remoteAddr = 0, remoteKey = 0;
+  // Backend-set (prepare), 0 = none: names the prepare() call, so a backend that keeps state
+  // per prepared op (verbs: its work request chain) recognises the op by one compare. Copies
+  // keep it; an op whose fields were changed after prepare() must have it reset to 0.
+  uint64_t token = 0;
 
   // The part every backend fills alike: op, region, local range and local address (no check;
   // prepare() checks the range first). Keys are the backend's.
@@ -129,6 +133,10 @@ struct PreparedOp {
     remoteAddr = r.addr + offsetInRemote;
   }
 };
+
+// Posts per chunk of the default Endpoint::postRun (one postBatch each): callers with longer
+// batches use postBatch.
+inline constexpr uint32_t kMaxRunPosts = 64;
 
 // One post of a batch: its completion context and whether it asks for a completion (receives
 // and reads always complete).
@@ -183,6 +191,16 @@ class Endpoint {
   // the provider said -FI_EAGAIN (poll, then post the rest). Same delivery, ordering and completion
   // rules as single posts. No range check per post: prepare() did it.
   virtual uint32_t postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count);
+  // A run: `count` posts of the prepared send/write `op` as one batch that completes as one
+  // (perftest's post list of identical work requests): only the last may ask for a completion
+  // (`signaled`), and every post of the run carries `context` (a failure of any of them is
+  // reported with it; the backend may report a failure of an earlier post with the context of
+  // the oldest run it has not seen complete). The caller pays per run, not per post: the backend
+  // keeps no per-post state (verbs: one prepared chain, one record per run). Returns how many
+  // were accepted, in order; fewer than `count` (queue full, -FI_EAGAIN): none of the accepted
+  // asked for a completion; poll, then post the rest as a run again. Reads and receives are not
+  // runs (each completes). The default: postBatch in chunks of kMaxRunPosts.
+  virtual uint32_t postRun(const PreparedOp& op, uint64_t context, uint32_t count, bool signaled);
 
   // Human-readable peer name for errors ("10.0.0.2:40123", "QPN 0x1234 @ node2").
   virtual std::string peerName() const = 0;

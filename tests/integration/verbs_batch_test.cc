@@ -142,5 +142,86 @@ TEST(VerbsBatch, BatchLargerThanTheQueueIsAcceptedInPartAndDrainsUnsignaled) {
   EXPECT_TRUE(checkPattern(src.data(), 2 * kSize, 9));
 }
 
+// Runs (postRun): one context per run, only the run's last post may complete; a run larger
+// than the queue is cut to a prefix that drains without a completion; runs and per-post
+// batches alternate on one endpoint (two prepared chains); payloads arrive in order.
+TEST(VerbsBatch, RunsCompleteOnceWithTheirContext) {
+  SKIP_WITHOUT_VERBS();
+  DeviceOptions o = baseOptions();
+  o.txDepth = 16;
+  o.rxDepth = 128;
+  Loopback lb(o);
+  std::vector<uint8_t> bufA(kSize), bufB(kSize);
+  fillPattern(bufA.data(), kSize, 4);
+  auto mrA = lb.a->registerMemory(bufA.data(), bufA.size());
+  auto mrB = lb.b->registerMemory(bufB.data(), bufB.size());
+  const PreparedOp r = lb.eb[0]->prepare(OpKind::kRecv, *mrB, 0, kSize);
+  std::vector<BatchPost> recvs(64);
+  for (uint32_t k = 0; k < 64; ++k)
+    recvs[k] = BatchPost{k, true};
+  ASSERT_EQ(lb.eb[0]->postBatch(r, recvs.data(), 64), 64u);
+  const PreparedOp s = lb.ea[0]->prepare(OpKind::kSend, *mrA, 0, kSize);
+  ASSERT_EQ(lb.ea[0]->postRun(s, 500, 5, false), 5u);
+  ASSERT_EQ(lb.ea[0]->postRun(s, 501, 5, true), 5u);
+  EXPECT_EQ(waitOk(*lb.a).context, 501u);
+  // 20 into a queue of 16: a prefix of 16, none reported, the queue still drains.
+  uint32_t posted = lb.ea[0]->postRun(s, 600, 20, true);
+  EXPECT_EQ(posted, 16u);
+  Deadline deadline(kWaitMs);
+  size_t reported = 0;
+  while (posted < 20) {
+    ASSERT_FALSE(deadline.expired()) << "send queue never drained";
+    Completion c[8];
+    reported += lb.a->poll(c, 8);
+    posted += lb.ea[0]->postRun(s, 600, 20 - posted, true);
+  }
+  EXPECT_EQ(reported, 0u) << "a cut run reports nothing";
+  EXPECT_EQ(waitOk(*lb.a).context, 600u);
+  // A per-post batch, then a run again: each keeps its own chain.
+  BatchPost b[3] = {{700, true}, {701, false}, {702, true}};
+  ASSERT_EQ(lb.ea[0]->postBatch(s, b, 3), 3u);
+  ASSERT_EQ(lb.ea[0]->postRun(s, 703, 7, true), 7u);
+  EXPECT_EQ(waitOk(*lb.a).context, 700u);
+  EXPECT_EQ(waitOk(*lb.a).context, 702u);
+  EXPECT_EQ(waitOk(*lb.a).context, 703u);
+  std::vector<Completion> got = waitN(*lb.b, 40);
+  for (uint32_t k = 0; k < 40; ++k)
+    EXPECT_EQ(got[k].context, k);
+  EXPECT_TRUE(checkPattern(bufB.data(), kSize, 4));
+}
+
+// A run of writes to a wrong remote key: every post fails, each reported with its run's
+// context (the first with the remote access error, the rest flushed), nothing is lost.
+TEST(VerbsBatch, FailedRunsReportEveryPostWithTheRunContext) {
+  SKIP_WITHOUT_VERBS();
+  DeviceOptions o = baseOptions();
+  o.txDepth = 16;
+  Loopback lb(o);
+  std::vector<uint8_t> src(kSize), dst(kSize);
+  auto mrSrc = lb.a->registerMemory(src.data(), src.size());
+  auto mrDst = lb.b->registerMemory(dst.data(), dst.size());
+  RemoteRegion remote = mrDst->exportRegion();
+  ASSERT_FALSE(remote.key.empty());
+  remote.key[0] ^= 0xff;  // the wrong rkey
+  const PreparedOp w = lb.ea[0]->prepare(OpKind::kWrite, *mrSrc, 0, kSize, &remote, 0);
+  ASSERT_EQ(lb.ea[0]->postRun(w, 800, 4, false), 4u);
+  ASSERT_EQ(lb.ea[0]->postRun(w, 801, 4, true), 4u);
+  std::vector<Completion> got;
+  Deadline deadline(kWaitMs);
+  while (got.size() < 8 && !deadline.expired()) {
+    Completion c[8];
+    size_t n = lb.a->poll(c, 8);
+    got.insert(got.end(), c, c + n);
+  }
+  ASSERT_EQ(got.size(), 8u);
+  for (size_t k = 0; k < 8; ++k) {
+    EXPECT_FALSE(got[k].ok()) << k;
+    EXPECT_EQ(got[k].context, k < 4 ? 800u : 801u) << k;
+    EXPECT_EQ(got[k].op, OpKind::kWrite) << k;
+  }
+  EXPECT_EQ(got[0].status, CompletionStatus::kError);
+  EXPECT_EQ(got[7].status, CompletionStatus::kFlushed);
+}
+
 }  // namespace
 }  // namespace rdmabench::transport

@@ -4,6 +4,7 @@
 #include "transport/verbs/verbs_endpoint.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -17,6 +18,11 @@ namespace rdmabench::transport::verbs {
 namespace {
 
 constexpr uint64_t kRecvBit = 1ull << 63;
+// Sends of a run (postRun): the last carries kRunBit | its run number, the others also
+// kRunInnerBit (their completions are failures only: they never ask for one).
+constexpr uint64_t kRunBit = 1ull << 62;
+constexpr uint64_t kRunInnerBit = 1ull << 61;
+constexpr uint64_t kRunNumberMask = kRunInnerBit - 1;
 
 }  // namespace
 
@@ -121,40 +127,67 @@ ConnectionInfo VerbsEndpoint::info() const {
 }
 
 bool VerbsEndpoint::translate(const ibv_wc& wc, Completion& out) {
-  bool isRecv = (wc.wr_id & kRecvBit) != 0;
-  uint64_t seq = wc.wr_id & ~kRecvBit;
-  const Slot* slot;
-  if (isRecv) {
-    slot = &recvSlot(seq);
+  if ((wc.wr_id & kRecvBit) != 0) {
+    const uint64_t seq = wc.wr_id & ~kRecvBit;
+    const Slot& slot = recvSlot(seq);
     recvRetired_ = seq + 1;
-  } else {
-    slot = &sendSlot(seq);
-    sendRetired_ = seq + 1;
-    if (wc.status == IBV_WC_SUCCESS && !slot->userSignaled) return false;
+    fill(wc, out, slot.context, slot.bytes, slot.op, true);
+    return true;
   }
-  out.context = slot->context;
-  out.op = slot->op;
+  if ((wc.wr_id & kRunBit) != 0) {
+    if ((wc.wr_id & kRunInnerBit) != 0) {  // never signaled: a failure (flushed or not)
+      if (wc.status == IBV_WC_SUCCESS) return false;
+      const Run& run = oldestRun();
+      fill(wc, out, run.context, run.bytes, run.op, false);
+      return true;
+    }
+    const uint64_t r = wc.wr_id & kRunNumberMask;
+    const Run& run = runRing_[r & runMask_];
+    sendRetired_ = run.endSeq + 1;
+    runRetired_ = r + 1;
+    if (wc.status == IBV_WC_SUCCESS && !run.userSignaled) return false;
+    fill(wc, out, run.context, run.bytes, run.op, false);
+    return true;
+  }
+  const uint64_t seq = wc.wr_id;
+  const Slot& slot = sendSlot(seq);
+  sendRetired_ = seq + 1;
+  if (wc.status == IBV_WC_SUCCESS && !slot.userSignaled) return false;
+  fill(wc, out, slot.context, slot.bytes, slot.op, false);
+  return true;
+}
+
+const VerbsEndpoint::Run& VerbsEndpoint::oldestRun() {
+  // Runs retired by a later completion (a single post's, or a later run's) are skipped.
+  while (runRetired_ + 1 < runNext_ && runRing_[runRetired_ & runMask_].endSeq < sendRetired_)
+    ++runRetired_;
+  return runRing_[runRetired_ & runMask_];
+}
+
+void VerbsEndpoint::fill(const ibv_wc& wc, Completion& out, uint64_t context, uint32_t bytes,
+                         OpKind op, bool isRecv) {
+  out.context = context;
+  out.op = op;
   if (wc.status == IBV_WC_SUCCESS) {
-    out.bytes = isRecv ? wc.byte_len : slot->bytes;
+    out.bytes = isRecv ? wc.byte_len : bytes;
     out.status = CompletionStatus::kSuccess;
     out.code = 0;
     out.errorId = 0;
-  } else {
-    out.bytes = 0;
-    out.status = wc.status == IBV_WC_LOC_LEN_ERR    ? CompletionStatus::kTruncated
-                 : wc.status == IBV_WC_WR_FLUSH_ERR ? CompletionStatus::kFlushed
-                                                    : CompletionStatus::kError;
-    out.code = static_cast<int32_t>(wc.status);
-    out.errorId = core_->errors.keep(fmt::format(
-        "{} completion on {} QPN {:#x} (peer {}): {} (status {}, vendor_err {:#x}){}",
-        toString(slot->op), core_->name, wc.qp_num, peerName_, ibv_wc_status_str(wc.status),
-        static_cast<int>(wc.status), wc.vendor_err,
-        wc.status == IBV_WC_RETRY_EXC_ERR
-            ? "; the peer did not answer: is it still running? check --gid-index / routing "
-              "to the peer"
-            : ""));
+    return;
   }
-  return true;
+  out.bytes = 0;
+  out.status = wc.status == IBV_WC_LOC_LEN_ERR    ? CompletionStatus::kTruncated
+               : wc.status == IBV_WC_WR_FLUSH_ERR ? CompletionStatus::kFlushed
+                                                  : CompletionStatus::kError;
+  out.code = static_cast<int32_t>(wc.status);
+  out.errorId = core_->errors.keep(fmt::format(
+      "{} completion on {} QPN {:#x} (peer {}): {} (status {}, vendor_err {:#x}){}", toString(op),
+      core_->name, wc.qp_num, peerName_, ibv_wc_status_str(wc.status), static_cast<int>(wc.status),
+      wc.vendor_err,
+      wc.status == IBV_WC_RETRY_EXC_ERR
+          ? "; the peer did not answer: is it still running? check --gid-index / routing "
+            "to the peer"
+          : ""));
 }
 
 PostResult VerbsEndpoint::postSendSide(ibv_wr_opcode opcode, OpKind op, const MemoryRegion& mr,
@@ -200,6 +233,8 @@ PreparedOp VerbsEndpoint::prepare(OpKind op, const MemoryRegion& mr, uint64_t of
   p.localKey = static_cast<const VerbsMemoryRegion&>(mr).lkey();
   if (op == OpKind::kWrite || op == OpKind::kRead)
     p.remoteKey = rkeyOf("prepare", *remote, remoteOffset, length);
+  static std::atomic<uint64_t> tokens{0};  // unique over all endpoints of the process
+  p.token = ++tokens;
   return p;
 }
 
@@ -240,6 +275,15 @@ void VerbsEndpoint::buildSendChain(const PreparedOp& op) {
     chainWr_[i].wr.rdma.remote_addr = op.remoteAddr;
     chainWr_[i].wr.rdma.rkey = static_cast<uint32_t>(op.remoteKey);
   }
+  for (uint32_t i = 0; i < kChain; ++i) {
+    runSge_[i] = chainSge_[i];
+    runWr_[i] = chainWr_[i];
+    runWr_[i].wr_id = kRunBit | kRunInnerBit;
+    runWr_[i].next = i + 1 < kChain ? &runWr_[i + 1] : nullptr;
+    runWr_[i].sg_list = &runSge_[i];
+  }
+  chainToken_ = op.token;
+  runToken_ = op.token != 0 && op.op != OpKind::kRead ? op.token : kNoRunToken;
   chainOp_ = op.op;
   chainLength_ = op.length;
   chainLocalAddr_ = op.localAddr;
@@ -257,10 +301,17 @@ void VerbsEndpoint::throwPostSendError(OpKind op, uint32_t n, int rc) const {
                                    errText(rc)));
 }
 
+uint32_t VerbsEndpoint::rebuildAndPostOne(const PreparedOp& op, const BatchPost& post) {
+  buildSendChain(op);
+  return postOneSend(op, post);
+}
+
 uint32_t VerbsEndpoint::postOneSend(const PreparedOp& op, const BatchPost& post) {
   const uint64_t outstanding = sendNext_ - sendRetired_;
   if (outstanding >= sendDepth_) return 0;
-  if (!chainMatches(op)) buildSendChain(op);
+  // Rebuilding is a call out of line, so that the path of a prepared chain keeps nothing in
+  // registers across a call but `this` (six register saves fewer per post).
+  if (!chainMatches(op)) return rebuildAndPostOne(op, post);
   const bool user = post.signaled || op.op == OpKind::kRead;
   // As postSendSide: the post that fills the last free slot is signaled.
   oneWr_.wr_id = sendNext_;
@@ -303,6 +354,77 @@ uint32_t VerbsEndpoint::postSendChain(const PreparedOp& op, const BatchPost* pos
   sendNext_ += accepted;
   if (rc != 0 && rc != ENOMEM) throwPostSendError(op.op, n, rc);
   return accepted;
+}
+
+// The common run (a whole run that fits, of the op the run chain was built for) in a path that
+// keeps little across the provider's call; everything else goes to postRunSlow.
+uint32_t VerbsEndpoint::postRun(const PreparedOp& op, uint64_t context, uint32_t count,
+                                bool signaled) {
+  const uint64_t outstanding = sendNext_ - sendRetired_;
+  if (op.token != runToken_ || count - 1 >= kChain || outstanding + count > sendDepth_)
+    return postRunSlow(op, context, count, signaled);
+  ibv_send_wr* const tail = &runWr_[count - 1];
+  const uint64_t r = runNext_;
+  tail->wr_id = kRunBit | (r & kRunNumberMask);
+  // As postSendSide: the post that fills the last free slot is signaled.
+  tail->send_flags =
+      chainFlags_ |
+      (signaled || outstanding + count == sendDepth_ ? unsigned{IBV_SEND_SIGNALED} : 0u);
+  tail->next = nullptr;
+  runRing_[r & runMask_] = Run{sendNext_ + count - 1, context, op.length, op.op, signaled};
+  sendNext_ += count;  // undone by runRefused if the provider does not take the run
+  runNext_ = r + 1;
+  ibv_send_wr* bad = nullptr;
+  const int rc = ibv_post_send(qp_, runWr_, &bad);
+  if (count < kChain) {  // entry kChain - 1 is only ever a tail: left patched
+    tail->wr_id = kRunBit | kRunInnerBit;
+    tail->send_flags = chainFlags_;
+    tail->next = tail + 1;
+  }
+  if (rc != 0) return runRefused(op.op, count, rc, bad);
+  return count;
+}
+
+uint32_t VerbsEndpoint::runRefused(OpKind op, uint32_t count, int rc, const ibv_send_wr* bad) {
+  // A prefix taken by the provider (its queue full): unsignaled posts, retired by a later
+  // completion; their failures are reported with the oldest run's context.
+  sendNext_ -= count;
+  --runNext_;
+  const uint32_t accepted = bad ? static_cast<uint32_t>(bad - runWr_) : 0;
+  sendNext_ += accepted;
+  if (rc != ENOMEM) throwPostSendError(op, count, rc);
+  return accepted;
+}
+
+uint32_t VerbsEndpoint::postRunSlow(const PreparedOp& op, uint64_t context, uint32_t count,
+                                    bool signaled) {
+  if (count > kChain || count == 0 || op.op == OpKind::kRead || op.op == OpKind::kRecv)
+    return Endpoint::postRun(op, context, count, signaled);
+  const uint64_t outstanding = sendNext_ - sendRetired_;
+  if (outstanding >= sendDepth_) return 0;
+  if (!chainMatches(op)) buildSendChain(op);
+  const uint64_t room = sendDepth_ - outstanding;
+  // A run that fits, or a prefix that fills the queue, none of it asking for a completion but
+  // its last post, which is signaled underneath (the queue must drain).
+  const auto n = static_cast<uint32_t>(std::min<uint64_t>(count, room));
+  const bool user = signaled && n == count;
+  ibv_send_wr* const tail = &runWr_[n - 1];
+  const uint64_t r = runNext_;
+  tail->wr_id = kRunBit | (r & kRunNumberMask);
+  tail->send_flags = chainFlags_ | (user || n == room ? unsigned{IBV_SEND_SIGNALED} : 0u);
+  tail->next = nullptr;
+  runRing_[r & runMask_] = Run{sendNext_ + n - 1, context, op.length, op.op, user};
+  sendNext_ += n;
+  runNext_ = r + 1;
+  ibv_send_wr* bad = nullptr;
+  const int rc = ibv_post_send(qp_, runWr_, &bad);
+  if (n < kChain) {
+    tail->wr_id = kRunBit | kRunInnerBit;
+    tail->send_flags = chainFlags_;
+    tail->next = tail + 1;
+  }
+  if (rc != 0) return runRefused(op.op, n, rc, bad);
+  return n;
 }
 
 // One ibv_post_recv of up to kChain chained receives. Returns how many were accepted.

@@ -65,12 +65,25 @@ class VerbsEndpoint : public Endpoint {
                      const RemoteRegion* remote, uint64_t remoteOffset) override;
   // Up to kChain chained work requests per ibv_post_send / ibv_post_recv (perftest's -l).
   uint32_t postBatch(const PreparedOp& op, const BatchPost* posts, uint32_t count) override;
+  // A run of up to kChain sends/writes from the prepared run chain: per run it patches the last
+  // work request (wr_id = kRunBit | run number, the flags, the end of the list) and writes one
+  // run record; nothing per post (perftest -l). Longer runs and reads: the default.
+  uint32_t postRun(const PreparedOp& op, uint64_t context, uint32_t count, bool signaled) override;
   std::string peerName() const override { return peerName_; }
   ConnectionInfo info() const override;
 
   // Translates one work completion of this QP; returns false when nothing is reported (a
   // successful completion of a post the user asked to be unsignaled).
   bool translate(const ibv_wc& wc, Completion& out);
+
+  // One run (postRun): the sequence number of its last post, its context, what its posts are.
+  struct Run {
+    uint64_t endSeq = 0;
+    uint64_t context = 0;
+    uint32_t bytes = 0;
+    OpKind op = OpKind::kSend;
+    bool userSignaled = false;
+  };
 
  private:
   static constexpr uint32_t kChain = 32;  // work requests per ibv_post_send of a batch
@@ -88,15 +101,31 @@ class VerbsEndpoint : public Endpoint {
   uint32_t postChains(const PreparedOp& op, const BatchPost* posts, uint32_t count);
   // A batch of one (bw without --post-list): the prepared single work request, patched.
   uint32_t postOneSend(const PreparedOp& op, const BatchPost& post);
+  // postRun's other cases: the default (reads, longer runs), a chain to build, a prefix.
+  [[gnu::noinline]] uint32_t postRunSlow(const PreparedOp& op, uint64_t context, uint32_t count,
+                                         bool signaled);
+  // A run the provider refused (all or from `bad` on): undoes the counts, throws unless the
+  // queue was full; returns how many it took.
+  uint32_t runRefused(OpKind op, uint32_t count, int rc, const ibv_send_wr* bad);
+  // buildSendChain(op), then postOneSend (out of line: the rare path of postOneSend).
+  [[gnu::noinline]] uint32_t rebuildAndPostOne(const PreparedOp& op, const BatchPost& post);
   // Throws the TransportError of a failed ibv_post_send of a batch of n (out of the hot path).
   [[noreturn]] void throwPostSendError(OpKind op, uint32_t n, int rc) const;
   // Builds chainWr_/chainSge_ for `op` (all kChain entries linked, flags without SIGNALED).
   void buildSendChain(const PreparedOp& op);
+  // One compare for an op this backend prepared (its token); the fields for one made by hand.
   bool chainMatches(const PreparedOp& op) const {
-    return chainValid_ && op.op == chainOp_ && op.localAddr == chainLocalAddr_ &&
-           op.length == chainLength_ && op.localKey == chainLocalKey_ &&
-           op.remoteAddr == chainRemoteAddr_ && op.remoteKey == chainRemoteKey_;
+    return op.token == chainToken_ &&
+           (op.token != 0 ||
+            (chainValid_ && op.op == chainOp_ && op.localAddr == chainLocalAddr_ &&
+             op.length == chainLength_ && op.localKey == chainLocalKey_ &&
+             op.remoteAddr == chainRemoteAddr_ && op.remoteKey == chainRemoteKey_));
   }
+  // The run a completion of a post inside a run (wr_id kRunBit | kRunInnerBit, a failure)
+  // belongs to as far as the endpoint can tell: the oldest run not known complete.
+  const Run& oldestRun();
+  void fill(const ibv_wc& wc, Completion& out, uint64_t context, uint32_t bytes, OpKind op,
+            bool isRecv);
   uint32_t postRecvChain(const PreparedOp& op, const BatchPost* posts, uint32_t n);
   PostResult postSendSide(ibv_wr_opcode opcode, OpKind op, const MemoryRegion& mr, uint64_t offset,
                           uint32_t length, uint64_t remoteAddr, uint32_t rkey, uint64_t context,
@@ -126,7 +155,19 @@ class VerbsEndpoint : public Endpoint {
   ibv_send_wr chainWr_[kChain];
   ibv_sge chainSge_[kChain];
   ibv_send_wr oneWr_{};  // chainWr_[0] alone (next = nullptr), for batches of one
+  // The run chain (postRun): as chainWr_, but every entry is unsignaled with wr_id
+  // kRunBit | kRunInnerBit; a run patches only its last entry and restores it after the post.
+  ibv_send_wr runWr_[kChain];
+  ibv_sge runSge_[kChain];
+  std::vector<Run> runRing_ = std::vector<Run>(sendRing_.size());  // run number & runMask_
+  uint64_t runMask_ = sendRing_.size() - 1;
+  uint64_t runNext_ = 0, runRetired_ = 0;
   bool chainValid_ = false;
+  uint64_t chainToken_ = 0;  // the token of the op the chains were built for (0: none / by hand)
+  // postRun's one-compare check: chainToken_ when the chains hold a send/write with a token,
+  // else a value no token has.
+  static constexpr uint64_t kNoRunToken = ~0ull;
+  uint64_t runToken_ = kNoRunToken;
   OpKind chainOp_ = OpKind::kSend;
   uint32_t chainLength_ = 0;
   unsigned chainFlags_ = 0;  // IBV_SEND_INLINE or 0
