@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/log.h"
+#include "common/measure_clock.h"
 
 namespace rdmabench::engine {
 
@@ -24,7 +25,7 @@ Progress::Progress(transport::Device& device, int64_t timeoutMs, std::function<v
       watchdog_(std::move(watchdog)),
       peer_(std::move(peer)),
       useEvent_(useEvent),
-      now_(&nowNs) {}
+      now_(&measureNs) {}
 
 void Progress::idle() {
   if (useEvent_) {
