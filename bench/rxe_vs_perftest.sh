@@ -50,10 +50,6 @@ fi
 # ---- inside the VM ----------------------------------------------------------------------
 TMP=$(mktemp -d)
 PORT=18700
-"$RB" server --bind "$RXE_IP" --port $PORT --quiet &
-SERVER=$!
-trap 'kill -9 $SERVER 2>/dev/null; rm -rf "$TMP"' EXIT
-sleep 1
 X=(-d "$RXE_DEV" -x "$RXE_GID_INDEX")
 
 # perftest TOOL SIZE ITERS -> prints the figure (t_typical us, or BW average in 10^6 B/s)
@@ -119,6 +115,11 @@ CLOCK=()
 case $CS in
   hpet | acpi_pm) CLOCK=(--clock tsc); echo "rdmabench runs with --clock tsc (perftest's rdtsc; clocksource $CS is slow)" ;;
 esac
+# The server takes the same clock: its responder's waits read it (engine::Progress's checks).
+"$RB" server --bind "$RXE_IP" --port $PORT --quiet "${CLOCK[@]}" &
+SERVER=$!
+trap 'kill -9 $SERVER 2>/dev/null; rm -rf "$TMP"' EXIT
+sleep 1
 echo "rdmabench clock: $("$RB" lat -t verbs "${X[@]}" "$RXE_IP" --port $PORT -s 2 -n 10 --warmup 1 "${CLOCK[@]}" -f json 2>/dev/null | grep -o '"clock":{[^}]*}' | head -1)"
 echo "VM load average: $(cut -d' ' -f1-3 /proc/loadavg), reps per figure: $REPS (interleaved)"
 printf '%-22s %11s %11s %8s %15s  %s\n' figure perftest rdmabench ratio "ratio min-max" goal

@@ -1,6 +1,8 @@
 #pragma once
 // The measurement clock: what timed loops read (t0/t1 of an iteration, loop wall time).
-// Deadlines and timeouts stay on CLOCK_MONOTONIC (common/clock.h).
+// Deadlines and timeouts stay on CLOCK_MONOTONIC (common/clock.h), except the no-progress and
+// watchdog checks inside engine::Progress's idle spin, which read this clock (a syscall per
+// check on an hpet clocksource otherwise).
 //
 //  - "tsc": the CPU's time-stamp counter (rdtsc, ~5-25 ns, no vDSO and no kernel clocksource
 //    involved), chosen by "auto" only where the CPU advertises an invariant TSC (constant_tsc

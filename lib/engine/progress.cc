@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/log.h"
+#include "common/measure_clock.h"
 
 namespace rdmabench::engine {
 
@@ -25,7 +26,7 @@ Progress::Progress(transport::Device& device, int64_t timeoutMs, std::function<v
       watchdog_(std::move(watchdog)),
       peer_(std::move(peer)),
       mode_(mode),
-      now_(&nowNs) {}
+      now_(&measureNs) {}
 
 void Progress::idle() {
   if (mode_ == transport::ProgressMode::kEvent) {

@@ -1,12 +1,16 @@
 #pragma once
 // Completion polling with a no-progress deadline, a watchdog and Ctrl-C checks: the one place
 // where engines wait. Each idle spin costs one Device::poll() and a counter; the clock and the
-// interrupt flag are read every 64 idle spins only. The watchdog (a control-plane liveness
-// check that costs a syscall) runs only once no completion has arrived for kWatchdogAfterNs
-// (50 ms), then every kWatchdogEveryNs (20 ms) while the stall lasts: never on a wall-clock
-// cadence while completions flow, so the timed loop stays as tight as the transport allows and
-// the tails stay the fabric's. A dead peer is noticed ~50-70 ms after its last completion (in
-// event mode, up to 100 ms later once the stall passed kLongStallNs).
+// interrupt flag are read every 64 idle spins only. That clock is the measurement clock
+// (measureNs: rdtsc where --clock chose the TSC), not CLOCK_MONOTONIC: in a VM whose kernel
+// clocksource is hpet every CLOCK_MONOTONIC read is a system call and an emulated HPET read,
+// which the wait of a 4 KiB ping-pong on rxe paid several times per message on both sides
+// (perftest's loop reads no clock at all; docs/transport-verbs.md, instrument 3). The watchdog (a
+// control-plane liveness check that costs a syscall) runs only once no completion has arrived for
+// kWatchdogAfterNs (50 ms), then every kWatchdogEveryNs (20 ms) while the stall lasts: never on a
+// wall-clock cadence while completions flow, so the timed loop stays as tight as the transport
+// allows and the tails stay the fabric's. A dead peer is noticed ~50-70 ms after its last
+// completion (in event mode, up to 100 ms later once the stall passed kLongStallNs).
 // Three progress modes (transport::ProgressMode, -e): busy poll; yield, the same loop plus one
 // sched_yield() per empty poll, so that ranks sharing a CPU hand it to the rank with work at
 // once (Open MPI's mpi_yield_when_idle) instead of when the scheduler's tick preempts them;
@@ -81,8 +85,11 @@ class Progress {
     phase_.clear();
     step_ = step;
   }
-  // Replaces the clock of the deadline and watchdog checks (tests). Default nowNs().
+  // Replaces the clock of the deadline and watchdog checks (tests). Default measureNs()
+  // (common/measure_clock.h; CLOCK_MONOTONIC until a TSC is selected).
   void setClock(NowFn now) { now_ = now; }
+  // The clock of the deadline and watchdog checks.
+  NowFn clock() const { return now_; }
   // The step set by setPhase ("" after setStep; where() names both kinds).
   const std::string& phase() const { return phase_; }
   // "size 4096, measuring: verification pass": the stage, the iteration mark and the step.

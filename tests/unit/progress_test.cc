@@ -8,7 +8,9 @@
 
 #include <chrono>
 
+#include "common/clock.h"
 #include "common/error.h"
+#include "common/measure_clock.h"
 #include "engine/pingpong.h"
 #include "fake_device.h"
 
@@ -45,6 +47,16 @@ TEST_F(ProgressTest, NoWatchdogWhileCompletionsFlow) {
   EXPECT_GE(fakeClockNs() - start, 9'000 * kMs);
   // The old cadence (every 20 ms of idle spinning) would have run it ~500 times here.
   EXPECT_EQ(watchdogRuns, 0);
+}
+
+// The idle spin's periodic deadline check reads the measurement clock (rdtsc once --clock chose
+// the TSC), not CLOCK_MONOTONIC: on an hpet clocksource (the rxe VM) every monotonic read is a
+// system call, which a 4 KiB ping-pong's wait paid several times per message on both sides.
+TEST_F(ProgressTest, IdleChecksReadTheMeasurementClock) {
+  FakeDevice dev(10'000);
+  Progress p(dev, 5000, nullptr, "peer", transport::ProgressMode::kBusyPoll);
+  EXPECT_EQ(p.clock(), &measureNs);
+  EXPECT_NE(p.clock(), &nowNs);
 }
 
 TEST_F(ProgressTest, WatchdogStartsAfterAStallOnly) {
