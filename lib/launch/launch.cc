@@ -238,6 +238,10 @@ class LocalSupervisor {
                                    : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1);
       if (!firstExitNs_) firstExitNs_ = nowNs();
       if (code != 0 && result_ == 0) result_ = code;
+      // A usage error (2) is always its own rank's cause; the peers that learn of it through the
+      // store exit 1 and, on a loaded host, may be reaped first (test_coll_np.sh saw exit 1 for
+      // `--cpu 0,0,99,0`). The run's status is the cause's.
+      if (code == 2 && result_ == 1 && !killedRank_) result_ = code;
       // A rank killed by a signal the launcher did not send is the cause whenever it happens:
       // its peers learn of it through the store within milliseconds and exit 1, and waitpid()
       // may reap them before it. It cannot print its own error, so the launcher does, and the
