@@ -6,32 +6,6 @@
 
 namespace rdmabench::transport {
 
-const char* toString(OpKind op) {
-  switch (op) {
-    case OpKind::kSend:
-      return "send";
-    case OpKind::kRecv:
-      return "recv";
-    case OpKind::kWrite:
-      return "write";
-    case OpKind::kRead:
-      return "read";
-  }
-  return "?";
-}
-
-const char* toString(ProgressMode mode) {
-  switch (mode) {
-    case ProgressMode::kBusyPoll:
-      return "busy-poll";
-    case ProgressMode::kYield:
-      return "yield";
-    case ProgressMode::kEvent:
-      return "event";
-  }
-  return "?";
-}
-
 const std::vector<std::string>& backendNames() {
   static const std::vector<std::string> names = {"verbs", "ofi", "socket"};
   return names;
