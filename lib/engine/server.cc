@@ -75,7 +75,10 @@ constexpr size_t kPreHelloBudget = 32;
 // at the deadline; this bounds a stopped or stuck one).
 constexpr std::chrono::milliseconds kHelloSlack{1000};
 // Admission messages on the socketpair: the child asks after its hello, the parent answers.
-constexpr char kAskAdmission = 'H', kAdmitted = 'Y', kRefused = 'N';
+constexpr char kAskAdmission = 'H', kAdmitted = 'Y', kRefused = 'N', kRefusedOnce = 'O';
+constexpr const char* kOnceBusy =
+    "server busy: this server was started with --once and its one test is running; start "
+    "another server (or run it without --once)";
 
 // The wait for the test slot before "server busy": 1.5 s for the previous session's teardown,
 // but at most half the client's timeout, so a client with a short --timeout hears "server busy"
@@ -115,7 +118,9 @@ class Daemon {
                                 listener_.port(), accepted_));
         // One wait for a new connection, the first bytes of a silent one and children asking to
         // be admitted.
-        const bool incoming = waitEvents(accepting, accepting ? 100 : 20);
+        // After --once's admission the listener stays polled: a later client is told why at
+        // once instead of waiting in the backlog for the test to end and reading a hang-up.
+        const bool incoming = waitEvents(true, accepting ? 100 : 20);
         answerAdmissions();
         startSpoken();
         throwIfInterrupted(accepting ? "a client" : "the session to end");
@@ -137,6 +142,13 @@ class Daemon {
           continue;
         }
         emfileLogged = false;
+        if (!accepting) {
+          if (so_.verbose)
+            log::write(fmt::format(
+                "rdmabench server: refused {}: --once, its one test is running\n", ch->peerName()));
+          tellPeer(*ch, kOnceBusy);
+          continue;
+        }
         admitConnection(std::move(*ch));
       }
     } catch (const InterruptedError&) {
@@ -205,14 +217,19 @@ class Daemon {
       if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
       if (r == 1 && q == kAskAdmission) {
         // --once admits one session in all: a later hello is told "server busy".
-        const bool ok = admittedCount() < so_.maxConnections && !(so_.once && admittedEver_);
-        const char a = ok ? kAdmitted : kRefused;
+        const bool onceUsed = so_.once && admittedEver_;
+        const bool ok = admittedCount() < so_.maxConnections && !onceUsed;
+        const char a = ok ? kAdmitted : onceUsed ? kRefusedOnce : kRefused;
         if (::send(c.admission, &a, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 && ok)
           c.admitted = admittedEver_ = true;
         if (!ok && so_.verbose)
-          log::write(fmt::format(
-              "rdmabench server: refused {}: {} sessions in progress (--max-connections {})\n",
-              c.channel.peerName(), so_.maxConnections, so_.maxConnections));
+          log::write(onceUsed ? fmt::format("rdmabench server: refused {}: --once, its one test "
+                                            "is running\n",
+                                            c.channel.peerName())
+                              : fmt::format("rdmabench server: refused {}: {} sessions in "
+                                            "progress (--max-connections {})\n",
+                                            c.channel.peerName(), so_.maxConnections,
+                                            so_.maxConnections));
       }
       ::close(c.admission);  // one question per child; EOF or an error: it is gone
       c.admission = -1;
@@ -341,6 +358,7 @@ class Daemon {
           fmt::format("server busy: {} sessions in progress (--max-connections {}), "
                       "retry later",
                       so_.maxConnections, so_.maxConnections));
+    if (a == kRefusedOnce) throw Error(kOnceBusy);
     throw Error("server session: the daemon did not answer its admission request within 2 s");
   }
 

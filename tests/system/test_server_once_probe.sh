@@ -2,7 +2,8 @@
 # ends before a valid hello (a port probe such as `nc -z`, a few bytes then a hang-up, a silent
 # one past the 2 s hello deadline, a bad first frame) is logged in at most one line and the
 # server waits on for the real client: it counted the probe as its one test and exited 0
-# (newcomer trial). Loopback, ~4 s.
+# (newcomer trial). A second client during the one test is told it is --once, not
+# "--max-connections". Loopback, ~7 s.
 source "$(dirname "$0")/lib.sh"
 CC="python3 $SRC/tests/system/control_client.py"
 PORT=$((20000 + ($$ + 11) % 20000))
@@ -26,9 +27,27 @@ lines=$(grep -vc ' listening on ' "$TMP/server.log" || true)
 [ "$lines" -le 3 ] || fail "more than one log line per probe that sent bytes: $(cat "$TMP/server.log")"
 pass "server --once: 2 port probes, a partial hello, a bad frame and a silent connection are not its test"
 
-timeout 30 "$RB" lat 127.0.0.1 -p "$PORT" -t socket -s 8 -n 10 >"$TMP/lat.txt" 2>"$TMP/lat.err" ||
-  fail "lat against server --once after the probes: $(cat "$TMP/lat.err")"
-grep -qE '^ +8 +10 ' "$TMP/lat.txt" || fail "no 8 B row: $(cat "$TMP/lat.txt")"
+# The real client: a test of 3 s, -e on so that a second client gets a CPU on 2 cores.
+timeout 30 "$RB" lat 127.0.0.1 -p "$PORT" -t socket -s 8 -D 3 -e on >"$TMP/lat.txt" \
+  2>"$TMP/lat.err" &
+LAT_PID=$!
+CLEANUP+=("kill -9 $LAT_PID")
+# A second client while the one test runs is told why: --once, not "--max-connections 64".
+for _ in $(seq 1 40); do grep -q ' listening on ' "$TMP/server.log" && break; sleep 0.05; done
+sleep 1
+rc=0
+timeout 30 "$RB" lat 127.0.0.1 -p "$PORT" -t socket -s 8 -n 10 >/dev/null 2>"$TMP/second.err" ||
+  rc=$?
+[ "$rc" != 0 ] || fail "a second client ran against server --once during its test"
+grep -q 'started with --once and its one test is running' "$TMP/second.err" ||
+  fail "the second client is not told about --once: $(cat "$TMP/second.err")"
+grep -q 'max-connections' "$TMP/second.err" &&
+  fail "the second client is told about --max-connections: $(cat "$TMP/second.err")"
+pass "server --once: a second client during its test is told 'started with --once' (exit $rc)"
+rc=0
+wait "$LAT_PID" || rc=$?
+[ "$rc" = 0 ] || fail "lat against server --once after the probes (exit $rc): $(cat "$TMP/lat.err")"
+grep -qE '^ +8 +[0-9]+ ' "$TMP/lat.txt" || fail "no 8 B row: $(cat "$TMP/lat.txt")"
 rc=0
 for _ in $(seq 1 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$SERVER_PID" 2>/dev/null && fail "server --once still running after its test"
