@@ -122,6 +122,9 @@ class CsvReporter : public Reporter {
     std::string flags;
     for (const std::string& flag : row.flags)
       flags += (flags.empty() ? "" : ";") + flag;
+    // The table's marks (no comment lines here): the row lost the CPU / was mostly one pause.
+    if (!row.descheduled.is_null()) flags += flags.empty() ? "desched" : ";desched";
+    if (!row.stalled.is_null()) flags += flags.empty() ? "stall" : ";stall";
     f.push_back(flags);  // Row::flags, ';'-separated
     f.emplace_back();    // error
     writeLine(f);

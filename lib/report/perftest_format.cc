@@ -18,8 +18,10 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "report/format_util.h"
 #include "transport/info_json.h"
@@ -137,15 +139,26 @@ class PerftestReporter : public TextReporter {
       case TestKind::kRing:
         break;
     }
+    if (!row.descheduled.is_null()) deschedSizes_.push_back(row.bytes);
+    if (!row.stalled.is_null()) stallSizes_.push_back(row.bytes);
   }
 
-  void writeEnd() override { out() << kResultLine << '\n'; }
+  // perftest's rows have no room for the table's "desched" and "stall" marks: WARNING lines in
+  // the header's shape after the closing line (parsers of the table stop at that line).
+  void writeEnd() override {
+    out() << kResultLine << '\n';
+    if (!deschedSizes_.empty()) field("WARNING", deschedSizesWarning(deschedSizes_));
+    if (!stallSizes_.empty()) field("WARNING", stallSizesWarning(stallSizes_));
+  }
 
  private:
   // perftest's info line shape: " Key             : value" (key padded to 16).
   void field(const char* key, const std::string& value) {
     out() << fmt::format(" {:<16}: {}\n", key, value);
   }
+
+  std::vector<uint64_t> deschedSizes_;  // sizes of the rows that lost the CPU
+  std::vector<uint64_t> stallSizes_;    // sizes of the rows whose time was mostly one pause
 };
 
 }  // namespace

@@ -45,7 +45,7 @@ FACTS = {"local", "remote", "connection", "clock", "placement", "caps", "device"
 CLOCK_OPTIONAL = {"tsc_ghz", "note"}
 # JSON members that appear or not depending on timing or the machine: dropped.
 DROPPED = {"warning", "warnings", "descheduled", "progress_note"}
-TIMING_FLAGS = {"short", "desched"}
+TIMING_FLAGS = {"short", "desched", "stall"}
 # CSV columns masked whatever they hold.
 CSV_MASKED = {"clock", "clock_read_ns", "clocksource", "cpus", "src_host", "dst_host",
               "lat_outlier", "bw_outlier", "outlier"}

@@ -1,5 +1,6 @@
 // osu and imb cannot mark a row "desched" as the table does: one "# WARNING" line after the
-// table names the sizes that lost the CPU, and the compare parsers still read the table.
+// table names the sizes that lost the CPU, and the compare parsers still read the table;
+// perftest says it in a " WARNING : ..." line after its closing line, csv in the flags cell.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -48,8 +49,26 @@ TEST(ReportDesched, ImbWarnsAfterTheTableAndStillParses) {
   EXPECT_EQ(series[0].points.size(), 3u);
 }
 
+TEST(ReportDesched, PerftestWarnsAfterItsClosingLineAndStillParses) {
+  std::string text = run("perftest", latencyRun(), rowsWithDesched());
+  const std::string want = " WARNING         : " + kWarning.substr(11);  // without "# WARNING: "
+  ASSERT_GE(text.size(), want.size());
+  EXPECT_EQ(text.substr(text.size() - want.size()), want) << text;
+  auto series = compare::parseText(text, "desched.perftest");
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].points.size(), 3u);
+}
+
+TEST(ReportDesched, CsvHasTheMarkInTheFlagsCell) {
+  const std::vector<std::string> ls = lines(run("csv", latencyRun(), rowsWithDesched()));
+  ASSERT_EQ(ls.size(), 4u);
+  EXPECT_EQ(ls[1].substr(ls[1].size() - 9), ",desched,") << ls[1];
+  EXPECT_EQ(ls[2].substr(ls[2].size() - 2), ",,") << ls[2];
+  EXPECT_EQ(ls[3].substr(ls[3].size() - 9), ",desched,") << ls[3];
+}
+
 TEST(ReportDesched, NoWarningWithoutDeschedRows) {
-  for (const char* format : {"osu", "imb"}) {
+  for (const char* format : {"osu", "imb", "perftest", "csv"}) {
     std::string text = run(format, latencyRun(), {latencyRow(8, 1.67)});
     EXPECT_EQ(text.find("lost the CPU"), std::string::npos) << format << ": " << text;
   }

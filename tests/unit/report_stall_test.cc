@@ -1,6 +1,7 @@
 // A bw row whose time was mostly one pause (Row::stalled, common/stall.h) is reported as a
 // descheduled one: JSON "stalled" in every row, the table's "stall" mark and a WARNING after
-// the table, one "# WARNING" line after the osu and imb tables (their parsers still read them).
+// the table, one "# WARNING" line after the osu and imb tables (their parsers still read them),
+// a " WARNING : ..." line after perftest's closing line, "stall" in csv's flags cell.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -69,8 +70,29 @@ TEST(ReportStall, OsuAndImbWarnAfterTheTableAndStillParse) {
   }
 }
 
+TEST(ReportStall, PerftestWarnsAfterItsClosingLineAndStillParses) {
+  const std::string text = run("perftest", bandwidthRun(), rowsWithStall());
+  const std::vector<std::string> ls = lines(text);
+  ASSERT_GE(ls.size(), 2u);
+  EXPECT_EQ(ls[ls.size() - 1].rfind(" WARNING         : size 65536 B spent most of the timed", 0),
+            0u)
+      << text;
+  EXPECT_EQ(ls[ls.size() - 2].find_first_not_of('-'), std::string::npos) << text;
+  auto series = compare::parseText(text, "stall.perftest");
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].points.size(), 3u);
+}
+
+TEST(ReportStall, CsvHasTheMarkInTheFlagsCell) {
+  const std::vector<std::string> ls = lines(run("csv", bandwidthRun(), rowsWithStall()));
+  ASSERT_EQ(ls.size(), 4u);
+  EXPECT_EQ(ls[2].substr(ls[2].size() - 7), ",stall,") << ls[2];  // flags, then the error cell
+  EXPECT_EQ(ls[1].substr(ls[1].size() - 2), ",,") << ls[1];
+  EXPECT_EQ(ls[3].substr(ls[3].size() - 2), ",,") << ls[3];
+}
+
 TEST(ReportStall, NothingWithoutAStalledRow) {
-  for (const char* format : {"table", "osu", "imb"}) {
+  for (const char* format : {"table", "osu", "imb", "perftest", "csv"}) {
     const std::string text = run(format, bandwidthRun(), {bandwidthRow(8, 10.5, 1.3e6)});
     EXPECT_EQ(text.find("stall"), std::string::npos) << format << ": " << text;
   }
