@@ -74,12 +74,6 @@ void LineFolder::add(int rank, const std::string& line, int64_t nowNs) {
   Group g;
   g.prefixed = splitRankPrefix(line, rank, g.head, g.host, g.tail);
   if (!g.prefixed) g.head = line;
-  if (g.prefixed) {
-    const std::string shortTail = relayedShort(g.tail);
-    // Bounded: a rank's own lines are few (errors, warnings); a chatty rank stops being noted.
-    if (ownTails_.size() < 4096) ownTails_.emplace_back(rank, g.tail);
-    if (!shortTail.empty()) g.tail = shortTail;
-  }
   for (size_t i = 0; i < groups_.size(); ++i) {
     Group& o = groups_[i];
     if (o.prefixed != g.prefixed || o.head != g.head || o.host != g.host || o.tail != g.tail)
@@ -97,32 +91,6 @@ void LineFolder::add(int rank, const std::string& line, int64_t nowNs) {
   g.ranks.push_back(rank);
   g.firstNs = nowNs;
   groups_.push_back(std::move(g));
-}
-
-std::string LineFolder::relayedShort(const std::string& tail) const {
-  // "rank B[ on host H] failed: TEXT[ (during PHASE)]" (rendezvous/tcp_store_client.cc)
-  if (tail.compare(0, 5, "rank ") != 0) return {};
-  size_t p = 5, digits = 0;
-  int b = 0;
-  while (p < tail.size() && tail[p] >= '0' && tail[p] <= '9' && digits < 9) {
-    b = b * 10 + (tail[p++] - '0');
-    ++digits;
-  }
-  if (digits == 0) return {};
-  const size_t failed = tail.find(" failed: ", p);
-  if (failed == std::string::npos) return {};
-  const std::string who = tail.substr(0, failed);  // "rank B on host H"
-  if (failed != p && who.compare(p, 9, " on host ") != 0) return {};
-  const std::string rest = tail.substr(failed + 9);
-  for (const auto& [r, own] : ownTails_) {
-    if (r != b || own.empty() || rest.compare(0, own.size(), own) != 0) continue;
-    std::string more = rest.substr(own.size());  // " (during connect)" or nothing
-    if (more.size() > 3 && more.compare(0, 2, " (") == 0 && more.back() == ')')
-      return fmt::format("stopped: {} failed ({}; its error is above)", who,
-                         more.substr(2, more.size() - 3));
-    if (more.empty()) return fmt::format("stopped: {} failed (its error is above)", who);
-  }
-  return {};
 }
 
 void LineFolder::flushDue(int64_t nowNs) {

@@ -4,9 +4,6 @@
 // "rdmabench: error: ranks 0-5 on vm: --cpu 99: ..." instead of six lines (docs/rendezvous.md,
 // "Failure"). Lines are equal when they are equal after the rank prefix ("rank N on HOST: ");
 // lines without one are folded when identical and printed once with " (ranks 0-5)" appended.
-// A line that only relays another rank's error printed before it ("rank 0 on vm: rank 1 on host
-// vm failed: TEXT (during connect)" after "rank 1 on vm: TEXT") is shortened to "rank 0 on vm:
-// stopped: rank 1 on host vm failed (during connect; its error is above)": one error, once.
 
 #include <atomic>
 #include <cstdint>
@@ -14,7 +11,6 @@
 #include <map>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 namespace rdmabench::launch {
@@ -50,14 +46,11 @@ class LineFolder {
     std::vector<int> ranks;
     int64_t firstNs = 0;
   };
-  // `tail` relays an error of another rank that wrote its own line before: the short form.
-  std::string relayedShort(const std::string& tail) const;
   void emit(const Group& g);
   int64_t windowNs_;
   std::function<void(const std::string&)> out_;
   size_t ranks_;
-  std::vector<Group> groups_;                          // first appearance order
-  std::vector<std::pair<int, std::string>> ownTails_;  // (rank, text) of prefixed lines so far
+  std::vector<Group> groups_;  // first appearance order
 };
 
 // Pipes for the ranks' stderr and the thread that drains them (poll) into a LineFolder writing

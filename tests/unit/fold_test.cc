@@ -62,34 +62,6 @@ TEST(Fold, TheRanksOwnPrefixInsideTheMessageDoesNotKeepLinesApart) {
   EXPECT_EQ(out[0], "rdmabench: error: ranks 0-2 on vm: rank 3 on host vm failed: --cpu 99");
 }
 
-// A rank that stopped because another failed relays that rank's error (the store's rank-lost
-// notice): after the failed rank's own line it is said once, not twice (newcomer trial).
-TEST(Fold, ARelayedErrorAfterTheRanksOwnLineIsShortened) {
-  std::vector<std::string> out;
-  LineFolder f(300 * kMs, [&](const std::string& l) { out.push_back(l); });
-  f.add(1, "rdmabench: error: rank 1 on vm: --cpu 99: not within the CPUs allowed here (0-1)", 0);
-  for (int r : {0, 2})
-    f.add(r,
-          "rdmabench: error: rank " + std::to_string(r) +
-              " on vm: rank 1 on host vm failed: --cpu 99: not within the CPUs allowed here "
-              "(0-1) (during connect)",
-          0);
-  // Not a relay of what rank 1 said: kept whole.
-  f.add(3, "rdmabench: error: rank 3 on vm: rank 1 on host vm failed: something else", 0);
-  // A relay before the failed rank's own line: "above" would be wrong, kept whole.
-  f.add(0, "rdmabench: error: rank 0 on vm: rank 5 failed: gone", 0);
-  f.add(5, "rdmabench: error: rank 5 on vm: gone", 0);
-  f.flushAll();
-  std::vector<std::string> want{
-      "rdmabench: error: rank 1 on vm: --cpu 99: not within the CPUs allowed here (0-1)",
-      "rdmabench: error: ranks 0,2 on vm: stopped: rank 1 on host vm failed (during connect; its "
-      "error is above)",
-      "rdmabench: error: rank 3 on vm: rank 1 on host vm failed: something else",
-      "rdmabench: error: rank 0 on vm: rank 5 failed: gone",
-      "rdmabench: error: rank 5 on vm: gone"};
-  EXPECT_EQ(out, want);
-}
-
 TEST(Fold, LinesWithoutAPrefixAndRepeatsKeepTheirOrder) {
   std::vector<std::string> out;
   LineFolder f(300 * kMs, [&](const std::string& l) { out.push_back(l); });
