@@ -124,7 +124,11 @@ void measureLinks(BenchRun& r, uint64_t warm, uint64_t iters) {
     stats::Summary s = ringPhase(r.c, target, source, r.p.ringBytes, warm, iters);
     json result{
         {"dst", target}, {"median", s.median}, {"min", s.min}, {"mean", s.mean}, {"p99", s.p99}};
-    if (const DeschedDelta d = probe.stop(); d.lostCpu()) result["desched"] = d.toJson();
+    // Every rank measures at once: yielding ranks are judged together (bench_run.h).
+    const DeschedDelta d = probe.stop();
+    const double shortfall = sharedCpuShortfallUs(r.c, d, r.p.yieldCpuShare);
+    if (json lost = deschedOfRank(d, r.p.yieldCpuShare, shortfall); !lost.is_null())
+      result["desched"] = std::move(lost);
     r.c.store().set(fmt::format("ring/{}/{}", dir, me), result.dump());
     r.c.barrier();
   }

@@ -93,6 +93,17 @@ class SlowestPerIteration {
 // time), and the JSON then has "cpu_shortfall_us" (that shortfall, us).
 nlohmann::json deschedAcrossRanks(Communicator& c, const DeschedDelta& d, double yieldCpuShare);
 
+// The shared-CPU part of that rule alone, for loops whose rows are per link or per pair (ring,
+// pairs; every rank calls it, one untimed tree allreduce of 2 doubles, sum): the CPU time in us
+// the yielding ranks fell short of their summed share of their hosts' CPUs over `d`'s wall
+// time when sharedCpusLost says so, else 0. 0 when no rank yields (`yieldCpuShare` 0 on all).
+double sharedCpuShortfallUs(Communicator& c, const DeschedDelta& d, double yieldCpuShare);
+
+// The "descheduled" member of a rank's own loop (ring link, pair, congestion victim): a
+// yielding rank (`yieldCpuShare` > 0) is judged by `shortfallUs` (> 0: flagged, the JSON then
+// has "cpu_shortfall_us"), a busy-polling one by DeschedDelta::lostCpu(). Null when not flagged.
+nlohmann::json deschedOfRank(const DeschedDelta& d, double yieldCpuShare, double shortfallUs);
+
 // The report row of one size from the across-ranks figures (busbw as nccl-tests: x 2(n-1)/n).
 report::CollectiveRow rowAcrossRanks(int n, const AcrossRanks& a, uint64_t bytes,
                                      const stats::Summary& sm);

@@ -120,6 +120,16 @@ json deschedAcrossRanks(Communicator& c, const DeschedDelta& d, double yieldCpuS
   allreduce(c, "tree", 4, DType::kFloat64, ReduceOp::kMax);
   double out[4];
   std::memcpy(out, c.data() + sizeof in, sizeof out);
+  const double shortfall = sharedCpuShortfallUs(c, d, yieldCpuShare);
+  if (out[0] == 0 && shortfall <= 0) return nullptr;
+  json j{{"involuntary_switches", static_cast<int64_t>(out[1])}, {"steal_us", out[2]}};
+  if (out[3] >= 0) j["run_delay_us"] = out[3];
+  if (shortfall > 0) j["cpu_shortfall_us"] = shortfall;
+  return j;
+}
+
+double sharedCpuShortfallUs(Communicator& c, const DeschedDelta& d, double yieldCpuShare) {
+  const bool yielding = yieldCpuShare > 0;
   // The yielding ranks' run time and share; a rank without schedstat makes the sum negative.
   const double share[2] = {yielding ? (d.cpuUs < 0 ? -1e18 : d.cpuUs) : 0.0,
                            yielding ? d.wallUs * yieldCpuShare : 0.0};
@@ -127,11 +137,13 @@ json deschedAcrossRanks(Communicator& c, const DeschedDelta& d, double yieldCpuS
   allreduce(c, "tree", 2, DType::kFloat64, ReduceOp::kSum);
   double shared[2];
   std::memcpy(shared, c.data() + sizeof share, sizeof shared);
-  const bool sharedLost = sharedCpusLost(shared[0], shared[1]);
-  if (out[0] == 0 && !sharedLost) return nullptr;
-  json j{{"involuntary_switches", static_cast<int64_t>(out[1])}, {"steal_us", out[2]}};
-  if (out[3] >= 0) j["run_delay_us"] = out[3];
-  if (sharedLost) j["cpu_shortfall_us"] = shared[1] - shared[0];
+  return sharedCpusLost(shared[0], shared[1]) ? shared[1] - shared[0] : 0.0;
+}
+
+json deschedOfRank(const DeschedDelta& d, double yieldCpuShare, double shortfallUs) {
+  if (yieldCpuShare > 0 ? shortfallUs <= 0 : !d.lostCpu()) return nullptr;
+  json j = d.toJson();
+  if (yieldCpuShare > 0) j["cpu_shortfall_us"] = shortfallUs;
   return j;
 }
 

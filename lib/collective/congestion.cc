@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collective/bench_run.h"
 #include "collective/comm.h"
 #include "collective/congestion_traffic.h"
 #include "collective/rank_placement.h"
@@ -202,7 +203,14 @@ struct CongestionRun {
     enter(fmt::format("{}: ring bandwidth, left rank {}, right rank {}", phase, nb.left, nb.right));
     std::vector<double> bw = detail::ringExchange(c, nb, p.bwBytes, p.window, v.bwWarm, v.bwIters);
     json result{{"lat", quantileGrid(lat)}, {"bw", quantileGrid(bw)}};
-    if (const DeschedDelta d = probe.stop(); d.lostCpu()) result["desched"] = d.toJson();
+    // The victims alone measure (aggressors stream in the congested phase, on other hosts in a
+    // real run): a yielding victim is judged by its own share of the CPUs (bench_run.h).
+    const DeschedDelta d = probe.stop();
+    const double shortfall = sharedCpusLost(d.cpuUs, d.wallUs * p.yieldCpuShare)
+                                 ? d.wallUs * p.yieldCpuShare - d.cpuUs
+                                 : 0.0;
+    if (json lost = detail::deschedOfRank(d, p.yieldCpuShare, shortfall); !lost.is_null())
+      result["desched"] = std::move(lost);
     store.set(fmt::format("cong/{}/{}", phase, me), result.dump());
   }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collective/bench_run.h"
 #include "collective/comm.h"
 #include "collective/pairs_loops.h"
 #include "collective/pairs_schedule.h"
@@ -197,14 +198,14 @@ json pairsExtra(const PairsParams& p, const PairCounts& k, double wireup, size_t
 }
 
 // One ordered pair with this rank in it: the initiator measures latency then bandwidth and
-// stores the figures under pairs/<me>/<peer>; the other side answers.
-void measurePair(Communicator& c, rendezvous::Store& store, const PairsParams& p,
-                 const PairCounts& k, int peer, bool initiator) {
-  const int me = c.rank();
+// returns the figures (runRounds stores them under pairs/<me>/<peer>); the other side answers
+// (null).
+json measurePair(Communicator& c, const PairsParams& p, const PairCounts& k, int peer,
+                 bool initiator) {
   if (!initiator) {
     pingResponder(c, peer, p.latBytes, k.latWarm + k.latIters);
     streamReceiver(c, peer, p.bwBytes, p.window, k.bwWarm + k.bwIters);
-    return;
+    return nullptr;
   }
   const DeschedProbe probe;  // read before and after the pair's loops (docs/metrics.md)
   stats::Summary lat = pingInitiator(c, peer, p.latBytes, k.latWarm, k.latIters);
@@ -214,8 +215,10 @@ void measurePair(Communicator& c, rendezvous::Store& store, const PairsParams& p
               {"mean_us", lat.mean},
               {"p99_us", lat.p99},
               {"mb_per_s", mbs}};
-  if (const DeschedDelta d = probe.stop(); d.lostCpu()) result["desched"] = d.toJson();
-  store.set(fmt::format("pairs/{}/{}", me, peer), result.dump());
+  // A yielding rank's own switches are the sharing it asked for: runRounds judges the round.
+  if (const DeschedDelta d = probe.stop(); p.yieldCpuShare <= 0 && d.lostCpu())
+    result["desched"] = d.toJson();
+  return result;
 }
 
 // Every round of the tournament: this rank's pair (if any) both ways, lower rank first, then a
@@ -228,6 +231,10 @@ double runRounds(Communicator& c, rendezvous::Store& store, const PairsParams& p
     int peer = -1;
     for (auto [a, b] : rounds[r])
       if (a == me || b == me) peer = a == me ? b : a;
+    // The round's pairs measure at once: yielding ranks are judged together over the round
+    // (collective/bench_run.h sharedCpuShortfallUs), busy-polling ones each by its own loop.
+    const DeschedProbe roundProbe;
+    json mineResult;
     if (peer >= 0) {
       const int lo = std::min(me, peer);
       for (int initiator : {lo, lo == me ? peer : me}) {
@@ -236,8 +243,18 @@ double runRounds(Communicator& c, rendezvous::Store& store, const PairsParams& p
                             mine ? peer : me);
         c.setStage(stage);
         c.setWarmup(false);
-        measurePair(c, store, p, k, peer, mine);
+        if (json res = measurePair(c, p, k, peer, mine); !res.is_null())
+          mineResult = std::move(res);
       }
+    }
+    stage = fmt::format("descheduling of round {}", r + 1);
+    c.setStage(stage);
+    const DeschedDelta d = roundProbe.stop();
+    const double shortfall = detail::sharedCpuShortfallUs(c, d, p.yieldCpuShare);
+    if (!mineResult.is_null()) {
+      if (p.yieldCpuShare > 0 && shortfall > 0)
+        mineResult["desched"] = detail::deschedOfRank(d, p.yieldCpuShare, shortfall);
+      store.set(fmt::format("pairs/{}/{}", me, peer), mineResult.dump());
     }
     stage = fmt::format("barrier after round {}", r + 1);
     c.setStage(stage);

@@ -48,9 +48,17 @@ timeout 120 taskset -c "$CPU" "$RB" allreduce --np 2 -t socket -s 8 -n 100 --war
 json_check "$TMP/yl.json" "d['run']['extra']['progress_note'].startswith('auto: yield mode (2 ranks on this host share 1 CPU: ')"
 json_check "$TMP/yl.json" "d['run']['local']['progress'] == 'yield (busy-poll, sched_yield)'"
 json_check "$TMP/yl.json" "any(r['descheduled'] and r['descheduled']['cpu_shortfall_us'] > 0 for r in d['rows'])"
+# ring and pairs rows are per link / per pair: yielding ranks judged together there too (each
+# yielding rank used to be flagged by its own sched_yield switches, next to a hog or not).
+timeout 120 taskset -c "$CPU" "$RB" ring --np 2 -t socket -s 8 -n 100 --warmup 5 -f json \
+  -o "$TMP/yring.json" || fail "ring auto"
+json_check "$TMP/yring.json" "d['run']['local']['progress'] == 'yield (busy-poll, sched_yield)' and any(r['descheduled'] and r['descheduled']['cpu_shortfall_us'] > 0 for r in d['rows'])"
+timeout 120 taskset -c "$CPU" "$RB" pairs --np 2 -t socket -n 300 --bw-size 4K --bw-iters 5 -f json \
+  -o "$TMP/ypairs.json" || fail "pairs auto"
+json_check "$TMP/ypairs.json" "d['run']['local']['progress'] == 'yield (busy-poll, sched_yield)' and len(d['run']['extra']['descheduled']) >= 1 and all(e['cpu_shortfall_us'] > 0 for e in d['run']['extra']['descheduled'])"
 timeout 120 taskset -c "$CPU" "$RB" lat -t socket -s 8 -n 200 -f json -o "$TMP/lo.json" || fail "loopback lat on one CPU"
 json_check "$TMP/lo.json" "d['run']['extra']['progress_note'].startswith('auto: event mode (the loopback client')"
-pass "busy polling on a shared CPU avoided and said (allreduce --np 2: yield, flagged by the shared-CPU rule; loopback lat: event)"
+pass "busy polling on a shared CPU avoided and said (allreduce, ring and pairs --np 2: yield, flagged by the shared-CPU rule; loopback lat: event)"
 
 timeout 120 taskset -c "$CPU" "$RB" pairs --np 2 -t socket --use-event off -n 300 --bw-size 4K --bw-iters 5 -f json \
   -o "$TMP/pairs.json" || fail "pairs next to a hog"

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <thread>
 
+#include "collective/bench_run.h"
 #include "common/clock.h"
 
 namespace rdmabench {
@@ -51,6 +52,31 @@ TEST(Desched, SharedCpusRule) {
   rank.runDelayUs = 50'000;
   rank.cpuUs = 50'000;
   EXPECT_TRUE(rank.lostCpu());
+}
+
+// The rows of ring, pairs and congestion (collective::detail::deschedOfRank): a yielding rank is
+// judged by the shared-CPU shortfall only, a busy-polling one by its own loop (it used to flag
+// every yielding rank: a row per link, every one "desched", on any oversubscribed host).
+TEST(Desched, RankRowsOfYieldingRanksFollowTheSharedRule) {
+  DeschedDelta rank;
+  rank.wallUs = 100'000;
+  rank.involuntarySwitches = 20'000;
+  rank.runDelayUs = 50'000;
+  rank.cpuUs = 50'000;
+  ASSERT_TRUE(rank.lostCpu());
+  EXPECT_TRUE(collective::detail::deschedOfRank(rank, 0.5, 0).is_null());
+  const nlohmann::json j = collective::detail::deschedOfRank(rank, 0.5, 2'500);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["cpu_shortfall_us"], 2'500);
+  EXPECT_EQ(j["involuntary_switches"], 20'000);
+  // Busy polling: its own loop, with or without a shortfall figure (none is computed for it).
+  EXPECT_TRUE(collective::detail::deschedOfRank(rank, 0, 0).is_object());
+  EXPECT_FALSE(collective::detail::deschedOfRank(rank, 0, 0).contains("cpu_shortfall_us"));
+  DeschedDelta idle;
+  idle.wallUs = 100'000;
+  idle.runDelayUs = 0;
+  idle.cpuUs = 100'000;
+  EXPECT_TRUE(collective::detail::deschedOfRank(idle, 0, 0).is_null());
 }
 
 TEST(Desched, ProbeReadsRunTime) {
