@@ -155,7 +155,9 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     const bool textFormat = cmd.format != "json" && cmd.format != "csv";
     if (reporter) reporter->abort(textFormat && oneTerminal && output->isStdout() ? "" : msg);
     if (output) output->finishAfterFailure();  // the rows so far and the error, atomically
-    if (store) store->leave(false, msg);
+    // The other ranks relay it as "rank N on host H failed: MSG": without this rank's own
+    // "rank N: " at its start (it said "rank 1 on host vm failed: rank 1: no progress ...").
+    if (store) store->leave(false, launch::stripOwnRank(msg, info.rank));
     std::cout.flush();
     // After the teardown: a dead launcher is named, not lost. The line says "rank N on HOST"
     // already: a "rank N: " inside the message would keep identical errors from folding.
