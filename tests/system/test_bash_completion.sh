@@ -34,7 +34,7 @@ expect "dissemination sharp" rdmabench barrier --algo "''"
 expect "stream window" rdmabench bw --mode "''"
 expect "csv imb json osu perftest table" rdmabench lat -f "''"
 expect "csv json table" rdmabench pairs -f "''"
-expect "off on" rdmabench ring -e "''"
+expect "off on yield" rdmabench ring -e "''"
 expect "--bidir" rdmabench bw --bid
 expect "" rdmabench lat --bid
 expect "osu.txt rb.json" rdmabench compare "''"
