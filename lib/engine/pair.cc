@@ -307,6 +307,7 @@ class Client {
     uint64_t bwMessages = 0;   // bw: messages this side sent (or received), all connections
     uint64_t wrong = 0;        // --check: both sides
     double peerSeconds = 0, peerMegabytes = 0;
+    bool peerLate = false;  // a chunk's peer interval was not a measurement (peerIntervalUsable)
     uint64_t iterations = 0;
     DeschedDelta desched;  // what this side's loops lost, all chunks (common/desched.h)
     GapStats stall;        // bw: this side's longest pause, all chunks (common/stall.h)
@@ -359,9 +360,25 @@ class Client {
     m.messages += mine.messagesPerSec * mine.seconds;
     m.bwMessages += mine.messages;
     if (peer.megabytesPerSec > 0 && peer.seconds > 0) {
-      m.peerMegabytes += peer.megabytesPerSec * peer.seconds;
-      m.peerSeconds += peer.seconds;
+      if (!mine.target && !peerIntervalUsable(mine.seconds, peer.seconds)) {
+        m.peerLate = true;
+      } else {
+        m.peerMegabytes += peer.megabytesPerSec * peer.seconds;
+        m.peerSeconds += peer.seconds;
+      }
     }
+  }
+
+  // The peer's interval runs from its first mark to its last (a target: the start and fin
+  // markers' completions; a receiver: the first and last receive) and is only as good as its
+  // polling: a peer that did not run while the data arrived (descheduled on a loaded host; with
+  // libfabric's manual progress nothing arrives until it polls) reaps both marks at once, and its
+  // figure exceeds what was sent (seen: 25,600,000 MB/s for 421 MB/s sent, tcp;ofi_rxm). The
+  // same messages cannot arrive in much less time than they took to send: a peer interval under
+  // half of this side's (the sender's), by more than 50 us (a one-way latency and a completion),
+  // is not used.
+  static bool peerIntervalUsable(double mineSeconds, double peerSeconds) {
+    return !(peerSeconds * 2 < mineSeconds && mineSeconds - peerSeconds > 50e-6);
   }
 
   // Seconds per iteration of `run`, measured by running it (a calibration: warmup that is
@@ -437,11 +454,13 @@ class Client {
         row.megabytesPerSec = m.megabytes / m.seconds;
         row.messagesPerSec = m.messages / m.seconds;
         row.messages = m.bwMessages / spec.queuePairs;
-        if (m.peerSeconds > 0) row.peerMegabytesPerSec = m.peerMegabytes / m.peerSeconds;
+        if (m.peerSeconds > 0 && !m.peerLate)
+          row.peerMegabytesPerSec = m.peerMegabytes / m.peerSeconds;
       }
       if (spec.check) row.wrong = m.wrong;
       if (m.seconds < report::kShortIntervalSec) row.flags.push_back("short");
       if (capped) row.flags.push_back("capped");
+      if (m.peerLate) row.flags.push_back("peer_late");  // peer_BW not shown (peerIntervalUsable)
       if (row.wrong) wrongTotal_ += *row.wrong;
       if (m.desched.lostCpu()) row.descheduled = m.desched.toJson();
       row.stalled = stallOf(m);

@@ -125,7 +125,10 @@ class TableReporter : public TextReporter {
         columns_.push_back(column("BW[MB/s]", 12));
         if (options().gigabits) columns_.push_back(column("BW[Gb/s]"));
         columns_.push_back(column("MsgRate[Mmsg/s]"));
-        peer_ = first && first->peerMegabytesPerSec.has_value();
+        // A first row whose peer figure was dropped (flag peer_late) still has the column.
+        peer_ = first && (first->peerMegabytesPerSec.has_value() ||
+                          std::find(first->flags.begin(), first->flags.end(), "peer_late") !=
+                              first->flags.end());
         if (peer_) columns_.push_back(column("peer_BW[MB/s]", 12));
         wrong_ = first && first->wrong.has_value();
         if (wrong_) columns_.push_back(column("#wrong", 6));

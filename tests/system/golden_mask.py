@@ -45,7 +45,7 @@ FACTS = {"local", "remote", "connection", "clock", "placement", "caps", "device"
 CLOCK_OPTIONAL = {"tsc_ghz", "note"}
 # JSON members that appear or not depending on timing or the machine: dropped.
 DROPPED = {"warning", "warnings", "descheduled", "progress_note"}
-TIMING_FLAGS = {"short", "desched", "stall"}
+TIMING_FLAGS = {"short", "desched", "stall", "peer_late"}
 # CSV columns masked whatever they hold.
 CSV_MASKED = {"clock", "clock_read_ns", "clocksource", "cpus", "src_host", "dst_host",
               "lat_outlier", "bw_outlier", "outlier"}
@@ -103,6 +103,8 @@ def mask_json(v, key=None):
                 out[k] = mask_json(x, k)
         if out.get("flags") == [] and v.get("flags"):  # only timing flags: as if none
             del out["flags"]
+        if "peer_late" in (v.get("flags") or []) and v.get("peer_mb_per_s") is None:
+            out["peer_mb_per_s"] = "<num>"  # bw: not shown because of the load
         return out
     if isinstance(v, list):
         return [mask_json(x) for x in v]
@@ -137,6 +139,12 @@ def mask_text_line(line, fmt, state):
         keys = re.findall(r"(?:^|\s)([a-z_]+)=", m.group(2))
         first = m.group(2).split()[0] if "=" not in m.group(2).split()[0] else ""
         return re.sub(r"\s+", " ", m.group(1)) + " " + first + " keys: " + " ".join(keys)
+    # bw's peer_late (the server's interval was not a measurement): its peer_BW cell is "-"
+    # where it would be a figure; both depend on the load.
+    if re.search(r"\[[^\]]*peer_late", line):
+        line = re.sub(r"\s-(?=\s+\[[^\]]*peer_late)", " 0.0", line)
+        line = re.sub(r"\[([^\]]*)\]", lambda m: "[" + ",".join(
+            f for f in m.group(1).split(",") if f != "peer_late") + "]", line).replace(" []", "")
     line = re.sub(r"\s+(desched|stall|\[short\])(?=\s|$)", "", line)
     if re.search(r"\bextra:", line):
         line = re.sub(r"progress_note=.*?(?= [a-z_]+=|$)", "", line)
@@ -167,7 +175,10 @@ def mask_csv(text):
     w.writerow(header)
     for r in rows[1:]:
         cells = []
+        late = "peer_late" in dict(zip(header, r)).get("flags", "").split(";")
         for name, cell in zip(header, r):
+            if late and name == "peer_mb_per_s" and cell == "":
+                cell = "0.0"  # bw: not shown because of the load (a figure otherwise)
             if name in CSV_MASKED:
                 cell = "<fact>"
             elif CSV_MEASURED.search(name) and re.fullmatch(r"[-+0-9.eE]+", cell):
