@@ -2,7 +2,7 @@
 # Instrument 2 of issue #26 on a real verbs device: user-space instructions per message of the
 # client, rdmabench against perftest, on soft-RoCE in one VM boot (ci/rxe-vm run).
 #
-#   bench/rxe_instructions.sh [--build DIR] [--reps N] [--messages N] [--only write|write32|send]
+#   bench/rxe_instructions.sh [--build DIR] [--reps N] [--messages N (default 2048, a multiple of 32)] [--only write|write32|send]
 #
 # Method: the client (the side that posts and polls) runs under valgrind's callgrind, the server
 # natively, with N and with 2N messages per rep. Callgrind dumps a separate part on entry to and
@@ -46,7 +46,7 @@ set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$SRC/build
 REPS=3
-MSGS=2000
+MSGS=2048  # a multiple of 32 (the -l 32 case posts whole lists)
 ONLY=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -232,14 +232,20 @@ cg_run() {
 perftest_run() {
   local tool=$1 n=$2 fn=$3 i
   shift 3
-  # perftest's clock calibration (a fixed-time loop, slowed down by callgrind) fails now and
-  # then, more often on a loaded host: retry up to 8 times.
+  # perftest calibrates its clock after the timed loop, in print_report_bw: a regression of
+  # rdtsc against gettimeofday over fixed-time waits, which callgrind in the TCG VM slows until
+  # r^2 < 0.9; it then prints "Can't produce a report" and exits 1 (every run on 2026-12-03).
+  # The loop's counts are dumped when run_iter_bw returns, before that: such a run is kept.
+  # Any other failure is retried, up to 8 times.
+  local calib='Correlation coefficient r\^2: .* < 0\.9'
   for i in 1 2 3 4 5 6 7 8; do
     timeout 300 "$tool" "${X[@]}" "$@" -n "$n" -p $PERFTEST_PORT >/dev/null 2>&1 &
     local spid=$!
     sleep 1
     if cg_run "$TMP/pt.cg" "$fn" "$tool" "${X[@]}" "$@" -n "$n" -p $PERFTEST_PORT "$RXE_IP" \
-      >"$TMP/pt.out" 2>&1; then
+      >"$TMP/pt.out" 2>&1 ||
+      { grep -Eq "$calib" "$TMP/pt.out" && grep -q "Can't produce a report" "$TMP/pt.out" &&
+        [ "$fn" = none -o -n "$(ls "$TMP"/pt.cg.* 2>/dev/null)" ]; }; then
       wait $spid || true
       python3 "$TMP/cg.py" parse "$TMP/pt.cg" "$PROVIDER" "$POST_OFF" "$POLL_OFF"
       return 0
