@@ -91,6 +91,15 @@ bool sharedCpusLost(double cpuUs, double entitledUs) {
   return lost >= 20 && lost >= 0.01 * entitledUs;
 }
 
+DeschedDelta& DeschedDelta::operator+=(const DeschedDelta& d) {
+  involuntarySwitches += d.involuntarySwitches;
+  stealUs += d.stealUs;
+  runDelayUs = runDelayUs < 0 || d.runDelayUs < 0 ? std::max(runDelayUs, d.runDelayUs)
+                                                  : runDelayUs + d.runDelayUs;
+  wallUs += d.wallUs;
+  return *this;
+}
+
 nlohmann::json DeschedDelta::toJson() const {
   nlohmann::json j{{"involuntary_switches", involuntarySwitches}, {"steal_us", stealUs}};
   if (runDelayUs >= 0) j["run_delay_us"] = runDelayUs;

@@ -33,6 +33,9 @@ struct DeschedDelta {
   nlohmann::json toJson() const;
   // "N involuntary context switches, X us waiting for a CPU" for messages.
   std::string describe() const;
+  // Adds the loop `d` (the chunks of one size): counts, steal, wall time and run delay (summed
+  // when both have one, else the larger: -1 stays only when neither does); cpuUs is left as is.
+  DeschedDelta& operator+=(const DeschedDelta& d);
 };
 
 // Starts measuring at construction; stop() returns the delta since (callable more than once).

@@ -316,14 +316,6 @@ class Client {
     std::optional<uint64_t> retransmits;
   };
 
-  static void addDesched(DeschedDelta& sum, const DeschedDelta& d) {
-    sum.involuntarySwitches += d.involuntarySwitches;
-    sum.stealUs += d.stealUs;
-    sum.runDelayUs = sum.runDelayUs < 0 || d.runDelayUs < 0 ? std::max(sum.runDelayUs, d.runDelayUs)
-                                                            : sum.runDelayUs + d.runDelayUs;
-    sum.wallUs += d.wallUs;
-  }
-
   // Retransmitted segments of this side's data connections so far (untimed: a system call per
   // connection); empty when the transport does not say.
   static std::optional<uint64_t> retransmitsOf(const Side& side) {
@@ -331,6 +323,16 @@ class Client {
     for (const Link& l : side.links)
       if (const std::optional<uint64_t> r = l.endpoint->retransmits()) sum = sum.value_or(0) + *r;
     return sum;
+  }
+
+  // Row::flags: "short" (timed over less than kShortIntervalSec), "capped" (cut by --max-time),
+  // "peer_late" (peer_BW not shown: peerIntervalUsable).
+  static std::vector<std::string> flagsOf(const Measured& m, bool capped) {
+    std::vector<std::string> f;
+    if (m.seconds < report::kShortIntervalSec) f.push_back("short");
+    if (capped) f.push_back("capped");
+    if (m.peerLate) f.push_back("peer_late");
+    return f;
   }
 
   // Row::stalled: a flagged size's figures (common/stall.h) with the retransmits when the
@@ -351,7 +353,7 @@ class Client {
       if (const std::optional<uint64_t> after = retransmitsOf(side))
         m.retransmits = m.retransmits.value_or(0) + (*after >= start ? *after - start : 0);
     m.iterations += run.iterations;
-    addDesched(m.desched, mine.desched);
+    m.desched += mine.desched;
     m.stall.add(mine.stall);
     m.seconds += mine.seconds;
     m.wrong += mine.wrong + peer.wrong;
@@ -367,18 +369,6 @@ class Client {
         m.peerSeconds += peer.seconds;
       }
     }
-  }
-
-  // The peer's interval runs from its first mark to its last (a target: the start and fin
-  // markers' completions; a receiver: the first and last receive) and is only as good as its
-  // polling: a peer that did not run while the data arrived (descheduled on a loaded host; with
-  // libfabric's manual progress nothing arrives until it polls) reaps both marks at once, and its
-  // figure exceeds what was sent (seen: 25,600,000 MB/s for 421 MB/s sent, tcp;ofi_rxm). The
-  // same messages cannot arrive in much less time than they took to send: a peer interval under
-  // half of this side's (the sender's), by more than 50 us (a one-way latency and a completion),
-  // is not used.
-  static bool peerIntervalUsable(double mineSeconds, double peerSeconds) {
-    return !(peerSeconds * 2 < mineSeconds && mineSeconds - peerSeconds > 50e-6);
   }
 
   // Seconds per iteration of `run`, measured by running it (a calibration: warmup that is
@@ -458,9 +448,7 @@ class Client {
           row.peerMegabytesPerSec = m.peerMegabytes / m.peerSeconds;
       }
       if (spec.check) row.wrong = m.wrong;
-      if (m.seconds < report::kShortIntervalSec) row.flags.push_back("short");
-      if (capped) row.flags.push_back("capped");
-      if (m.peerLate) row.flags.push_back("peer_late");  // peer_BW not shown (peerIntervalUsable)
+      row.flags = flagsOf(m, capped);
       if (row.wrong) wrongTotal_ += *row.wrong;
       if (m.desched.lostCpu()) row.descheduled = m.desched.toJson();
       row.stalled = stallOf(m);

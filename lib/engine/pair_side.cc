@@ -266,4 +266,8 @@ void tellPeer(Channel& ch, const std::string& message) {
   ch.close();
 }
 
+bool peerIntervalUsable(double senderSeconds, double peerSeconds) {
+  return !(peerSeconds * 2 < senderSeconds && senderSeconds - peerSeconds > 50e-6);
+}
+
 }  // namespace rdmabench::engine::pairing

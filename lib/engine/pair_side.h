@@ -26,6 +26,16 @@
 
 namespace rdmabench::engine::pairing {
 
+// bw: whether the peer's interval (seconds; a target from its start marker to its fin, a
+// receiver from its first to its last receive) is a measurement next to the sender's. It is
+// only as good as the peer's polling: a peer that did not run while the data arrived
+// (descheduled on a loaded host; with libfabric's manual progress nothing arrives until it
+// polls) reaps its first and last marks at once, and its figure exceeds what was sent (seen:
+// 25,600,000 MB/s for 421 MB/s sent, tcp;ofi_rxm). The same messages cannot arrive in much less
+// time than they took to send: false when the peer's interval is under half of the sender's and
+// shorter by more than 50 us (a one-way latency and a completion). Pure.
+bool peerIntervalUsable(double senderSeconds, double peerSeconds);
+
 // Everything one side holds for a session. Member order = teardown order reversed: endpoints
 // go first, then connectors, memory regions, buffers and finally the device.
 struct Side {

@@ -74,11 +74,6 @@ constexpr size_t kPreHelloBudget = 32;
 // A pre-hello child still running this long after its hello deadline is killed (it ends itself
 // at the deadline; this bounds a stopped or stuck one).
 constexpr std::chrono::milliseconds kHelloSlack{1000};
-// Admission messages on the socketpair: the child asks after its hello, the parent answers.
-constexpr char kAskAdmission = 'H', kAdmitted = 'Y', kRefused = 'N', kRefusedOnce = 'O';
-constexpr const char* kOnceBusy =
-    "server busy: this server was started with --once and its one test is running; start "
-    "another server (or run it without --once)";
 
 // The wait for the test slot before "server busy": 1.5 s for the previous session's teardown,
 // but at most half the client's timeout, so a client with a short --timeout hears "server busy"
@@ -335,33 +330,6 @@ class Daemon {
     children_.emplace(pid, std::move(c));
   }
 
-  // In the child, after the hello: asks the parent for a place among --max-connections.
-  void askAdmission(int admission) {
-    if (::send(admission, &kAskAdmission, 1, MSG_NOSIGNAL) != 1)
-      throw SystemError("server session: asking the daemon for admission", errno);
-    const Deadline deadline(2000);
-    char a = 0;
-    for (;;) {
-      pollfd p{admission, POLLIN, 0};
-      const int left = deadline.remainingMs();
-      if (::poll(&p, 1, std::min(left, 50)) > 0) {
-        if (::recv(admission, &a, 1, 0) != 1) a = 0;
-        break;
-      }
-      throwIfInterrupted("the daemon's admission");
-      if (deadline.expired()) break;
-    }
-    ::close(admission);
-    if (a == kAdmitted) return;
-    if (a == kRefused)
-      throw Error(
-          fmt::format("server busy: {} sessions in progress (--max-connections {}), "
-                      "retry later",
-                      so_.maxConnections, so_.maxConnections));
-    if (a == kRefusedOnce) throw Error(kOnceBusy);
-    throw Error("server session: the daemon did not answer its admission request within 2 s");
-  }
-
   [[noreturn]] void childMain(Channel& ch, uint64_t session, int admission) {
     // Only this session's connection stays open in the child.
     ::close(listener_.fd());
@@ -385,7 +353,7 @@ class Daemon {
                                    escapeForLog(spec.transport, 64), ch.peerName(), session),
                        busyGraceMs(spec.timeoutMs));
           },
-          [&] { askAdmission(admission); });
+          [&] { askAdmission(admission, so_.maxConnections); });
       if (so_.verbose)
         log::write(
             fmt::format("rdmabench server: session {} from {} done\n", session, ch.peerName()));

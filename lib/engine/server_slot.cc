@@ -1,9 +1,12 @@
 // The server's test slot and child-process facts (server_slot.h).
 #include "engine/server_slot.h"
 
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -14,10 +17,41 @@
 
 #include <fmt/format.h>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 
 namespace rdmabench::engine::detail {
+
+const char* const kOnceBusy =
+    "server busy: this server was started with --once and its one test is running; start "
+    "another server (or run it without --once)";
+
+void askAdmission(int fd, uint32_t maxConnections) {
+  if (::send(fd, &kAskAdmission, 1, MSG_NOSIGNAL) != 1)
+    throw SystemError("server session: asking the daemon for admission", errno);
+  const Deadline deadline(2000);
+  char a = 0;
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int left = deadline.remainingMs();
+    if (::poll(&p, 1, std::min(left, 50)) > 0) {
+      if (::recv(fd, &a, 1, 0) != 1) a = 0;
+      break;
+    }
+    throwIfInterrupted("the daemon's admission");
+    if (deadline.expired()) break;
+  }
+  ::close(fd);
+  if (a == kAdmitted) return;
+  if (a == kRefused)
+    throw Error(
+        fmt::format("server busy: {} sessions in progress (--max-connections {}), retry "
+                    "later",
+                    maxConnections, maxConnections));
+  if (a == kRefusedOnce) throw Error(kOnceBusy);
+  throw Error("server session: the daemon did not answer its admission request within 2 s");
+}
 
 SharedSlot::SharedSlot() {
   void* p =

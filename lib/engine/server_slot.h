@@ -1,6 +1,7 @@
 #pragma once
 // Internal to lib/engine (server.cc): the daemon's one test slot, shared by the parent and every
-// session child, and two facts about a child process for the log. Not a public API.
+// session child, the admission question a child asks, and two facts about a child process for the
+// log. Not a public API.
 
 #include <sys/types.h>
 
@@ -37,6 +38,17 @@ class SharedSlot {
  private:
   TestSlot* slot_ = nullptr;
 };
+
+// The admission protocol on the socketpair between a session child and the daemon: the child
+// asks once, after its hello; the daemon answers whether it may run among --max-connections
+// sessions (and, with --once, whether the one test is still to come).
+constexpr char kAskAdmission = 'H', kAdmitted = 'Y', kRefused = 'N', kRefusedOnce = 'O';
+// What a client is told when --once's one test is already running.
+extern const char* const kOnceBusy;
+// In a child: asks over `fd` (closed on return) and returns once admitted. Errors: Error "server
+// busy" naming --max-connections `maxConnections` or --once when refused, Error when the daemon
+// does not answer within 2 s, SystemError when the socket fails, InterruptedError on Ctrl-C.
+void askAdmission(int fd, uint32_t maxConnections);
 
 // "stopped (SIGSTOP)" or "running", from /proc/PID/stat, for the log.
 std::string processState(pid_t pid);
