@@ -93,6 +93,12 @@ class SlowestPerIteration {
 // time), and the JSON then has "cpu_shortfall_us" (that shortfall, us).
 nlohmann::json deschedAcrossRanks(Communicator& c, const DeschedDelta& d, double yieldCpuShare);
 
+// A yielding rank's CPU time in the shared-CPU rule: its run time plus its part of the irq and
+// softirq time of its CPUs (DeschedDelta::irqUs / local ranks = irqUs x share / CPUs): on an idle
+// host 4 ranks on 2 CPUs moving loopback TCP data lost ~6% of their share to softirq work for
+// their own traffic and every pairs round was flagged.
+double ranksCpuUs(const DeschedDelta& d, double yieldCpuShare);
+
 // The shared-CPU part of that rule alone, for loops whose rows are per link or per pair (ring,
 // pairs; every rank calls it, one untimed tree allreduce of 2 doubles, sum): the CPU time in us
 // the yielding ranks fell short of their summed share of their hosts' CPUs over `d`'s wall

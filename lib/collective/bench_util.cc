@@ -128,10 +128,14 @@ json deschedAcrossRanks(Communicator& c, const DeschedDelta& d, double yieldCpuS
   return j;
 }
 
+double ranksCpuUs(const DeschedDelta& d, double yieldCpuShare) {
+  return d.cpuUs + d.irqUs * yieldCpuShare / std::max(1, d.allowedCpus);
+}
+
 double sharedCpuShortfallUs(Communicator& c, const DeschedDelta& d, double yieldCpuShare) {
   const bool yielding = yieldCpuShare > 0;
   // The yielding ranks' run time and share; a rank without schedstat makes the sum negative.
-  const double share[2] = {yielding ? (d.cpuUs < 0 ? -1e18 : d.cpuUs) : 0.0,
+  const double share[2] = {yielding ? (d.cpuUs < 0 ? -1e18 : ranksCpuUs(d, yieldCpuShare)) : 0.0,
                            yielding ? d.wallUs * yieldCpuShare : 0.0};
   std::memcpy(c.data(), share, sizeof share);
   allreduce(c, "tree", 2, DType::kFloat64, ReduceOp::kSum);

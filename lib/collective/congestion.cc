@@ -206,9 +206,9 @@ struct CongestionRun {
     // The victims alone measure (aggressors stream in the congested phase, on other hosts in a
     // real run): a yielding victim is judged by its own share of the CPUs (bench_run.h).
     const DeschedDelta d = probe.stop();
-    const double shortfall = sharedCpusLost(d.cpuUs, d.wallUs * p.yieldCpuShare)
-                                 ? d.wallUs * p.yieldCpuShare - d.cpuUs
-                                 : 0.0;
+    const double cpu = detail::ranksCpuUs(d, p.yieldCpuShare);
+    const double entitled = d.wallUs * p.yieldCpuShare;
+    const double shortfall = sharedCpusLost(cpu, entitled) ? entitled - cpu : 0.0;
     if (json lost = detail::deschedOfRank(d, p.yieldCpuShare, shortfall); !lost.is_null())
       result["desched"] = std::move(lost);
     store.set(fmt::format("cong/{}/{}", phase, me), result.dump());

@@ -32,14 +32,14 @@ std::pair<int64_t, int64_t> schedstat() {
   return {run, wait};
 }
 
-// Steal ticks summed over the CPUs this thread may run on.
-int64_t stealTicks() {
+// {steal, irq + softirq} ticks summed over the CPUs this thread may run on.
+std::pair<int64_t, int64_t> stealAndIrqTicks() {
   cpu_set_t set;
   CPU_ZERO(&set);
   const bool haveSet = sched_getaffinity(0, sizeof set, &set) == 0;
   std::ifstream f("/proc/stat");
   std::string line;
-  int64_t total = 0;
+  int64_t steal = 0, irq = 0;
   while (std::getline(f, line)) {
     if (line.rfind("cpu", 0) != 0) break;
     if (line.size() < 4 || line[3] == ' ') continue;  // the "cpu " total line
@@ -51,16 +51,17 @@ int64_t stealTicks() {
       in >> x;
     if (!in || cpu < 0) continue;
     if (haveSet && (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &set))) continue;
-    total += v[7];
+    steal += v[7];
+    irq += v[5] + v[6];
   }
-  return total;
+  return {steal, irq};
 }
 
 }  // namespace
 
 DeschedProbe::DeschedProbe() : switches_(involuntarySwitches()) {
   std::tie(cpuNs_, runDelayNs_) = schedstat();
-  stealTicks_ = stealTicks();
+  std::tie(stealTicks_, irqTicks_) = stealAndIrqTicks();
   startNs_ = nowNs();
 }
 
@@ -74,8 +75,11 @@ DeschedDelta DeschedProbe::stop() const {
   if (cpuNs_ >= 0 && cpu >= 0)
     d.cpuUs = static_cast<double>(std::max<int64_t>(0, cpu - cpuNs_)) / 1000;
   static const long hz = std::max(1L, sysconf(_SC_CLK_TCK));
-  d.stealUs = static_cast<double>(std::max<int64_t>(0, stealTicks() - stealTicks_)) * 1e6 /
-              static_cast<double>(hz);
+  const auto [steal, irq] = stealAndIrqTicks();
+  const double usPerTick = 1e6 / static_cast<double>(hz);
+  d.stealUs = static_cast<double>(std::max<int64_t>(0, steal - stealTicks_)) * usPerTick;
+  d.irqUs = static_cast<double>(std::max<int64_t>(0, irq - irqTicks_)) * usPerTick;
+  d.allowedCpus = allowedCpuCount();
   return d;
 }
 

@@ -6,7 +6,8 @@
 //  - its run delay: time runnable but waiting for a CPU (/proc/thread-self/schedstat, 2nd field,
 //    ns; absent without CONFIG_SCHED_INFO);
 //  - steal time of the CPUs it may run on (/proc/stat "cpuN" lines, 8th value, USER_HZ ticks);
-//  - its run time on a CPU (/proc/thread-self/schedstat, 1st field, ns), for yield mode's rule
+//  - its run time on a CPU (/proc/thread-self/schedstat, 1st field, ns), and the irq + softirq
+//    time of the CPUs it may run on (/proc/stat, 6th and 7th values), for yield mode's rule
 //    (sharedCpusLost below).
 // Thread-safety: a DeschedProbe belongs to the thread that created it (RUSAGE_THREAD).
 
@@ -24,6 +25,11 @@ struct DeschedDelta {
   double runDelayUs = -1;  // -1 = not available on this kernel
   double cpuUs = -1;       // run time on a CPU; -1 = not available on this kernel
   double wallUs = 0;       // the loop's wall time
+  // irq + softirq time of the allowed CPUs, summed (/proc/stat, 10 ms granularity): the
+  // kernel's work for every task on those CPUs (loopback TCP's receive path runs there), not in
+  // any task's cpuUs when the kernel accounts irq time apart (CONFIG_IRQ_TIME_ACCOUNTING).
+  double irqUs = 0;
+  int allowedCpus = 1;  // CPUs this thread may run on, when the loop ended
   // The flag rule: the thread waited for a CPU (run delay + steal) for at least 1% of the loop
   // and 20 us, with an involuntary switch or steal to show for it; without schedstat, any
   // involuntary switch.
@@ -45,7 +51,8 @@ class DeschedProbe {
   DeschedDelta stop() const;
 
  private:
-  int64_t switches_ = 0, runDelayNs_ = -1, cpuNs_ = -1, stealTicks_ = 0, startNs_ = 0;
+  int64_t switches_ = 0, runDelayNs_ = -1, cpuNs_ = -1, stealTicks_ = 0, irqTicks_ = 0;
+  int64_t startNs_ = 0;
 };
 
 // The rule for ranks that yield on shared CPUs (transport::ProgressMode::kYield with more ranks

@@ -79,6 +79,23 @@ TEST(Desched, RankRowsOfYieldingRanksFollowTheSharedRule) {
   EXPECT_TRUE(collective::detail::deschedOfRank(idle, 0, 0).is_null());
 }
 
+// The kernel's irq and softirq work on the shared CPUs (loopback TCP's receive path) is in no
+// task's run time: each yielding rank is credited its part (irqUs / local ranks = irqUs x share /
+// CPUs), or 4 ranks moving data on 2 CPUs were flagged every pairs round on an idle host.
+TEST(Desched, YieldingRanksAreCreditedTheirPartOfIrqTime) {
+  DeschedDelta rank;
+  rank.wallUs = 200'000;
+  rank.cpuUs = 80'000;
+  rank.irqUs = 100'000;  // both CPUs, the whole host's
+  rank.allowedCpus = 2;
+  EXPECT_DOUBLE_EQ(collective::detail::ranksCpuUs(rank, 0.5), 80'000 + 25'000);
+  // 4 such ranks: 420 ms of the 400 ms they share, not 320 ms (a 20% "shortfall").
+  EXPECT_FALSE(sharedCpusLost(4 * collective::detail::ranksCpuUs(rank, 0.5), 4 * 200'000 * 0.5));
+  EXPECT_TRUE(sharedCpusLost(4 * rank.cpuUs, 4 * 200'000 * 0.5));
+  rank.allowedCpus = 0;  // never divides by zero
+  EXPECT_DOUBLE_EQ(collective::detail::ranksCpuUs(rank, 0.5), 80'000 + 50'000);
+}
+
 TEST(Desched, ProbeReadsRunTime) {
   const DeschedProbe probe;
   const int64_t end = nowNs() + 20'000'000;  // 20 ms of spinning
