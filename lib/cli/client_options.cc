@@ -143,7 +143,8 @@ void addTestOptions(po::options_description& general, bool bw) {
         "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
         "cq-mod", po::value<std::string>(),
         "request a completion every N posts, at most the window (window mode) or --tx-depth "
-        "(stream mode) (default: window mode 1, stream mode min(100, --tx-depth) as perftest -Q)")(
+        "(stream mode) (default: window mode 1, stream mode min(100, --tx-depth) as perftest -Q, "
+        "or the --post-list size when above 1 as perftest -l)")(
         "post-list,l", po::value<std::string>(),
         "posts handed to the transport per call, 1..the window or --tx-depth; verbs chains them "
         "in one ibv_post_send (perftest -l) (default 1)");
@@ -282,6 +283,12 @@ void parseBandwidth(const po::variables_map& vm, engine::TestSpec& spec) {
   }
 }
 
+// Stream mode's completions without --cq-mod, as perftest's: -Q 100 capped at the tx depth, and
+// with a post list one completion per list (perftest -l sets its CQ moderation to the list size).
+uint32_t streamCqModeration(const engine::TestSpec& spec) {
+  return spec.postList > 1 ? spec.postList : std::min<uint32_t>(100, spec.streamDepth());
+}
+
 // Device / transport options: this side's device, the server's (sent with the description),
 // the A/B variants.
 void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
@@ -355,9 +362,7 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
   if (spec.serverDevice.device.empty() && vm.count("domain") && cmd.client.host.empty())
     spec.serverDevice.device = d.device;
   spec.serverDevice.gidIndex = -1;
-  // Stream mode moderates completions as perftest does (-Q 100, capped at the tx depth).
-  if (spec.stream() && !vm.count("cq-mod"))
-    spec.cqModeration = std::min<uint32_t>(100, spec.streamDepth());
+  if (spec.stream() && !vm.count("cq-mod")) spec.cqModeration = streamCqModeration(spec);
   if (cmd.client.host.empty()) {
     // Loopback: both sides use the same device and GID.
     spec.serverDevice.device = d.device;

@@ -41,6 +41,15 @@ json_check "$TMP/bwl.json" "'one sendmsg' in d['run']['extra']['post_list_note']
 timeout 60 "$RB" bw -t socket --op read -s 1K -n 4 -f json >"$TMP/bwl.json" || fail "bw --op read"
 json_check "$TMP/bwl.json" "'post_list_note' not in d['run']['extra'] and 'post_list' not in d['run']['extra']"
 pass "bw --post-list: post_list_note where a batch is not one doorbell"
+# Stream mode with a post list completes once per list unless --cq-mod says otherwise (perftest
+# -l sets -Q to the list size); without a list, min(100, --tx-depth) as perftest -Q.
+timeout 60 "$RB" bw -t socket --mode stream -l 32 -s 8 -n 3200 -f json >"$TMP/bwq.json" || fail "bw stream -l 32"
+json_check "$TMP/bwq.json" "d['run']['extra']['cq_moderation'] == 32"
+timeout 60 "$RB" bw -t socket --mode stream -l 32 --cq-mod 64 -s 8 -n 3200 -f json >"$TMP/bwq.json" || fail "bw stream -l 32 --cq-mod 64"
+json_check "$TMP/bwq.json" "d['run']['extra']['cq_moderation'] == 64"
+timeout 60 "$RB" bw -t socket --mode stream -s 8 -n 3200 -f json >"$TMP/bwq.json" || fail "bw stream"
+json_check "$TMP/bwq.json" "d['run']['extra']['cq_moderation'] == 100"
+pass "bw --mode stream: --cq-mod defaults to the post list size (perftest -l), else 100"
 
 # The standalone server times bw's target interval (peer_BW): it takes --clock as clients do.
 expect_status 2 "--clock hpet: unknown clock (valid: auto, tsc, monotonic)" "$RB" server --clock hpet
