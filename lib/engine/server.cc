@@ -141,6 +141,11 @@ class Daemon {
           if (so_.verbose)
             log::write(fmt::format(
                 "rdmabench server: refused {}: --once, its one test is running\n", ch->peerName()));
+          // Its hello is read (up to 1 s) before the answer: closing with unread bytes resets the
+          // connection, and a client under load read that reset instead of the answer.
+          pollfd p{ch->fd(), POLLIN, 0};
+          char hello[512];
+          if (::poll(&p, 1, 1000) > 0) (void)::recv(ch->fd(), hello, sizeof hello, MSG_DONTWAIT);
           tellPeer(*ch, kOnceBusy);
           continue;
         }
