@@ -15,6 +15,7 @@
 
 #include "common/desched.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "common/json_read.h"
 #include "engine/pair.h"
 #include "report/ab_report.h"
@@ -79,16 +80,19 @@ json runBoth(const MeasureRequest& r, int64_t timeoutMs) {
   return out;
 }
 
-// Reads the child's document until EOF or the deadline; false at the deadline.
+// Reads the child's document until EOF or the deadline; false at the deadline or on Ctrl-C /
+// SIGTERM (the caller kills the child either way). Polls in slices of 100 ms so an interrupt is
+// seen even where the signal does not interrupt poll().
 bool readUntil(int fd, Clock::time_point until, std::string& text) {
   char buf[4096];
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-    if (left.count() <= 0) return false;
+    if (left.count() <= 0 || interrupted()) return false;
     pollfd p{fd, POLLIN, 0};
-    const int n = ::poll(&p, 1, static_cast<int>(left.count()));
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 100)));
+    if (n == 0) continue;
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return n == 0 ? false : true;
+    if (n < 0) return true;  // the document so far decides
     const ssize_t got = ::read(fd, buf, sizeof buf);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return true;
@@ -181,8 +185,11 @@ Measurement measure(const MeasureRequest& r) {
   ::close(fds[0]);
   if (!finished) {
     ::kill(-pid, SIGKILL);
-    m.cut = true;
-    m.error = fmt::format("killed at its deadline of {:.1f} s (the device or the engine hung)",
+    m.cut = !interrupted();
+    m.error =
+        interrupted()
+            ? std::string("interrupted")
+            : fmt::format("killed at its deadline of {:.1f} s (the device or the engine hung)",
                           static_cast<double>(r.deadlineMs) / 1e3);
   }
   int status = 0;
