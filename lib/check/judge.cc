@@ -79,7 +79,7 @@ void judgeInventory(CheckResult& r, const std::vector<std::string>& named, bool 
   }
 }
 
-void judgeCounters(CheckResult& r) {
+void judgeCounters(CheckResult& r, const std::map<std::string, uint64_t>& limits) {
   for (const PortCounters& pc : r.counters) {
     std::string rose;
     int n = 0;
@@ -88,7 +88,10 @@ void judgeCounters(CheckResult& r) {
         r.notes.push_back(fmt::format("{}: {} went backwards ({} -> {}): reset or wrapped",
                                       pc.subject, d.key, d.before, d.after));
       if (d.cls != CounterClass::kError || d.delta == 0) continue;
+      const auto lim = limits.find(d.key);
+      if (lim != limits.end() && d.delta <= lim->second) continue;
       rose += fmt::format("{}{} +{}", n++ ? ", " : "", d.key, d.delta);
+      if (lim != limits.end()) rose += fmt::format(" (limit {})", lim->second);
     }
     if (n)
       r.findings.push_back({pc.subject,

@@ -2,6 +2,9 @@
 // The rules of `rdmabench check` (docs/check.md), as pure functions over a CheckResult: each
 // adds its findings (failing or not) and notes. Thread-safety: pure.
 
+#include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "check/expect.h"
@@ -14,9 +17,10 @@ namespace rdmabench::check {
 // all fails with `requireRdma`; a device named with -d that is not there always fails.
 void judgeInventory(CheckResult& r, const std::vector<std::string>& named, bool requireRdma);
 
-// Error-class counters that rose in the window fail (one finding per port naming each counter
-// and its rise); a counter that went backwards is a note (reset or wrap).
-void judgeCounters(CheckResult& r);
+// Error-class counters that rose in the window by more than their limit (`limits`, by name;
+// default 0) fail: one finding per port naming each counter and its rise; a counter that went
+// backwards is a note (reset or wrap).
+void judgeCounters(CheckResult& r, const std::map<std::string, uint64_t>& limits = {});
 
 // A measurement that failed, was cut at its deadline or saw wrong data fails.
 void judgeMeasurements(CheckResult& r);

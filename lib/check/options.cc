@@ -43,6 +43,9 @@ cli::OptionGroups checkOptionGroups() {
       "a plain limit on every measured port, repeatable: lat_p50|lat_p99 OP VALUE ns|us|ms|s, "
       "bw OP VALUE MB/s|GB/s|Mb/s|Gb/s|%link, OP <=, <, >=, > (e.g. 'lat_p99<=3us', "
       "'bw>=90%link'; the link rate comes from sysfs)")(
+      "counter-limit", po::value<std::vector<std::string>>(),
+      "NAME=N: the error counter NAME (as the report names it, e.g. hw_counters/rcvd_seq_err) may "
+      "rise by up to N in the window (repeatable; default 0: any rise fails)")(
       "record", po::value<std::string>(),
       "append this run to the node's history DIR/NODE.json (atomic, under a lock)")(
       "baseline", po::value<std::string>(),
@@ -69,6 +72,17 @@ void parseJudging(const po::variables_map& vm, CheckCommand& cmd) {
   if (has("expect"))
     for (const auto& e : vm["expect"].as<std::vector<std::string>>())
       cmd.expects.push_back(parseExpectation(e));
+  if (has("counter-limit"))
+    for (const auto& c : vm["counter-limit"].as<std::vector<std::string>>()) {
+      const size_t eq = c.find('=');
+      if (eq == std::string::npos || eq == 0 || c.find('/') == std::string::npos)
+        throw UsageError(
+            fmt::format("--counter-limit {}: expected NAME=N with NAME as the report names it "
+                        "(e.g. hw_counters/rcvd_seq_err=10)",
+                        c));
+      cmd.counterLimits[c.substr(0, eq)] =
+          cli::parseUnsigned(c.substr(eq + 1), "--counter-limit " + c.substr(0, eq), 0, UINT64_MAX);
+    }
   if (has("record")) cmd.recordDir = str("record");
   if (has("baseline")) cmd.baselineDir = str("baseline");
   if ((has("record") && cmd.recordDir.empty()) || (has("baseline") && cmd.baselineDir.empty()))

@@ -3,6 +3,8 @@
 // (tests/unit/check_test.cc). Every bad value is a one-line UsageError naming the option, the
 // value and the accepted range (exit 2). Thread-safety: pure.
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,10 +26,13 @@ struct CheckCommand {
   RuleParams rule;                       // --mad-k, --margin, --min-runs
   size_t window = 30;                    // --window: newest healthy runs the baseline uses
   std::vector<Expectation> expects;      // --expect (repeatable)
-  bool requireRdma = false;              // --require-rdma
-  std::string node;                      // --node (default: the host name)
-  std::string format = "table";          // -f table | json
-  std::string outputPath;                // -o FILE
+  // --counter-limit NAME=N (repeatable): the error counter NAME ("hw_counters/rcvd_seq_err") may
+  // rise by up to N in the window before it fails; every other error counter: 0.
+  std::map<std::string, uint64_t> counterLimits;
+  bool requireRdma = false;      // --require-rdma
+  std::string node;              // --node (default: the host name)
+  std::string format = "table";  // -f table | json
+  std::string outputPath;        // -o FILE
   bool quiet = false;
   bool help = false;
   std::string helpText;

@@ -160,7 +160,7 @@ CheckResult runCheck(const CheckCommand& cmd, const std::string& commandLine) {
   }
   runSteps(cmd, r, start);
   judgeInventory(r, cmd.devices, cmd.requireRdma);
-  judgeCounters(r);
+  judgeCounters(r, cmd.counterLimits);
   judgeMeasurements(r);
   r.figures = collectFigures(r);
   judgeExpectations(r, cmd.expects);

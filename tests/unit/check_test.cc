@@ -241,6 +241,15 @@ TEST(CheckInventory, CountersOverTheWindowAndTheirVerdict) {
   ASSERT_EQ(r.findings.size(), 1u);  // the congestion rise alone does not fail
   EXPECT_EQ(r.findings[0].line(),
             "mlx5_0/1: error counter rose in 2.0 s: counters/symbol_error +2");
+  // A limit lets a counter rise that far, and no further.
+  CheckResult limited = r;
+  limited.findings.clear();
+  judgeCounters(limited, {{"counters/symbol_error", 2}});
+  EXPECT_TRUE(limited.findings.empty());
+  judgeCounters(limited, {{"counters/symbol_error", 1}});
+  ASSERT_EQ(limited.findings.size(), 1u);
+  EXPECT_EQ(limited.findings[0].text,
+            "error counter rose in 2.0 s: counters/symbol_error +2 (limit 1)");
   const std::vector<Figure> figures = collectFigures(r);
   ASSERT_EQ(figures.size(), 1u);
   EXPECT_EQ(figures[0].key(), "mlx5_0/1 rate hw_counters/np_cnp_sent");
@@ -359,6 +368,14 @@ TEST(CheckOptions, DefaultsAndRanges) {
   EXPECT_NE(optionError({"--min-runs", "40"}).find("--window 30: smaller than --min-runs 40"),
             std::string::npos);
   EXPECT_NE(optionError({"-f", "csv"}).find("--format csv"), std::string::npos);
+  EXPECT_NE(optionError({"--counter-limit", "x=1"}).find("--counter-limit x=1: expected NAME=N"),
+            std::string::npos);
+  EXPECT_NE(
+      optionError({"--counter-limit", "hw_counters/a=-1"}).find("--counter-limit hw_counters/a"),
+      std::string::npos);
+  EXPECT_EQ(
+      parseCheckCommand({"--counter-limit", "hw_counters/a=7"}).counterLimits.at("hw_counters/a"),
+      7u);
 }
 
 }  // namespace
