@@ -51,18 +51,31 @@ engine::ClientOptions clientOptions(const MeasureRequest& r, bool latency, int64
   return o;
 }
 
-// In the child: both runs, as one JSON document.
-json runBoth(const MeasureRequest& r, int64_t timeoutMs) {
-  json out = json::object();
+void writeLine(int fd, const json& j) {
+  const std::string text = j.dump() + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0 && errno != EINTR) return;
+    if (n > 0) done += static_cast<size_t>(n);
+  }
+}
+
+// In the child: both runs, one JSON line to `fd` as each phase starts and ends, so a run killed
+// at its deadline still reports what finished and which phase it was in.
+void runBoth(const MeasureRequest& r, int64_t timeoutMs, int fd) {
   for (bool latency : {true, false}) {
     report::RunCapture cap;
     report::CaptureReporter reporter(cap);
+    writeLine(fd, {{"phase", latency ? "latency" : "bandwidth"}});
     try {
       engine::runClient(clientOptions(r, latency, timeoutMs), reporter);
     } catch (const std::exception& e) {
-      out["error"] = fmt::format("{}: {}", latency ? "latency" : "bandwidth", e.what());
-      return out;
+      writeLine(fd,
+                {{"error", fmt::format("{}: {}", latency ? "latency" : "bandwidth", e.what())}});
+      return;
     }
+    json out = json::object();
     if (latency) out["local"] = transport::toJson(cap.info.local);
     for (const report::Row& row : cap.rows) {
       if (latency && row.latency) {
@@ -76,8 +89,25 @@ json runBoth(const MeasureRequest& r, int64_t timeoutMs) {
                      {"wrong", row.wrong.value_or(0)}};
       }
     }
+    writeLine(fd, out);
   }
-  return out;
+}
+
+// The child's lines merged into one object (members of later lines win); ProtocolError for a
+// line that is not a JSON object.
+json mergeLines(const std::string& text) {
+  json all = json::object();
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find('\n', i);
+    if (j == std::string::npos) break;  // a line cut by the kill: left out
+    const json one = parseUntrustedJson(std::string_view(text).substr(i, j - i),
+                                        "check measurement", 8, 1u << 20);
+    if (!one.is_object()) throw ProtocolError("check measurement: a line is not an object");
+    all.update(one);
+    i = j + 1;
+  }
+  return all;
 }
 
 // Reads the child's document until EOF or the deadline; false at the deadline or on Ctrl-C /
@@ -163,18 +193,11 @@ Measurement measure(const MeasureRequest& r) {
   if (pid == 0) {
     ::close(fds[0]);
     ::setpgid(0, 0);  // the loopback server it forks joins this group: one kill ends both
-    std::string text;
     try {
       // Leave the engine a second to report its own timeout before the parent kills us.
-      text = runBoth(r, std::max<int64_t>(1000, r.deadlineMs - 1000)).dump();
+      runBoth(r, std::max<int64_t>(1000, r.deadlineMs - 1000), fds[1]);
     } catch (const std::exception& e) {
-      text = json{{"error", e.what()}}.dump();
-    }
-    size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::write(fds[1], text.data() + done, text.size() - done);
-      if (n <= 0 && errno != EINTR) break;
-      if (n > 0) done += static_cast<size_t>(n);
+      writeLine(fds[1], {{"error", e.what()}});
     }
     ::_exit(0);
   }
@@ -183,26 +206,28 @@ Measurement measure(const MeasureRequest& r) {
   std::string text;
   const bool finished = readUntil(fds[0], until, text);
   ::close(fds[0]);
-  if (!finished) {
-    ::kill(-pid, SIGKILL);
-    m.cut = !interrupted();
-    m.error =
-        interrupted()
-            ? std::string("interrupted")
-            : fmt::format("killed at its deadline of {:.1f} s (the device or the engine hung)",
-                          static_cast<double>(r.deadlineMs) / 1e3);
-  }
+  if (!finished) ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (finished) {
-    try {
-      fillFrom(parseUntrustedJson(text, "check measurement", 8, 1u << 20), m);
-    } catch (const std::exception& e) {
-      m.error = WIFSIGNALED(status)
-                    ? fmt::format("the measuring process died of signal {}", WTERMSIG(status))
-                    : fmt::format("no result from the measuring process ({})", e.what());
-    }
+  json got;
+  try {
+    got = mergeLines(text);
+    fillFrom(got, m);
+  } catch (const std::exception& e) {
+    m.error = fmt::format("no result from the measuring process ({})", e.what());
+  }
+  if (!finished) {
+    m.cut = !interrupted();
+    m.error = interrupted() ? std::string("interrupted")
+                            : fmt::format("killed at its deadline of {:.1f} s during the {} run",
+                                          static_cast<double>(r.deadlineMs) / 1e3,
+                                          got.value("phase", std::string("first")));
+  } else if (!got.contains("bw") && m.error.empty()) {
+    m.error = WIFSIGNALED(status)
+                  ? fmt::format("the measuring process died of signal {} during the {} run",
+                                WTERMSIG(status), got.value("phase", std::string("first")))
+                  : std::string("no result from the measuring process");
   }
   m.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return m;
