@@ -34,6 +34,10 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
 // cost to a collective; N ranks as the collectives.
 int runNoiseCommand(const std::vector<std::string>& args, const std::string& commandLine);
 cli::OptionGroups noiseOptions();
+// `rdmabench check` (check.cc, docs/check.md): the node health gate; exit 0 healthy, 1
+// unhealthy (first line: the drain reason), 2 usage, 3 could not run.
+int runCheckCommand(const std::vector<std::string>& args, const std::string& commandLine);
+cli::OptionGroups checkOptions();
 // `rdmabench rendezvous`: the standalone rendezvous store server.
 int runRendezvousCommand(const std::vector<std::string>& args);
 // `rdmabench version [--format json]` (version.cc): release, git describe, protocol, backends.

@@ -294,6 +294,9 @@ std::vector<cli::CommandDoc> commandDocs() {
       {"noise", "",
        "OS noise: detours per core and node, their sources, their cost to a collective",
        noiseOptions},
+      {"check", "",
+       "node health gate: ports, counters, loopback lat/bw, noise vs the node's baseline",
+       checkOptions},
       {"rendezvous", "", "standalone rendezvous server for N-rank runs", rendezvousOptions},
       {"compare", "FILE..",
        "line up rdmabench / OSU / IMB / perftest results: MPI overhead per size", compareOptions},
@@ -343,6 +346,7 @@ int main(int argc, char** argv) {
         command == "congestion")
       return runCollectiveCommand(command, args, commandLine);
     if (command == "noise") return runNoiseCommand(args, commandLine);
+    if (command == "check") return runCheckCommand(args, commandLine);
     if (command == "rendezvous") return runRendezvousCommand(args);
     if (command == "help") return runHelpCommand(args);
     if (command == "version" || command == "--version") return runVersionCommand(args);
