@@ -31,6 +31,12 @@ set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# libfabric is opened with dlopen (cmake/Backends.cmake): neither dpkg-shlibdeps nor rpm's
+# AutoReq sees it, so it is named here.
+if(RDMABENCH_OFI_DLOPEN)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libfabric1")
+  set(CPACK_RPM_PACKAGE_REQUIRES "libfabric.so.1()(64bit)")
+endif()
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)
 # man-db / bash-completion / lmod are suggestions, never dependencies.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, lmod | environment-modules, gnuplot-nox")

@@ -194,7 +194,10 @@ void addMeasureOptions(po::options_description& measure) {
 void parseTarget(const po::variables_map& vm, ClientCommand& cmd) {
   engine::TestSpec& spec = cmd.client.spec;
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
-  if (vm.count("host")) cmd.client.host = str("host");
+  // `lat "$NODE"` with NODE unset: a loopback run would be reported as the fabric's figures.
+  if (vm.count("host") && (cmd.client.host = str("host")).empty())
+    throw UsageError(
+        "HOST '': empty host name (an unset shell variable?); omit HOST for a loopback run");
   if (vm.count("transport")) {
     spec.transport = str("transport");
     cmd.transportGiven = true;
@@ -313,7 +316,9 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
     d.mtu = static_cast<uint32_t>(mtu);
   }
   const bool hadHost = !cmd.client.host.empty();
-  d.progress = parseUseEvent(vm, &cmd.client.host).value_or(transport::ProgressMode::kBusyPoll);
+  const std::optional<transport::ProgressMode> asked = parseUseEvent(vm, &cmd.client.host);
+  cmd.progressGiven = asked.has_value();
+  d.progress = asked.value_or(transport::ProgressMode::kBusyPoll);
   // `lat -e nodeA:18651`: the HOST taken from -e may carry the port, as a positional one may.
   if (!hadHost && !cmd.client.host.empty()) {
     cmd.client.hostHint = fmt::format(
@@ -401,13 +406,15 @@ void checkReportOptions(const ClientCommand& cmd) {
 void parseOutput(const po::variables_map& vm, ClientCommand& cmd) {
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   if (vm.count("format")) {
-    cmd.output.format = str("format");
     const auto& names = report::formatNames();
-    if (std::find(names.begin(), names.end(), cmd.output.format) == names.end())
+    if (std::find(names.begin(), names.end(), str("format")) == names.end())
       throw UsageError(
-          fmt::format("--format {}: unknown (valid: {})", cmd.output.format, joined(names)));
+          fmt::format("--format {}: unknown (valid: {})", str("format"), joined(names)));
   }
   if (vm.count("output")) cmd.output.path = parseOutputPath(str("output"));
+  // `-o x.json` without -f: JSON, not a text table in a .json file.
+  cmd.output.format =
+      formatForOutput(vm.count("format") ? str("format") : std::string(), cmd.output.path);
   if (vm.count("clock")) {
     cmd.clock = str("clock");
     checkClockChoice(cmd.clock);

@@ -303,7 +303,9 @@ void parseDevice(const Values& v, CollCommand& cmd) {
 
 // --format, --output, --full, and the checks that need the rank count of --np.
 void parseOutput(const std::string& test, const Values& v, CollCommand& cmd) {
-  if (v.has("format")) cmd.format = v.str("format");
+  if (v.has("output")) cmd.outputPath = parseOutputPath(v.str("output"));
+  // `-o x.json` without -f: JSON, not a text table in a .json file.
+  cmd.format = formatForOutput(v.has("format") ? v.str("format") : std::string(), cmd.outputPath);
   if (fixedCounts(test) && cmd.format != "table" && cmd.format != "json" && cmd.format != "csv")
     throw UsageError(
         fmt::format("--format {}: no {} layout (valid: table, json, csv)", cmd.format, test));
@@ -326,7 +328,6 @@ void parseOutput(const std::string& test, const Values& v, CollCommand& cmd) {
   if (std::find(names.begin(), names.end(), cmd.format) == names.end())
     throw UsageError(
         fmt::format("--format {}: unknown (valid: table, json, csv, osu, imb)", cmd.format));
-  if (v.has("output")) cmd.outputPath = parseOutputPath(v.str("output"));
   cmd.full = v.on("full");
   cmd.quiet = v.on("quiet");
   checkFullFormat(cmd.full, cmd.format);

@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -77,6 +78,21 @@ void checkDistinctOutputs(const std::string& output, const std::string& plot) {
         output));
 }
 
+std::string formatForOutput(const std::string& given, const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t dot = name.find_last_of('.');
+  std::string suffix = dot == std::string::npos || dot == 0 ? "" : name.substr(dot + 1);
+  for (char& c : suffix)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (path == "-" || (suffix != "json" && suffix != "csv")) return given.empty() ? "table" : given;
+  if (given.empty() || given == suffix) return suffix;
+  throw UsageError(fmt::format(
+      "--format {} with --output {}: the file name says {}; give -f {}, or a name without "
+      ".{}",
+      given, escapeForLog(path, 200), suffix, suffix, name.substr(dot + 1)));
+}
+
 void checkFullFormat(bool full, const std::string& format) {
   if (full && format != "osu")
     throw UsageError(fmt::format(
@@ -99,8 +115,7 @@ po::variables_map parseOptions(const std::string& command, const po::options_des
         fmt::format("unknown option '{}' for '{}'{}", name, command,
                     hint.empty() ? fmt::format(" (see `rdmabench {} --help`)", command) : hint));
   } catch (const po::error& e) {
-    throw UsageError(
-        fmt::format("rdmabench {}: {} (see `rdmabench {} --help`)", command, e.what(), command));
+    throw UsageError(fmt::format("{}: {} (see `rdmabench {} --help`)", command, e.what(), command));
   }
   return vm;
 }

@@ -48,6 +48,7 @@ struct ClientCommand {
   std::vector<Variant> variants;
   OutputOptions output;
   bool transportGiven = false;  // -t given; else the caller picks the best usable transport
+  bool progressGiven = false;   // -e given: the mode is used as asked (cli/loopback_progress.h)
   // Without -t: the transport-specific options given ("-d/--device mlx5_0"), each with the
   // transports that read it, for checkAutoTransport once the transport is known.
   std::vector<TransportOption> transportOptions;
@@ -138,6 +139,11 @@ std::string parseOutputPath(const std::string& text, std::string_view option = "
 // --plot and -o naming one file (after resolving "." and ".."): UsageError, one would overwrite
 // the other. Either empty: no check.
 void checkDistinctOutputs(const std::string& output, const std::string& plot);
+// The report format for -o `path` and -f `given` ("" = -f not given): a file name ending in
+// .json or .csv (any case) picks json / csv when -f is absent, so `-o x.json` never holds a text
+// table; -f naming another format than that suffix is a UsageError naming both (docs/cli.md).
+// Any other name, stdout ("" or "-"): `given`, else "table".
+std::string formatForOutput(const std::string& given, const std::string& path);
 // --full applies to --format osu only: UsageError naming the format otherwise.
 void checkFullFormat(bool full, const std::string& format);
 

@@ -1,5 +1,7 @@
 #include "cli/run_note.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace rdmabench::cli {
@@ -52,6 +54,19 @@ std::string largeRunNote(const engine::TestSpec& spec, double maxTimeSec) {
                                               : std::string(),
       spec.latency() || spec.bidirectional ? ", both directions" : "", roughDuration(bits / 100e9),
       roughDuration(bits / 10e9));
+}
+
+std::string oversubscriptionWarning(const std::string& what, int ranks, int cpus, bool eventMode,
+                                    double timeoutSec) {
+  cpus = std::max(cpus, 1);
+  if (ranks <= kRanksPerCpuWarning * cpus) return "";
+  const double perCpu = static_cast<double>(ranks) / cpus;
+  return fmt::format(
+      "{} on {} allowed CPU{} ({:.0f} ranks per CPU): every rank waits its turn for a CPU at each "
+      "step, so wire-up and every iteration take about that many times longer, ranks may exceed "
+      "--timeout {:g} s, and the figures are the scheduler's, not the fabric's{}",
+      what, cpus, cpus == 1 ? "" : "s", perCpu, timeoutSec,
+      eventMode ? "" : "; -e on (event mode: ranks sleep until data arrives) goes furthest");
 }
 
 }  // namespace rdmabench::cli

@@ -25,4 +25,15 @@ double plannedBytes(const engine::TestSpec& spec);
 // kLargeRunBytes, -D, or automatic counts bounded by --max-time (`maxTimeSec` > 0).
 std::string largeRunNote(const engine::TestSpec& spec, double maxTimeSec);
 
+// Ranks per allowed CPU above which an N-rank run is warned about before it starts.
+inline constexpr int kRanksPerCpuWarning = 8;
+
+// The warning for `ranks` ranks on one host with `cpus` allowed CPUs (`what`: "--np 1000" or
+// "1000 ranks on this host"), or empty up to kRanksPerCpuWarning ranks per CPU: `barrier --np
+// 1000` on 2 CPUs was accepted and failed after 27 s. Every rank waits its turn for a CPU at
+// each step, so the figures are the scheduler's and ranks may exceed --timeout (`timeoutSec`);
+// without `eventMode` it names -e on, which scales furthest (ranks sleep until data arrives).
+std::string oversubscriptionWarning(const std::string& what, int ranks, int cpus, bool eventMode,
+                                    double timeoutSec);
+
 }  // namespace rdmabench::cli

@@ -211,6 +211,7 @@ uint64_t ResultOutput::bytesWritten() const {
 
 void ResultOutput::discard() noexcept {
   finished_ = true;
+  stream_.rdbuf(nullptr);  // a reporter's late write (JSON closing itself) goes nowhere
   if (fd_ > 2) ::close(fd_);
   fd_ = -1;
   if (!temp_.empty()) ::unlink(temp_.c_str());
@@ -223,6 +224,7 @@ void ResultOutput::finish() {
   buf_->flushAll();
   int err = buf_->error();
   if (err == 0 && stream_.bad()) err = EIO;
+  if (fd_ > 2) stream_.rdbuf(nullptr);  // closed below: a late write must not reach its number
   if (fd_ > 2) {
     // The data reaches the disk before the rename makes it the destination's content.
     if (!temp_.empty() && err == 0 && ::fsync(fd_) != 0) err = errno;
@@ -247,10 +249,16 @@ void ResultOutput::finish() {
   }
 }
 
-void ResultOutput::finishAfterFailure() noexcept {
+bool ResultOutput::wantsErrorDocument(bool measured) const {
+  if (isStdout()) return true;
+  if (!temp_.empty()) return measured;
+  return bytesWritten() > 0;
+}
+
+void ResultOutput::finishAfterFailure(bool measured) noexcept {
   if (finished_) return;
-  if (!temp_.empty() && bytesWritten() == 0) {
-    discard();  // nothing measured, nothing written: the previous file stays as it was
+  if (!temp_.empty() && (!measured || bytesWritten() == 0)) {
+    discard();  // nothing measured: the previous file stays as it was
     return;
   }
   try {

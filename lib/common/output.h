@@ -76,11 +76,17 @@ class ResultOutput {
   // flush, the fsync, the close or the rename failed (the temporary file is then removed).
   // Idempotent.
   void finish();
-  // For a run that failed after the reporter recorded the error: a file that received a report
-  // (bytesWritten() > 0) is committed as finish() does, so it holds the complete document with
-  // the error; one that received nothing is left as it was (a previous result survives). stdout
-  // is flushed. Never throws (a failure to write is reported on stderr).
-  void finishAfterFailure() noexcept;
+  // Whether a failed run writes its error document here. `measured`: the report holds at least
+  // one measured row. stdout: always. A file written atomically: only with a measured row, so a
+  // run that failed before measuring anything (a usage error, a refused connect, a Ctrl-C or a
+  // dead server during the first size) leaves the previous result as it was (docs/cli.md). A
+  // direct destination (FIFO, /dev/..., in place): once it received bytes (they are out).
+  bool wantsErrorDocument(bool measured) const;
+  // For a run that failed, after the reporter recorded the error where wantsErrorDocument(
+  // `measured`) said so: such a destination is committed as finish() does (the complete document
+  // with the error); an atomic file is otherwise left as it was (the temporary file is removed).
+  // stdout is flushed. Never throws (a failure to write is reported on stderr).
+  void finishAfterFailure(bool measured) noexcept;
 
  private:
   void discard() noexcept;

@@ -19,6 +19,7 @@
 #include "common/measure_clock.h"
 #include "common/units.h"
 #include "engine/bandwidth.h"
+#include "engine/budget_chunks.h"
 #include "engine/buffers.h"
 #include "engine/hints.h"
 #include "engine/link.h"
@@ -383,10 +384,6 @@ class Client {
   void measureSizes(Channel& ch, Side& side, Progress& progress) {
     const TestSpec& spec = o_.spec;
     uint64_t largestPassed = 0;  // largest size that completed (for the path-MTU hint)
-    // --max-time: the last size's seconds per iteration predict the next size's (the time of
-    // an iteration grows at most linearly with the size); no prediction = calibrate.
-    double lastPerIteration = 0;
-    uint64_t lastBytes = 0;
     const bool budget = spec.durationSec <= 0 && spec.iterations == 0 && o_.maxTimeSec > 0;
     for (size_t index = 0; index < spec.sizes.size(); ++index) {
       const uint64_t bytes = spec.sizes[index];
@@ -409,20 +406,22 @@ class Client {
           }
         } else {
           if (budget) {
-            const double scale = static_cast<double>(std::max<uint64_t>(bytes, 1)) /
-                                 static_cast<double>(std::max<uint64_t>(lastBytes, 1));
-            const double predicted =
-                lastPerIteration * std::max(1.0, scale) * static_cast<double>(run.iterations);
-            if (lastPerIteration <= 0 || predicted > o_.maxTimeSec / 2) {
-              SizeRun cal{bytes, std::max<uint64_t>(run.warmup, 1), 0};
-              warmupReported = cal.iterations;
-              const uint64_t fit = budgetedIterations(
-                  run.iterations, calibrate(ch, side, progress, cal, m), o_.maxTimeSec);
-              capped = fit < run.iterations;
-              run = SizeRun{bytes, fit, 0};
+            // --max-time (IMB's -time): OSU's count in chunks, checked against the running clock
+            // after each, so the budget ends a size that turned out slow and a warmup that ran
+            // slow does not cut a fast size short (the warmup is the first estimate only).
+            SizeRun cal{bytes, std::max<uint64_t>(run.warmup, 1), 0};
+            warmupReported = cal.iterations;
+            BudgetChunks chunks(o_.maxTimeSec, calibrate(ch, side, progress, cal, m),
+                                cal.iterations, run.iterations);
+            for (uint64_t n = chunks.next(); n > 0; n = chunks.next()) {
+              const double before = m.seconds;
+              runChunk(ch, side, progress, SizeRun{bytes, n, 0}, m);
+              chunks.record(n, m.seconds - before);
             }
+            capped = chunks.capped();
+          } else {
+            runChunk(ch, side, progress, run, m);
           }
-          runChunk(ch, side, progress, run, m);
         }
       } catch (const TransportError& e) {
         // Smaller sizes passed and this one exceeded the retry count: name the path MTU.
@@ -454,10 +453,6 @@ class Client {
       row.stalled = stallOf(m);
       reporter_.row(row);
       largestPassed = std::max(largestPassed, bytes);
-      if (m.iterations > 0 && m.seconds > 0) {
-        lastPerIteration = m.seconds / static_cast<double>(m.iterations);
-        lastBytes = bytes;
-      }
     }
   }
 

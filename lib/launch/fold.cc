@@ -62,7 +62,39 @@ bool splitRankPrefix(const std::string& line, int rank, std::string& head, std::
   return false;
 }
 
+// The length of a relay prefix "rank N on host H failed: " at `p` of `text`, 0 if none.
+size_t relayPrefixAt(const std::string& text, size_t p) {
+  if (text.compare(p, 5, "rank ") != 0) return 0;
+  size_t q = p + 5;
+  const size_t digits = q;
+  while (q < text.size() && text[q] >= '0' && text[q] <= '9')
+    ++q;
+  if (q == digits || text.compare(q, 9, " on host ") != 0) return 0;
+  const size_t host = q + 9;
+  const size_t end = text.find(" failed: ", host);
+  if (end == std::string::npos || end == host || text.find(' ', host) < end) return 0;
+  return end + 9 - p;
+}
+
 }  // namespace
+
+bool LineFolder::addRelay(int rank, const Group& g) {
+  if (!g.prefixed) return false;
+  size_t p = 0, last = 0, n = 0;
+  while ((n = relayPrefixAt(g.tail, p)) > 0) {
+    last = p;
+    p += n;
+  }
+  if (p == 0) return false;
+  Relay r{g.head, g.host, g.tail.substr(last, p - last), g.tail.substr(p), {rank}};
+  for (Relay& o : relays_)
+    if (o.head == r.head && o.host == r.host && o.origin == r.origin && o.root == r.root) {
+      if (std::find(o.ranks.begin(), o.ranks.end(), rank) == o.ranks.end()) o.ranks.push_back(rank);
+      return true;
+    }
+  relays_.push_back(std::move(r));
+  return true;
+}
 
 void LineFolder::add(int rank, const std::string& line, int64_t nowNs) {
   // Test hooks (engine/progress.h testHold) are timed by the tests that wait for them: at once.
@@ -74,6 +106,7 @@ void LineFolder::add(int rank, const std::string& line, int64_t nowNs) {
   Group g;
   g.prefixed = splitRankPrefix(line, rank, g.head, g.host, g.tail);
   if (!g.prefixed) g.head = line;
+  if (addRelay(rank, g)) return;
   for (size_t i = 0; i < groups_.size(); ++i) {
     Group& o = groups_[i];
     if (o.prefixed != g.prefixed || o.head != g.head || o.host != g.host || o.tail != g.tail)
@@ -105,6 +138,10 @@ void LineFolder::flushAll() {
   for (const Group& g : groups_)
     emit(g);
   groups_.clear();
+  for (const Relay& r : relays_)
+    out_(fmt::format("{}{} {} on {}: {}{}", r.head, r.ranks.size() < 2 ? "rank" : "ranks",
+                     formatRankList(r.ranks), r.host, r.origin, r.root));
+  relays_.clear();
 }
 
 void LineFolder::emit(const Group& g) {

@@ -4,6 +4,10 @@
 // "rdmabench: error: ranks 0-5 on vm: --cpu 99: ..." instead of six lines (docs/rendezvous.md,
 // "Failure"). Lines are equal when they are equal after the rank prefix ("rank N on HOST: ");
 // lines without one are folded when identical and printed once with " (ranks 0-5)" appended.
+// A rank that stopped because another failed relays it ("rank 95 on host vm failed: rank 2 on
+// host vm failed: ROOT", a chain as the failure spreads): those lines are held to the end and
+// printed as one line per first failed rank and root cause, "ranks 0-1,3-299 on vm: rank 2 on
+// host vm failed: ROOT", so a collapse of 1000 ranks is the root cause's lines, not one per rank.
 
 #include <atomic>
 #include <cstdint>
@@ -46,11 +50,20 @@ class LineFolder {
     std::vector<int> ranks;
     int64_t firstNs = 0;
   };
+  // Relayed failures with one origin (the innermost "rank N on host H failed: ") and root text.
+  struct Relay {
+    std::string head, host;  // of the relaying ranks' lines
+    std::string origin;      // "rank 2 on host vm failed: "
+    std::string root;
+    std::vector<int> ranks;
+  };
+  bool addRelay(int rank, const Group& g);
   void emit(const Group& g);
   int64_t windowNs_;
   std::function<void(const std::string&)> out_;
   size_t ranks_;
   std::vector<Group> groups_;  // first appearance order
+  std::vector<Relay> relays_;  // first appearance order; printed by flushAll
 };
 
 // Pipes for the ranks' stderr and the thread that drains them (poll) into a LineFolder writing

@@ -172,12 +172,13 @@ void parseMeasurement(const po::variables_map& vm, NoiseCommand& cmd) {
 void parseOutput(const po::variables_map& vm, NoiseCommand& cmd) {
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   auto has = [&](const char* k) { return vm.count(k) > 0; };
-  if (has("format")) cmd.format = str("format");
+  if (has("output")) cmd.outputPath = cli::parseOutputPath(str("output"));
+  // `-o x.json` without -f: JSON, not a text table in a .json file.
+  cmd.format = cli::formatForOutput(has("format") ? str("format") : std::string(), cmd.outputPath);
   const auto& names = noiseFormatNames();
   if (std::find(names.begin(), names.end(), cmd.format) == names.end())
     throw UsageError(
         fmt::format("--format {}: no noise layout (valid: table, json, csv)", cmd.format));
-  if (has("output")) cmd.outputPath = cli::parseOutputPath(str("output"));
   if (has("plot")) {
     cmd.plotPath = str("plot");
     std::string lower = cmd.plotPath;

@@ -167,7 +167,10 @@ void throwPeerReport(const std::string& peer, std::string_view text, std::string
   bool usage = !timeout && tagged(kUsageTag);
   std::string theirs = escapeForLog(text, 400);
   std::string message = fmt::format("{} reported: {}", peer, theirs);
-  if (!here.empty() && here.find(theirs) == std::string_view::npos)
+  // Both sides failing alike (a loopback server without a device: its text is this side's plus
+  // " (during connect)") say it once; the raw texts are compared, not the escaped, cut one.
+  if (!here.empty() && here.find(text) == std::string_view::npos &&
+      text.find(here) == std::string_view::npos)
     message += fmt::format(" (here: {})", here);
   if (timeout) throw TimeoutError(message);
   if (usage) throw UsageError(message);

@@ -64,7 +64,8 @@ std::string errorFrameText(const std::exception& e);
 // Throws what a kError frame from `peer` with `text` means: TimeoutError for a tagged timeout,
 // UsageError for a tagged usage error, else PeerError. The message is "<peer> reported: <text
 // without its tag, escaped>", followed by " (here: <here>)" when `here` (the receiver's own
-// error, if any) is non-empty and does not already contain the peer's text.
+// error, if any) is non-empty and neither text contains the other (the same failure on both
+// sides is said once).
 [[noreturn]] void throwPeerReport(const std::string& peer, std::string_view text,
                                   std::string_view here = {});
 

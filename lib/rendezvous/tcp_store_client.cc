@@ -58,20 +58,32 @@ std::string closedBecause(const std::string& what) {
   return died.empty() ? what : died + ": " + what;
 }
 
+// "0-182 (never arrived), 183 on n2 (left)": consecutive ranks in the same state on the same
+// host as one range (1000 ranks that never arrived made a line of 16 KB).
 std::string describeMissing(const json& j) {
-  std::vector<std::string> parts;
+  struct Run {
+    long long first, last;
+    std::string host, state;
+  };
+  std::vector<Run> runs;
   for (const auto& m : j.value("missing", json::array())) {
     if (!m.is_object()) continue;
     // Peer-supplied text (a stranger may join a tokenless store): escaped before it is printed.
     std::string state = escapeForLog(jsonText(m, "state", "never arrived"), 64);
     std::string host = escapeForLog(jsonText(m, "host", ""), 256);
-    parts.push_back(
-        fmt::format("{}{} ({})", jsonRank(m), host.empty() ? "" : " on " + host, state));
+    const long long rank = jsonRank(m);
+    if (!runs.empty() && rank >= 0 && runs.back().last + 1 == rank && runs.back().host == host &&
+        runs.back().state == state)
+      runs.back().last = rank;
+    else
+      runs.push_back({rank, rank, std::move(host), std::move(state)});
   }
-  if (parts.empty()) return "";
   std::string s;
-  for (const auto& p : parts)
-    s += (s.empty() ? "" : ", ") + p;
+  for (const Run& r : runs)
+    s += fmt::format(
+        "{}{}{} ({})", s.empty() ? "" : ", ",
+        r.first == r.last ? fmt::format("{}", r.first) : fmt::format("{}-{}", r.first, r.last),
+        r.host.empty() ? "" : " on " + r.host, r.state);
   return s;
 }
 

@@ -49,3 +49,39 @@ expect_status 2 "--size 3G: larger than the limit of 2147483647 bytes (2 GiB - 1
 expect_status 2 "--size 2G: larger than the limit of 1073741824 bytes (1G per rank)" \
   "$RB" allreduce --np 2 -t socket -s 8,2G
 pass "sizes above the limit: the value as typed and the limit"
+
+# Issue 35 item 3: an empty HOST (`lat "$NODE"`, NODE unset) is not a loopback run.
+expect_status 2 "HOST '': empty host name (an unset shell variable?); omit HOST for a loopback run" \
+  "$RB" lat "" -t socket -s 8 -n 10
+expect_status 2 "HOST '': empty host name" "$RB" bw "" -t socket -s 8 -n 5
+pass "an empty HOST is a usage error"
+
+# Issue 35 item 4: compare's -o / --plot / --script naming an input or each other.
+FIX=$SRC/tests/fixtures/osu_latency_verbs_rxm.txt
+cp "$FIX" "$TMP/a.txt"; cp "$FIX" "$TMP/b.txt"; ln -s b.txt "$TMP/b.link"; ln "$TMP/b.txt" "$TMP/b.hard"
+for out in "$TMP/b.txt" "$TMP/./b.txt" "$TMP/b.link" "$TMP/b.hard"; do
+  expect_status 2 "--output $out: the same file as the input $TMP/b.txt" "$RB" compare "$TMP/a.txt" "$TMP/b.txt" -o "$out"
+done
+cmp -s "$FIX" "$TMP/b.txt" || fail "compare -o B changed its input B"
+expect_status 2 "--script $TMP/a.txt: the same file as the input $TMP/a.txt" \
+  "$RB" compare "$TMP/a.txt" "$TMP/b.txt" --plot "$TMP/p.png" --script "$TMP/a.txt"
+expect_status 2 "--output $TMP/s.gp and --script $TMP/s.gp: the same file" \
+  "$RB" compare "$TMP/a.txt" "$TMP/b.txt" -o "$TMP/s.gp" --plot "$TMP/p.png" --script "$TMP/s.gp"
+pass "compare: -o / --plot / --script naming an input or each other is refused"
+
+# Issue 35 item 5: -o FILE.json / FILE.csv without -f picks the format; a contradicting -f is refused.
+timeout 60 "$RB" lat -t socket -s 8 -n 10 -o "$TMP/r.json" 2>/dev/null || fail "lat -o r.json"
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/r.json" || fail "lat -o r.json is not JSON: $(head -3 "$TMP/r.json")"
+timeout 60 "$RB" lat -t socket -s 8 -n 10 -o "$TMP/r.CSV" 2>/dev/null || fail "lat -o r.CSV"
+head -1 "$TMP/r.CSV" | grep -q '^test,' || fail "lat -o r.CSV is not CSV: $(head -2 "$TMP/r.CSV")"
+timeout 60 "$RB" barrier --np 2 -n 5 -o "$TMP/b.json" 2>/dev/null || fail "barrier -o b.json"
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/b.json" || fail "barrier -o b.json is not JSON"
+"$RB" compare "$TMP/a.txt" "$TMP/b.txt" -o "$TMP/c.json" 2>/dev/null || fail "compare -o c.json"
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/c.json" || fail "compare -o c.json is not JSON"
+expect_status 2 "--format table with --output $TMP/x.json: the file name says json; give -f json, or a name without .json" \
+  "$RB" lat -t socket -s 8 -n 10 -f table -o "$TMP/x.json"
+expect_status 2 "--format json with --output $TMP/x.csv: the file name says csv" \
+  "$RB" allreduce --np 2 -f json -o "$TMP/x.csv"
+[ ! -e "$TMP/x.json" ] && [ ! -e "$TMP/x.csv" ] || fail "a refused -o file was created"
+timeout 60 "$RB" lat -t socket -s 8 -n 10 -f osu -o "$TMP/r.txt" 2>/dev/null || fail "lat -f osu -o r.txt"
+pass "-o NAME.json / NAME.csv picks the format; -f contradicting the name is refused"

@@ -14,7 +14,7 @@ grep -q '^Usage: rdmabench lat \[HOST\]' "$TMP/help_lat" || fail "help lat: $(he
 # Typos: one line, exit 2, a suggestion.
 expect_status 2 "unknown option '--sise' for 'lat'; did you mean '--size'?" "$RB" lat --sise 8
 expect_status 2 "unknown command 'alreduce'; did you mean 'allreduce'?" "$RB" alreduce
-expect_status 2 "rdmabench help: unknown command 'lta'; did you mean 'lat'?" "$RB" help lta
+expect_status 2 "rdmabench: error: help: unknown command 'lta'; did you mean 'lat'?" "$RB" help lta
 expect_status 2 "unknown command 'latency'; did you mean 'lat'?" "$RB" latency
 # README and bw --help agree on what -f perftest does to --mode: nothing (the default is window).
 bw_help=$("$RB" bw --help | tr -s ' \n' '  ')

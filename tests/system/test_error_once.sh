@@ -74,3 +74,17 @@ if grep -q "^ofi *usable" <<<"$("$RB" info 2>/dev/null || true)"; then
   grep -q "^rdmabench: error: ofi:nosuch: .*'nosuch'" "$TMP/ab.err" || fail "A/B to a file: no stderr line: $(cat "$TMP/ab.err")"
   pass "A/B: a failed variant shown once on a shared terminal, on stderr too when stdout is a file"
 fi
+
+# Issue 35 item 12: far more ranks than CPUs is said once, before the run (barrier --np 1000 on
+# 2 CPUs ran 27 s before failing with ~100 lines); the launcher's folding of relayed failures
+# into one line per root cause is tests/unit/fold_test.cc.
+CPU=$(python3 -c "import os; print(sorted(os.sched_getaffinity(0))[0])")
+rc=0; timeout 120 taskset -c "$CPU" "$RB" barrier --np 9 -n 2 --warmup 0 -e on --timeout 30 \
+  >/dev/null 2>"$TMP/crowd.err" || rc=$?
+[ "$rc" = 0 ] || fail "barrier --np 9 on one CPU: exit $rc: $(cat "$TMP/crowd.err")"
+[ "$(grep -c "^rdmabench: warning: --np 9 on 1 allowed CPU (9 ranks per CPU): " "$TMP/crowd.err")" = 1 ] ||
+  fail "no single oversubscription warning: $(cat "$TMP/crowd.err")"
+timeout 120 taskset -c "$CPU" "$RB" barrier --np 8 -n 2 --warmup 0 -e on --timeout 30 >/dev/null 2>"$TMP/eight.err" ||
+  fail "barrier --np 8 on one CPU: $(cat "$TMP/eight.err")"
+! grep -q "ranks per CPU" "$TMP/eight.err" || fail "warned at 8 ranks per CPU: $(cat "$TMP/eight.err")"
+pass "more than 8 ranks per allowed CPU: one warning before the run"

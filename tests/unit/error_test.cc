@@ -47,6 +47,21 @@ TEST(ExitCode, PeerErrorKeepsItsClassAcrossTheWire) {
   // The local error already carries the server's text: said once.
   EXPECT_EQ(statusAcrossTheWire(TransportError("x failed"), &m, "peer said x failed"), 1);
   EXPECT_EQ(m, "server 10.0.0.1:18515 reported: x failed");
+  // Issue 35 item 13: the same failure on both sides is said once, whichever text is longer
+  // (a loopback server without an RDMA device adds " (during connect)"), also past the 400
+  // characters the peer's text is cut to; different failures keep both.
+  const std::string noDevice =
+      "transport verbs: no RDMA devices: ibv_get_device_list: Function "
+      "not implemented (this kernel has no RDMA support)";
+  statusAcrossTheWire(Error(noDevice + " (during connect)"), &m, noDevice);
+  EXPECT_EQ(m, "server 10.0.0.1:18515 reported: " + noDevice + " (during connect)");
+  statusAcrossTheWire(Error(noDevice), &m, noDevice + " (during connect)");
+  EXPECT_EQ(m.find("(here:"), std::string::npos) << m;
+  const std::string longText = "fi_enable on ofi verbs;ofi_rxm: " + std::string(500, 'x');
+  statusAcrossTheWire(Error(longText), &m, longText);
+  EXPECT_EQ(m.find("(here:"), std::string::npos) << m;
+  statusAcrossTheWire(Error("x failed"), &m, "y failed");
+  EXPECT_EQ(m, "server 10.0.0.1:18515 reported: x failed (here: y failed)");
   // An untagged text that merely starts like a tag word is not a tag.
   try {
     rendezvous::throwPeerReport("p", "usage:x");

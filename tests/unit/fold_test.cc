@@ -62,6 +62,38 @@ TEST(Fold, TheRanksOwnPrefixInsideTheMessageDoesNotKeepLinesApart) {
   EXPECT_EQ(out[0], "rdmabench: error: ranks 0-2 on vm: rank 3 on host vm failed: --cpu 99");
 }
 
+// Issue 35 item 12: `barrier --np 1000` on 2 CPUs collapsed; each rank relayed the failure it
+// heard of, in chains ("rank 95 ... failed: rank 2 ... failed: ROOT"), 79-113 lines of up to
+// 1,440 characters. The root cause's own line, then one line for every rank it stopped.
+TEST(Fold, RelayedFailuresBecomeOneLinePerRootCause) {
+  std::vector<std::string> out;
+  LineFolder f(300 * kMs, [&](const std::string& l) { out.push_back(l); });
+  const std::string root = "connecting to rank 66 over socket: timed out";
+  auto line = [](int r, const std::string& text) {
+    return "rdmabench: error: rank " + std::to_string(r) + " on vm: " + text;
+  };
+  int64_t t = 0;
+  for (int r = 0; r < 10; ++r, t += 400 * kMs) {
+    if (r == 2) {
+      f.add(r, line(r, root), t);
+    } else if (r < 5) {
+      f.add(r, line(r, "rank 2 on host vm failed: " + root), t);
+    } else {  // a chain through the ranks that relayed before
+      f.add(r,
+            line(r, "rank " + std::to_string(r - 1) +
+                        " on host vm failed: rank 3 on host vm "
+                        "failed: rank 2 on host vm failed: " +
+                        root),
+            t);
+    }
+    f.flushDue(t);
+  }
+  f.flushAll();
+  std::vector<std::string> want{
+      line(2, root), "rdmabench: error: ranks 0-1,3-9 on vm: rank 2 on host vm failed: " + root};
+  EXPECT_EQ(out, want);
+}
+
 TEST(Fold, LinesWithoutAPrefixAndRepeatsKeepTheirOrder) {
   std::vector<std::string> out;
   LineFolder f(300 * kMs, [&](const std::string& l) { out.push_back(l); });

@@ -65,16 +65,27 @@ TEST(ResultOutput, ReplacesTheFileAtomicallyAndKeepsItOnFailure) {
   EXPECT_EQ(entries(dir), 1u) << "temporary file left behind";
   {
     ResultOutput out(path);
-    out.finishAfterFailure();  // nothing written: a failed connect
+    EXPECT_FALSE(out.wantsErrorDocument(false));
+    out.finishAfterFailure(false);  // nothing written: a failed connect
+  }
+  EXPECT_EQ(slurp(path), "good result");
+  EXPECT_EQ(entries(dir), 1u);
+  {
+    // Issue 35 items 1-2: a header and an error but no measured row (a usage error of an N-rank
+    // command, a run killed during its first size) is a failure before measuring.
+    ResultOutput out(path);
+    out.stream() << "{\"run\":{},\"rows\":[],\"error\":\"x\"}\n";
+    out.finishAfterFailure(false);
   }
   EXPECT_EQ(slurp(path), "good result");
   EXPECT_EQ(entries(dir), 1u);
   {
     ResultOutput out(path);
-    out.stream() << "{\"rows\":[],\"error\":\"x\"}\n";
-    out.finishAfterFailure();  // the report with its error
+    EXPECT_TRUE(out.wantsErrorDocument(true));
+    out.stream() << "{\"rows\":[{}],\"error\":\"x\"}\n";
+    out.finishAfterFailure(true);  // a measured row and the error
   }
-  EXPECT_EQ(slurp(path), "{\"rows\":[],\"error\":\"x\"}\n");
+  EXPECT_EQ(slurp(path), "{\"rows\":[{}],\"error\":\"x\"}\n");
   struct stat st {};
   ASSERT_EQ(stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u) << "the file's mode was not kept";

@@ -55,5 +55,19 @@ TEST(RunNote, SaidFrom100GBWithTheFiguresAndNeverForBoundedRuns) {
   EXPECT_EQ(largeRunNote(automatic, 10), "");
 }
 
+// Issue 35 item 12: far more ranks than CPUs is said before the run (barrier --np 1000 on 2
+// CPUs was accepted and failed 27 s later); 8 ranks per CPU or fewer are not.
+TEST(OversubscriptionWarning, AboveEightRanksPerCpu) {
+  EXPECT_EQ(oversubscriptionWarning("--np 16", 16, 2, false, 10), "");
+  EXPECT_EQ(oversubscriptionWarning("--np 8", 8, 1, false, 10), "");
+  const std::string w = oversubscriptionWarning("--np 1000", 1000, 2, false, 10);
+  EXPECT_EQ(w.rfind("--np 1000 on 2 allowed CPUs (500 ranks per CPU): ", 0), 0u) << w;
+  EXPECT_NE(w.find("--timeout 10 s"), std::string::npos) << w;
+  EXPECT_NE(w.find("-e on (event mode"), std::string::npos) << w;
+  const std::string e = oversubscriptionWarning("--np 9", 9, 1, true, 2.5);
+  EXPECT_EQ(e.rfind("--np 9 on 1 allowed CPU (9 ranks per CPU)", 0), 0u) << e;
+  EXPECT_EQ(e.find("-e on"), std::string::npos) << e;  // already in event mode
+}
+
 }  // namespace
 }  // namespace rdmabench::cli

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "engine/budget_chunks.h"
 
 namespace rdmabench::engine {
 namespace {
@@ -217,6 +218,33 @@ TEST(DurationChunks, EndsWithinFivePercentOrOneIterationWhateverTheEstimate) {
     EXPECT_LE(std::abs(got - 0.5), std::max(0.025, cases[k].iteration)) << "case " << k;
     EXPECT_LT(chunks, 200u) << "case " << k;
   }
+}
+
+// Issue 35 item 11: lat / bw --max-time by the running clock (BudgetChunks: DurationChunks with
+// OSU's count as the limit). A warmup 100x slower than the size runs the whole count (the warmup
+// mean cut a fast size to 540 of 10000 iterations); a size 100x slower than its warmup stops near
+// the budget (it ran 21 s under a 10 s budget); a size that fits runs its count exactly.
+TEST(BudgetChunks, MaxTimeStopsByTheClockNotByTheWarmup) {
+  auto run = [](double budget, double estimate, double perIter, uint64_t limit, uint64_t& done) {
+    BudgetChunks d(budget, estimate, 100, limit);
+    done = 0;
+    int chunks = 0;
+    for (uint64_t n = d.next(); n > 0 && ++chunks < 10000; n = d.next()) {
+      done += n;
+      d.record(n, static_cast<double>(n) * perIter);
+    }
+    EXPECT_EQ(done, d.iterations());
+    return d.measuredSec();
+  };
+  uint64_t done = 0;
+  run(10, 1e-2, 1e-4, 10000, done);  // warmup said 100 s for the count: it takes 1 s
+  EXPECT_EQ(done, 10000u);
+  const double slow = run(10, 1e-5, 1e-2, 10000, done);  // warmup said 0.1 s: it takes 100 s
+  EXPECT_LT(done, 10000u);
+  EXPECT_LE(slow, 10.5);
+  EXPECT_GE(slow, 9.5);
+  run(10, 1e-4, 1e-4, 1000, done);  // fits: exactly OSU's count
+  EXPECT_EQ(done, 1000u);
 }
 
 TEST(BudgetedIterations, CutsToTheBudgetOnlyWhenNeeded) {

@@ -14,6 +14,7 @@
 #include "cli/coll_options.h"
 #include "cli/help_gen.h"
 #include "cli/options.h"
+#include "cli/run_note.h"
 #include "collective/allreduce.h"
 #include "collective/bench.h"
 #include "collective/congestion.h"
@@ -22,6 +23,7 @@
 #include "collective/pairs_report.h"
 #include "collective/sharp/sharp.h"
 #include "common/clock.h"
+#include "common/desched.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/measure_clock.h"
@@ -36,6 +38,7 @@
 #include "rendezvous/store.h"
 #include "report/progress.h"
 #include "report/report.h"
+#include "report/row_counter.h"
 #include "tools/rdmabench/commands.h"
 
 namespace rdmabench {
@@ -101,7 +104,8 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
   std::unique_ptr<rendezvous::TcpStoreServer> server;
   std::unique_ptr<rendezvous::Store> store;
   std::unique_ptr<ResultOutput> output;
-  std::unique_ptr<report::Reporter> reporter;
+  std::unique_ptr<report::Reporter> writer;
+  std::unique_ptr<report::RowCounter> reporter;  // counts the rows given to `writer`
   try {
     info.ifname = cmd.ifname;
     store = launch::connectStore(info, cmd.common().timeoutMs, server);
@@ -128,7 +132,8 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
       output = std::make_unique<ResultOutput>(cmd.outputPath);
       report::ReportOptions ro;
       ro.full = cmd.full;
-      reporter = report::makeReporter(cmd.format, output->stream(), ro);
+      writer = report::makeReporter(cmd.format, output->stream(), ro);
+      reporter = std::make_unique<report::RowCounter>(*writer);
     }
     collective::CollectiveOutcome o =
         collective::runCollective(mine.collectiveParams(), info, *store, reporter.get());
@@ -153,8 +158,12 @@ int runRank(const cli::CollCommand& cmd, launch::RankInfo info) {
     // The text formats' `# error:` line, unless stderr says it on the same terminal (json and
     // csv keep their error member / column: it is part of the document).
     const bool textFormat = cmd.format != "json" && cmd.format != "csv";
-    if (reporter) reporter->abort(textFormat && oneTerminal && output->isStdout() ? "" : msg);
-    if (output) output->finishAfterFailure();  // the rows so far and the error, atomically
+    // A failure before the first row (a usage error such as --cpu 99, a device that does not
+    // open) leaves an -o FILE as it was, as for lat / bw (docs/cli.md).
+    const bool measured = reporter && reporter->rows() > 0;
+    if (reporter && output->wantsErrorDocument(measured))
+      reporter->abort(textFormat && oneTerminal && output->isStdout() ? "" : msg);
+    if (output) output->finishAfterFailure(measured);  // the rows so far and the error, atomically
     // The other ranks relay it as "rank N on host H failed: MSG": without this rank's own
     // "rank N: " at its start (it said "rank 1 on host vm failed: rank 1: no progress ...").
     if (store) store->leave(false, launch::stripOwnRank(msg, info.rank));
@@ -207,6 +216,16 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   if (cmd.launch.np > 0 || info.rank == 0) {
     for (const std::string& note : cmd.notes)
       if (!cmd.quiet) std::cerr << "rdmabench: warning: " << note << "\n";
+    // Ranks far beyond the CPUs (barrier --np 1000 on 2 CPUs): said before the long wait.
+    const bool np = cmd.launch.np > 0;
+    const std::string crowded = cli::oversubscriptionWarning(
+        np ? fmt::format("--np {}", cmd.launch.np)
+           : fmt::format("{} ranks on this host", info.localRanks),
+        np ? cmd.launch.np : info.localRanks,
+        np ? allowedCpuCount() : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))),
+        cmd.progress == transport::ProgressMode::kEvent,
+        static_cast<double>(cmd.common().timeoutMs) / 1000);
+    if (!crowded.empty() && !cmd.quiet) std::cerr << "rdmabench: warning: " << crowded << "\n";
     checkWritable(cmd.outputPath, "--output");
     checkWritable(cmd.plotPath, "--plot");
   }

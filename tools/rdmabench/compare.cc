@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <boost/program_options.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -44,6 +45,34 @@ bool sameFile(const std::string& a, const std::string& b) {
   }, sb{};
   return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
+}
+
+// -o, --plot and --script are written after the inputs are read: naming an input (by path,
+// symlink or hard link) or each other would overwrite it with the table, the image or the
+// script. UsageError naming both options and the path. Empty paths and stdout ("-") pass.
+void checkOutputsApart(const std::vector<std::string>& inputs,
+                       const std::vector<std::pair<std::string, std::string>>& outputs) {
+  auto same = [](const std::string& a, const std::string& b) {
+    if (sameFile(a, b)) return true;
+    std::error_code e1, e2;
+    const auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a, e1), e1);
+    const auto cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, e2), e2);
+    return !e1 && !e2 && ca == cb;
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [option, path] = outputs[i];
+    if (path.empty() || path == "-") continue;
+    for (const std::string& in : inputs)
+      if (same(path, in))
+        throw UsageError(
+            fmt::format("{} {}: the same file as the input {} (it would be overwritten)", option,
+                        escapeForLog(path, 200), escapeForLog(in, 200)));
+    for (size_t j = i + 1; j < outputs.size(); ++j)
+      if (!outputs[j].second.empty() && outputs[j].second != "-" && same(path, outputs[j].second))
+        throw UsageError(fmt::format(
+            "{} {} and {} {}: the same file (one would overwrite the other)", option,
+            escapeForLog(path, 200), outputs[j].first, escapeForLog(outputs[j].second, 200)));
+  }
 }
 
 void printNotes(const std::vector<std::string>& notes) {
@@ -186,12 +215,14 @@ int runCompareCommand(const std::vector<std::string>& args) {
     options.baselineFile = i;
   }
   if (paths.size() < 2)
-    throw UsageError(
-        fmt::format("rdmabench compare: needs at least two inputs (got {})", paths.size()));
-  std::string format = vm.count("format") ? vm["format"].as<std::string>() : "table";
-  if (format != "table" && format != "json" && format != "csv")
+    throw UsageError(fmt::format("compare: needs at least two inputs (got {})", paths.size()));
+  std::string format = vm.count("format") ? vm["format"].as<std::string>() : "";
+  if (!format.empty() && format != "table" && format != "json" && format != "csv")
     throw UsageError(
         fmt::format("--format {}: unknown for compare (valid: table, json, csv)", format));
+  // `-o x.json` without -f: JSON, not a text table in a .json file.
+  format = cli::formatForOutput(
+      format, vm.count("output") ? cli::parseOutputPath(vm["output"].as<std::string>()) : "");
   if (vm.count("test")) options.test = vm["test"].as<std::string>();
   if (vm.count("np"))
     options.np =
@@ -210,7 +241,8 @@ int runCompareCommand(const std::vector<std::string>& args) {
   }
   const std::string outputPath =
       vm.count("output") ? cli::parseOutputPath(vm["output"].as<std::string>()) : "";
-  cli::checkDistinctOutputs(outputPath, plot.output);
+  checkOutputsApart(paths,
+                    {{"--output", outputPath}, {"--plot", plot.output}, {"--script", script}});
 
   std::vector<std::string> readNotes;
   std::vector<std::vector<compare::Series>> files = readAll(paths, vm, readNotes);
@@ -276,14 +308,16 @@ int runPlotCommand(const std::vector<std::string>& args) {
     std::cout << cli::renderHelp(groups);
     return 0;
   }
-  if (!vm.count("files")) throw UsageError("rdmabench plot: give at least one input FILE");
-  if (!vm.count("output")) throw UsageError("rdmabench plot: -o FILE.png|FILE.svg is required");
+  if (!vm.count("files")) throw UsageError("plot: give at least one input FILE");
+  if (!vm.count("output")) throw UsageError("plot: -o FILE.png|FILE.svg is required");
   compare::PlotOptions plot;
   plot.output = vm["output"].as<std::string>();
   compare::terminalFor(plot.output, "-o");
   compare::checkPlotOutput(plot.output, "-o");
   std::string script;
   readPlotOptions(vm, plot, script);
+  checkOutputsApart(vm["files"].as<std::vector<std::string>>(),
+                    {{"-o", plot.output}, {"--script", script}});
   std::string test = vm.count("test") ? vm["test"].as<std::string>() : "";
   std::vector<compare::Series> series;
   std::vector<std::string> notes;

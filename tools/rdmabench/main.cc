@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "cli/coll_options.h"
 #include "cli/help_gen.h"
+#include "cli/loopback_progress.h"
 #include "cli/options.h"
 #include "cli/run_note.h"
 #include "common/desched.h"
@@ -26,6 +28,7 @@
 #include "report/ab_report.h"
 #include "report/progress.h"
 #include "report/report.h"
+#include "report/row_counter.h"
 #include "tools/rdmabench/commands.h"
 
 namespace rdmabench {
@@ -57,7 +60,7 @@ int runHelpCommand(const std::vector<std::string>& args) {
   }
   if (args.size() > 1)
     throw UsageError(
-        fmt::format("rdmabench help: one command at most (got '{}' and '{}')", args[0], args[1]));
+        fmt::format("help: one command at most (got '{}' and '{}')", args[0], args[1]));
   const std::string& what = args[0];
   if (what == "--man") {
     std::cout << cli::renderMan(commandDocs(), RDMABENCH_VERSION);
@@ -79,8 +82,8 @@ int runHelpCommand(const std::vector<std::string>& args) {
       std::cout << "Usage: rdmabench " << c.name << "\n" << c.summary << "\n";
     return 0;
   }
-  throw UsageError(fmt::format("rdmabench help: unknown command '{}'{}", what,
-                               cli::didYouMean(what, commandNames())));
+  throw UsageError(
+      fmt::format("help: unknown command '{}'{}", what, cli::didYouMean(what, commandNames())));
 }
 
 // Runs the same test once per variant against the same server and prints one A/B document.
@@ -90,7 +93,10 @@ int runHelpCommand(const std::vector<std::string>& args) {
 // Ctrl-C prints what was measured with the error, then exits 4.
 // `oneStream`: the table goes to the terminal stderr shares, which then does not repeat what the
 // table says (a variant's FAILED line, the `# error:` line of an interrupted run).
-int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out, bool oneStream) {
+// `measured`: set when any variant reported a row (a document without one is a failure before
+// measuring: an -o FILE keeps its previous result).
+int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out, bool oneStream,
+                    bool& measured) {
   std::vector<report::RunCapture> runs;
   for (const auto& v : cmd.variants) {
     report::RunCapture capture;
@@ -132,6 +138,7 @@ int runAbComparison(const cli::ClientCommand& cmd, std::ostream& out, bool oneSt
           begun[i] = true;
         }
         run.rows.insert(run.rows.end(), one.rows.begin(), one.rows.end());
+        measured = measured || !one.rows.empty();
       }
     }
   } catch (const InterruptedError& e) {
@@ -185,16 +192,17 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
                    "(libibverbs/librdmacm development files were missing at build time); "
                    "using -t socket\n";
   }
-  // Loopback: the client and its forked server both busy-poll; on one allowed CPU each would
-  // time the other's spinning (lat -s 8: ms instead of us). Sleep on events instead, and say so.
-  if (cmd.client.host.empty() &&
-      cmd.client.localDevice.progress == transport::ProgressMode::kBusyPoll &&
-      allowedCpuCount() < 2) {
-    cmd.client.localDevice.progress = cmd.client.spec.serverDevice.progress =
-        transport::ProgressMode::kEvent;
-    cmd.client.progressNote =
-        "auto: event mode (the loopback client and its forked server would busy-poll on 1 "
-        "allowed CPU)";
+  // Loopback: the client and its forked server both busy-poll; on one allowed CPU, or CPUs
+  // other tasks keep busy, each would time the other's spinning (lat -s 8: ms instead of us).
+  // Sleep on events or yield instead, and say so in the header (cli/loopback_progress.h).
+  if (cmd.client.host.empty() && !cmd.progressGiven) {
+    const int allowed = allowedCpuCount();
+    const int online = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+    if (auto choice = cli::loopbackProgress(false, allowed, online,
+                                            allowed >= 2 ? cli::otherRunnableTasks() : -1)) {
+      cmd.client.localDevice.progress = cmd.client.spec.serverDevice.progress = choice->mode;
+      cmd.client.progressNote = choice->note;
+    }
   }
   // Before any timed loop (and before the loopback server forks: it inherits the choice).
   selectMeasureClock(cmd.clock);
@@ -209,13 +217,19 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   std::ostream* out = &output.stream();
   if (cmd.variants.size() > 1) {
     int rc = 0;
+    bool measured = false;
     try {
-      rc = runAbComparison(cmd, *out,
-                           cmd.output.format == "table" && output.isStdout() &&
-                               report::stdoutSharesStderrTerminal());
+      rc = runAbComparison(
+          cmd, *out,
+          cmd.output.format == "table" && output.isStdout() && report::stdoutSharesStderrTerminal(),
+          measured);
     } catch (const std::exception&) {
-      output.finishAfterFailure();  // the document printed with its error
+      output.finishAfterFailure(measured);  // the document printed with its error
       throw;
+    }
+    if (!measured) {
+      output.finishAfterFailure(false);  // every variant failed before its first row
+      return rc;
     }
     output.finish();
     return rc;
@@ -234,13 +248,16 @@ int runClientCommand(const std::string& test, const std::vector<std::string>& ar
   // stderr line says it there (docs/cli.md); a file, a pipe, json and csv keep it.
   const bool oneStream = output.isStdout() && !machine && report::stdoutSharesStderrTerminal();
   auto shown = report::withProgress(*reporter, progress, oneStream);
+  report::RowCounter counted(*shown);
   try {
-    engine::runClient(cmd.client, *shown);
+    engine::runClient(cmd.client, counted);
   } catch (const std::exception& e) {
-    // A complete document carrying the error: on stdout always; in a file only once the run
-    // had begun its report, so a run that measured nothing leaves a previous result in place.
-    if (output.isStdout() || output.bytesWritten() > 0) shown->abort(e.what());
-    output.finishAfterFailure();
+    // A complete document carrying the error: on stdout always; in a file only once a size was
+    // measured, so a run that measured nothing (a refused connect, Ctrl-C or a dead server
+    // during the first size) leaves a previous result in place.
+    const bool measured = counted.rows() > 0;
+    if (output.wantsErrorDocument(measured)) counted.abort(e.what());
+    output.finishAfterFailure(measured);
     throw;
   }
   output.finish();
@@ -336,6 +353,12 @@ int main(int argc, char** argv) {
   }
   std::string command = args[0];
   args.erase(args.begin());
+  // A lat / bw process and each server session talk to one peer, but ofi_rxm sizes its core CQ
+  // for FI_UNIVERSE_SIZE peers (default 256): 256 x (128 + 128) entries exceed soft-RoCE's
+  // max_cqe of 32767 and fi_enable fails (the README's `--compare 'verbs,ofi:verbs;ofi_rxm'`).
+  // 64 peers fit every device; set before libfabric reads it, unless the user set it.
+  if (command == "lat" || command == "bw" || command == "server")
+    ::setenv("FI_UNIVERSE_SIZE", "64", 0);
   try {
     if (command == "lat" || command == "bw") return runClientCommand(command, args, commandLine);
     if (command == "server") return runServerCommand(args);

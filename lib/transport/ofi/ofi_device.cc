@@ -10,13 +10,16 @@
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/text_escape.h"
 #include "transport/backends.h"
 #include "transport/ofi/ofi_device_impl.h"
 #include "transport/ofi/ofi_info.h"
+#include "transport/ofi/ofi_library.h"
 
 namespace rdmabench::transport::ofi {
 namespace {
@@ -251,12 +254,15 @@ void OfiDevice::openRdmEndpoint() {
   check("fi_ep_bind(cq, FI_TRANSMIT|FI_RECV)",
         fi_ep_bind(ep_.get(), &cq_->fid, FI_TRANSMIT | FI_RECV));
   rc = fi_enable(ep_.get());
-  if (rc == -FI_EINVAL && label_.find("ofi_rxm") != std::string::npos)
+  if (rc == -FI_EINVAL && label_.find("ofi_rxm") != std::string::npos) {
+    const char* universe = std::getenv("FI_UNIVERSE_SIZE");
     throw TransportError(fmt::format(
-        "fi_enable on {}: {}; ofi_rxm opens its core CQ with FI_UNIVERSE_SIZE (default 256) x "
+        "fi_enable on {}: {}; ofi_rxm opens its core CQ with FI_UNIVERSE_SIZE ({}) x "
         "(FI_OFI_RXM_MSG_TX_SIZE + FI_OFI_RXM_MSG_RX_SIZE) entries, more than small devices "
-        "allow (soft-RoCE: 32767): set FI_UNIVERSE_SIZE=64",
-        label_, fiError(rc)));
+        "allow (soft-RoCE: 32767): set FI_UNIVERSE_SIZE=64 for every process that opens it "
+        "(the server's environment too; every rank's)",
+        label_, fiError(rc), universe ? escapeForLog(universe, 20) : std::string("default 256")));
+  }
   check("fi_enable", rc);
 
   epName_.resize(kMaxAddressBytes - kAddressHeader);
@@ -385,6 +391,7 @@ std::unique_ptr<Connector> OfiDevice::createConnector() {
 }
 
 std::unique_ptr<Device> openDevice(const DeviceOptions& options, const Tuning& tuning) {
+  requireLibfabric();  // loaded on first use (ofi_library.h)
   return std::make_unique<OfiDevice>(options, tuning);
 }
 
@@ -393,6 +400,13 @@ std::unique_ptr<Device> openDevice(const DeviceOptions& options) {
 }
 
 BackendStatus probe() {
+  if (const std::string& why = loadLibfabric(); !why.empty()) {
+    BackendStatus s;
+    s.name = "ofi";
+    s.built = true;
+    s.reason = "libfabric.so.1 could not be loaded: " + why;
+    return s;
+  }
   return probeProviders();
 }
 

@@ -78,5 +78,22 @@ pass "verbs;ofi_rxm lat (--check) and bw at 0, 1, $INJ, 16384, 16385, 65536, 131
 run ev lat "${C[@]}" -e -s 1,65536 -n 50 --check
 json_check "$TMP/ev.json" "d['run']['local']['event_mode'] and d['run']['remote']['event_mode'] and all(x['wrong']==0 and x['latency_us']['median']>0 for x in d['rows'])"
 pass "verbs;ofi_rxm lat -e (FI_WAIT_FD + fi_trywait) at 1 and 65536 B, --check"
+# Issue 35 item 13: the README's A/B example as written, FI_UNIVERSE_SIZE unset for the client
+# and the server (lat, bw and server set 64 themselves when it is unset: 256 x (128 + 128) CQ
+# entries exceed rxe's max_cqe of 32767 and fi_enable failed).
+P3=18662
+env -u FI_UNIVERSE_SIZE "$RB" server --bind "$RXE_IP" --port $P3 --quiet &
+S3=$!
+for i in $(seq 1 200); do
+  bash -c "exec 3<>/dev/tcp/$RXE_IP/$P3" 2>/dev/null && break
+  sleep 0.05
+done
+rc=0
+env -u FI_UNIVERSE_SIZE timeout 120 "$RB" lat "$RXE_IP" --port $P3 --compare 'verbs,ofi:verbs;ofi_rxm' \
+  -s 8 -n 20 -f json -o "$TMP/readme_ab.json" 2>"$TMP/readme_ab.err" || rc=$?
+kill -9 $S3 2>/dev/null || true
+[ "$rc" = 0 ] || fail "README A/B example (exit $rc): $(cat "$TMP/readme_ab.err")"
+json_check "$TMP/readme_ab.json" "[v['label'] for v in d['variants']]==['verbs','ofi:verbs;ofi_rxm'] and all(len(v['rows'])==1 and 'error' not in v for v in d['variants'])"
+pass "README: lat --compare 'verbs,ofi:verbs;ofi_rxm' with FI_UNIVERSE_SIZE unset on both sides"
 check_all
 echo "PASSED: rdmabench -t ofi verbs;ofi_rxm on $DEV ($(($(date +%s) - T0)) s)"

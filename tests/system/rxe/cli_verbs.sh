@@ -215,6 +215,8 @@ expect_error "--ib-port 2: out of range 1..1" lat "${C[@]}" --ib-port 2 -s 8 -n 
 expect_error "--mtu 4096: above the active MTU" lat "${C[@]}" --mtu 4096 -s 8 -n 10
 expect_error "--size 0: --op read needs at least 1 byte" lat "${C[@]}" --op read -s 0
 expect_error "limit of $MAXMSG bytes" lat "${C[@]}" -s $((MAXMSG + 1)) -n 2
+# Both sides fail alike: said once, not "X (here: X)" (issue 35 item 13).
+! grep -q "(here: " "$TMP/err" || fail "the size limit said twice: $(cat "$TMP/err")"
 expect_error "--tx-depth" lat "${C[@]}" --tx-depth 100000000 -s 8 -n 10
 pass "errors: bad device, GID index out of range, inline above cap, port, MTU, 0 B read, size above max_msg_sz, depth"
 
