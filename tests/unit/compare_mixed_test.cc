@@ -11,21 +11,14 @@
 #include "compare/compare.h"
 #include "compare/parse.h"
 
+#include "compare_fixtures.h"
 #include "fixtures.h"
 
 namespace rdmabench::compare {
 namespace {
 
 using rdmabench::testing::fixture;  // tests/unit/fixtures.h
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test_util::errorOf;           // tests/unit/compare_fixtures.h
 
 std::string notesOf(const Comparison& c) {
   std::string all;
