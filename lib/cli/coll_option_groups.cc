@@ -118,7 +118,12 @@ void addPairsOptions(po::options_description& general) {
       "bw-iters", po::value<std::string>(), "measured bandwidth iterations per pair (default 10)")(
       "outlier-k", po::value<std::string>(),
       "outlier threshold: median + k x max(MAD, median/10), nodes first (default 5)")(
-      "fail-on-outlier", po::bool_switch(), "exit 1 when a node or a link is an outlier")(
+      "fail-on-outlier", po::bool_switch(),
+      "exit 1 when a node, a link, a cut between two groups of nodes or a bound fails")(
+      "max-lat", po::value<std::string>(),
+      "a link whose latency median is above this many microseconds is a finding")(
+      "min-bw", po::value<std::string>(),
+      "a link whose bandwidth is below this many MB/s (10^6 B/s) is a finding")(
       "plot", po::value<std::string>(), "heat map of both matrices to FILE.png or FILE.svg");
 }
 

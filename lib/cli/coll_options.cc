@@ -232,6 +232,10 @@ collective::PairsParams parsePairs(const Values& v, CollCommand& cmd) {
   if (v.has("bw-iters")) p.bwIters = parseUnsigned(v.str("bw-iters"), "--bw-iters", 1, 1'000'000);
   if (v.has("outlier-k")) p.outlierK = parseNumber(v.str("outlier-k"), "--outlier-k", 0, 1000, "");
   cmd.failOnOutlier = v.on("fail-on-outlier");
+  if (v.has("max-lat"))
+    p.bounds.maxLatUs = parseNumber(v.str("max-lat"), "--max-lat", 0.001, 1e9, "microseconds");
+  if (v.has("min-bw"))
+    p.bounds.minBwMBs = parseNumber(v.str("min-bw"), "--min-bw", 0.001, 1e9, "MB/s");
   if (v.has("plot")) cmd.plotPath = parsePlotPath(v.str("plot"));
   return p;
 }

@@ -294,6 +294,7 @@ void readMatrices(Communicator& c, rendezvous::Store& store, const PairsParams& 
                   fmt::format("{} of {} pair measurements", descheduled.size(), n * (n - 1)));
   res.latOutliers = classifyMatrix(res.latMedianUs, p.outlierK);
   res.bwOutliers = classifyMatrix(cost, p.outlierK);
+  res.verdict = judgePairs(res, p.bounds);
 }
 
 // Rank 0: the result's figures and facts.

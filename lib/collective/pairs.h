@@ -20,6 +20,7 @@
 
 #include "collective/bench.h"
 #include "collective/pairs_outliers.h"
+#include "collective/pairs_verdict.h"
 #include "launch/launch.h"
 #include "rendezvous/store.h"
 #include "report/report.h"
@@ -39,6 +40,8 @@ struct PairsResult {
   double seconds = 0;  // the measuring rounds, wall clock of rank 0
   report::RunInfo info;
   double outlierK = 0;
+  // Cuts, bounds and which findings are verdicts (judgePairs with PairsParams::bounds).
+  PairsVerdict verdict;
 };
 
 // Runs as rank `info.rank`; the result is filled on rank 0 only (ranks = 0 elsewhere).

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collective/pairs_findings.h"
 #include "common/error.h"
 #include "report/csv_writer.h"
 #include "report/format_util.h"
@@ -22,15 +23,6 @@ using nlohmann::ordered_json;
 
 bool distinctHosts(const PairsResult& r) {
   return std::set<std::string>(r.hosts.begin(), r.hosts.end()).size() == r.hosts.size();
-}
-
-// "link", "node" (touches a slow node) or "" for the ordered pair src -> dst.
-std::string flag(const MatrixOutliers& o, int src, int dst) {
-  for (const auto& f : o.ranked)
-    if (f.node && (f.src == src || f.src == dst)) return "node";
-  for (const auto& f : o.ranked)
-    if (!f.node && f.src == src && f.dst == dst) return "link";
-  return "";
 }
 
 ordered_json numberOrNull(double v) {
@@ -48,25 +40,12 @@ ordered_json matrixJson(const std::vector<std::vector<double>>& m) {
   return rows;
 }
 
-struct Finding {
-  bool bandwidth;
-  MatrixFinding f;
-};
-
-std::vector<Finding> allFindings(const PairsResult& r) {
-  std::vector<Finding> v;
-  for (const auto& f : r.bwOutliers.ranked)
-    v.push_back(Finding{true, f});
-  for (const auto& f : r.latOutliers.ranked)
-    v.push_back(Finding{false, f});
-  std::stable_sort(v.begin(), v.end(),
-                   [](const Finding& a, const Finding& b) { return a.f.severity > b.f.severity; });
-  return v;
-}
-
-// Value of a cost in the figure's unit: latency us, bandwidth MB/s (cost = 1 / (MB/s)).
-double shown(bool bandwidth, double cost) {
-  return bandwidth ? (cost > 0 ? 1 / cost : 0) : cost;
+// ", --max-lat 50 us, --min-bw 1000 MB/s" for the bounds given.
+std::string boundsText(const PairsBounds& b) {
+  std::string t;
+  if (b.maxLatUs > 0) t += fmt::format(", --max-lat {} us", b.maxLatUs);
+  if (b.minBwMBs > 0) t += fmt::format(", --min-bw {} MB/s", b.minBwMBs);
+  return t;
 }
 
 void writeMatrix(std::ostream& out, const PairsResult& r, const char* title,
@@ -91,29 +70,6 @@ std::string pairsNodeName(const PairsResult& r, int rank) {
   return fmt::format("{} ({})", r.hosts[rank], r.addresses[rank]);
 }
 
-std::vector<std::string> pairsFindings(const PairsResult& r) {
-  std::vector<std::string> lines;
-  for (const Finding& x : allFindings(r)) {
-    const MatrixFinding& f = x.f;
-    const char* what = x.bandwidth ? "bandwidth" : "latency";
-    const char* unit = x.bandwidth ? "MB/s" : "us";
-    if (f.node)
-      lines.push_back(fmt::format(
-          "node {} {}: {} {:.1f} {} median over its links vs {:.1f} {} for all nodes "
-          "(x{:.1f}, threshold {:.1f} {})",
-          f.src, pairsNodeName(r, f.src), what, shown(x.bandwidth, f.cost), unit,
-          shown(x.bandwidth, f.baseline), unit, f.severity, shown(x.bandwidth, f.threshold), unit));
-    else
-      lines.push_back(fmt::format(
-          "link {} -> {} {} -> {}: {} {:.1f} {} vs {:.1f} {} for all links (x{:.1f}, threshold "
-          "{:.1f} {})",
-          f.src, f.dst, pairsNodeName(r, f.src), pairsNodeName(r, f.dst), what,
-          shown(x.bandwidth, f.cost), unit, shown(x.bandwidth, f.baseline), unit, f.severity,
-          shown(x.bandwidth, f.threshold), unit));
-  }
-  return lines;
-}
-
 const std::vector<std::string>& pairsFormatNames() {
   static const std::vector<std::string> names{"table", "json", "csv"};
   return names;
@@ -135,10 +91,11 @@ void writePairsTable(std::ostream& out, const PairsResult& r) {
       "# latency: ping-pong of {} B, {} iterations after {} warmup, one-way = RTT/2 [us]\n"
       "# bandwidth: stream of {} x {} B per iteration to delivery, {} iterations after {} "
       "warmup [MB/s = 10^6 B/s]\n"
-      "# outliers: k = {} (docs/fabric-map.md); flags: link = the link is slow, node = a node "
-      "of it is slow\n",
+      "# outliers: k = {}, two clusters of links at a gap >= x{:.1f}{} (docs/fabric-map.md); "
+      "flags: node = a node of it is slow, link = the link is slow, cut = a slow link of a cut, "
+      "bound = beyond a bound\n",
       n, r.rounds, r.seconds, r.latBytes, r.latIterations, r.latWarmup, r.window, r.bwBytes,
-      r.bwIterations, r.bwWarmup, r.outlierK);
+      r.bwIterations, r.bwWarmup, r.outlierK, r.verdict.cutMinGap, boundsText(r.verdict.bounds));
   size_t hw = 8;
   for (int s = 0; s < n; ++s)
     hw = std::max(hw, pairsNodeName(r, s).size());
@@ -148,7 +105,7 @@ void writePairsTable(std::ostream& out, const PairsResult& r) {
   for (int s = 0; s < n; ++s)
     for (int d = 0; d < n; ++d) {
       if (s == d) continue;
-      std::string lf = flag(r.latOutliers, s, d), bf = flag(r.bwOutliers, s, d);
+      std::string lf = pairsLinkFlag(r, false, s, d), bf = pairsLinkFlag(r, true, s, d);
       out << fmt::format(
           "{:>5} {:>5} {:>{}} {:>{}} {:>14.2f} {:>11.2f} {:>11.2f} {:>11.2f} {:>12.1f} {:>8} "
           "{:>8}\n",
@@ -164,6 +121,20 @@ void writePairsTable(std::ostream& out, const PairsResult& r) {
   out << fmt::format("# outliers: {}\n", lines.empty() ? "none" : std::to_string(lines.size()));
   for (size_t i = 0; i < lines.size(); ++i)
     out << fmt::format("#  {}. {}\n", i + 1, lines[i]);
+  const PairsVerdictLine v = pairsVerdictLine(r);
+  out << "# verdict: "
+      << (v.result == PairsVerdictLine::kPass   ? "pass"
+          : v.result == PairsVerdictLine::kFail ? "fail"
+                                                : "none (every finding rests on measurements "
+                                                  "that lost enough CPU time to explain it)")
+      << "\n";
+}
+
+// The verdict as JSON: {"result": "pass" | "fail" | "none", "text"}.
+ordered_json verdictJson(const PairsResult& r) {
+  const PairsVerdictLine v = pairsVerdictLine(r);
+  static const char* names[] = {"pass", "fail", "none"};
+  return {{"result", names[v.result]}, {"text", v.text}};
 }
 
 // The outlier thresholds of both matrices (bandwidth as MB/s, not as cost).
@@ -177,36 +148,13 @@ ordered_json thresholdsJson(const PairsResult& r) {
           {"bw_node_baseline_mb_per_s", inv(r.bwOutliers.nodeBaseline)},
           {"bw_node_threshold_mb_per_s", inv(r.bwOutliers.nodeThreshold)},
           {"bw_link_baseline_mb_per_s", inv(r.bwOutliers.linkBaseline)},
-          {"bw_link_threshold_mb_per_s", inv(r.bwOutliers.linkThreshold)}};
-}
-
-// One object per finding, in pairsFindings' order, with its text.
-ordered_json outliersJson(const PairsResult& r) {
-  ordered_json outl = ordered_json::array();
-  std::vector<std::string> lines = pairsFindings(r);
-  std::vector<Finding> all = allFindings(r);
-  for (size_t i = 0; i < all.size(); ++i) {
-    const MatrixFinding& f = all[i].f;
-    const bool bw = all[i].bandwidth;
-    ordered_json j{{"figure", bw ? "bandwidth" : "latency"}, {"kind", f.node ? "node" : "link"}};
-    if (f.node) {
-      j["rank"] = f.src;
-      j["host"] = r.hosts[f.src];
-      j["address"] = r.addresses[f.src];
-    } else {
-      j["src"] = f.src;
-      j["dst"] = f.dst;
-      j["src_host"] = r.hosts[f.src];
-      j["dst_host"] = r.hosts[f.dst];
-    }
-    j[bw ? "mb_per_s" : "us"] = shown(bw, f.cost);
-    j[bw ? "baseline_mb_per_s" : "baseline_us"] = shown(bw, f.baseline);
-    j[bw ? "threshold_mb_per_s" : "threshold_us"] = shown(bw, f.threshold);
-    j["severity"] = f.severity;
-    j["text"] = lines[i];
-    outl.push_back(std::move(j));
-  }
-  return outl;
+          {"bw_link_threshold_mb_per_s", inv(r.bwOutliers.linkThreshold)},
+          {"cut_min_gap", r.verdict.cutMinGap},
+          {"max_lat_us",
+           numberOrNull(r.verdict.bounds.maxLatUs > 0 ? r.verdict.bounds.maxLatUs : std::nan(""))},
+          {"min_bw_mb_per_s",
+           numberOrNull(r.verdict.bounds.minBwMBs > 0 ? r.verdict.bounds.minBwMBs : std::nan(""))},
+          {"descheduled_measurements", r.verdict.descheduledCount}};
 }
 
 void writePairsJson(std::ostream& out, const PairsResult& r) {
@@ -234,12 +182,16 @@ void writePairsJson(std::ostream& out, const PairsResult& r) {
                          {"lat_avg_us", numberOrNull(r.latAvgUs[s][d])},
                          {"lat_p99_us", numberOrNull(r.latP99Us[s][d])},
                          {"mb_per_s", numberOrNull(r.bwMBs[s][d])},
-                         {"lat_outlier", flag(r.latOutliers, s, d)},
-                         {"bw_outlier", flag(r.bwOutliers, s, d)}});
+                         {"lat_outlier", pairsLinkFlag(r, false, s, d)},
+                         {"bw_outlier", pairsLinkFlag(r, true, s, d)}});
   doc["links"] = links;
   doc["matrix"] = {{"lat_median_us", matrixJson(r.latMedianUs)}, {"mb_per_s", matrixJson(r.bwMBs)}};
   doc["thresholds"] = thresholdsJson(r);
-  doc["outliers"] = outliersJson(r);
+  ordered_json outliers = ordered_json::array();
+  for (PairsFinding& f : pairsFindingList(r))
+    outliers.push_back(std::move(f.json));
+  doc["outliers"] = std::move(outliers);
+  doc["verdict"] = verdictJson(r);
   out << report::detail::dumpJson(doc) << "\n";
 }
 
@@ -254,7 +206,8 @@ void writePairsCsv(std::ostream& out, const PairsResult& r) {
       if (s != d)
         csv.record(s, d, r.hosts[s], r.hosts[d], r.addresses[s], r.addresses[d], r.latBytes,
                    r.latMedianUs[s][d], r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d],
-                   r.bwBytes, r.bwMBs[s][d], flag(r.latOutliers, s, d), flag(r.bwOutliers, s, d));
+                   r.bwBytes, r.bwMBs[s][d], pairsLinkFlag(r, false, s, d),
+                   pairsLinkFlag(r, true, s, d));
 }
 
 }  // namespace

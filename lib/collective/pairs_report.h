@@ -16,17 +16,11 @@ namespace rdmabench::collective {
 // "host (address)" (several ranks per host, or network namespaces sharing one host name).
 std::string pairsNodeName(const PairsResult& r, int rank);
 
-// One line per finding, ranked (bandwidth and latency findings interleaved by severity):
-//   "node 2 (h3): bandwidth 2.4 MB/s median over its links vs 812.0 MB/s for all nodes (x338)"
-//   "link 0 -> 3 (h1 -> h4): latency 410.2 us vs 41.0 us (x10.0)"
-// Empty when nothing is an outlier.
-std::vector<std::string> pairsFindings(const PairsResult& r);
-
 // "table": the usual `#` header block (report/table_format), then one line per ordered pair
 // (src, dst, hosts, latency median/min/avg/p99, MB/s, outlier flags), the two matrices when
-// ranks <= 16, and the findings as `#` lines. "json": one document
-// {"tool","version","run","ranks","links","matrix","thresholds","outliers"}. "csv": a header line
-// and one line per ordered pair (RFC 4180). UsageError for any other format.
+// ranks <= 16, the findings (pairs_findings.h) as `#` lines and the verdict line. "json": one
+// document {"tool","version","run","ranks","links","matrix","thresholds","outliers","verdict"}.
+// "csv": a header line and one line per ordered pair (RFC 4180). UsageError for any other format.
 void writePairs(std::ostream& out, const std::string& format, const PairsResult& r);
 
 // Formats writePairs accepts.

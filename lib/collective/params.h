@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collective/congestion_plan.h"
+#include "collective/pairs_verdict.h"
 #include "collective/reduce.h"
 #include "common/placement.h"
 #include "report/report.h"
@@ -72,6 +73,7 @@ struct PairsParams : RankParams {
   uint32_t window = 16;
   uint64_t bwIters = 10;
   double outlierK = 5;  // pairs_outliers.h: median + k x max(MAD, median/10)
+  PairsBounds bounds;   // --max-lat / --min-bw (pairs_verdict.h); 0 = none
 };
 
 // congestion (collective/congestion.h): victims = ceil(fraction x ranks); aggressor pattern;

@@ -347,6 +347,33 @@ void noteDifferentRuns(const std::string& kind, const std::vector<Series>& input
     }
 }
 
+// OSU prints no process count: an OSU collective set against an input that states its count
+// (rdmabench's ranks, IMB's #processes) compares runs of unknown relative size. --np N asserts
+// OSU's count (a stated count other than N was refused by chooseSections); without it, a note
+// says what is not known and what the other input ran.
+void osuProcessCount(const std::string& kind, std::vector<Series>& inputs,
+                     const CompareOptions& options, std::vector<std::string>& notes) {
+  const Series* stated = nullptr;
+  for (const Series& s : inputs)
+    if (s.processes && !stated) stated = &s;
+  for (Series& s : inputs) {
+    if (s.metric != Metric::kCollective || s.source != Source::kOsu || s.processes) continue;
+    if (options.np) {
+      s.processes = options.np;
+      notes.push_back(
+          fmt::format("{}: OSU does not print its process count; --np {} says it ran {}", s.label,
+                      *options.np, *options.np));
+    } else if (stated) {
+      notes.push_back(fmt::format(
+          "compare {}: {} (OSU) does not print its process count, and {} ran {} {}: the "
+          "difference is MPI's only if OSU ran {} processes too; assert it with --np {}",
+          kind, s.label, stated->label, *stated->processes,
+          stated->source == Source::kRdmabench ? "ranks" : "processes", *stated->processes,
+          *stated->processes));
+    }
+  }
+}
+
 // No test of the baseline is in another input: UsageError naming what each input has (and
 // which metrics cannot be compared).
 [[noreturn]] void throwNothingInCommon(const std::vector<std::vector<Series>>& files) {
@@ -407,6 +434,7 @@ Comparison compareSeries(const std::vector<std::vector<Series>>& files,
         throw UsageError(fmt::format("compare {}: {} is {} but {} is {}", kind, s.label,
                                      metricName(s.metric), inputs[baseline].label,
                                      metricName(inputs[baseline].metric)));
+    osuProcessCount(kind, inputs, options, out.notes);
     likeForLike(kind, inputs, out.notes);
     noteDifferentRuns(kind, inputs, out.notes);
     out.groups.push_back(buildGroup(std::move(inputs), baseline, out.notes));

@@ -16,6 +16,7 @@
 #include <cctype>
 #include <set>
 
+#include "common/error.h"
 #include "common/json_read.h"
 #include "compare/read_detail.h"
 #include "compare/text_util.h"
@@ -96,16 +97,22 @@ class OsuReader : public TableReader {
       return;
     }
     if (line[0] == '#') {
-      header(line);
+      header(line, no);
       return;
     }
+    std::vector<std::string> tok = splitWhitespace(line);
+    if (graphLine(line, tok)) {
+      inGraph_ = true;
+      ctx_.ignored(no, line, "a graph (OSU -G tty), not a row");
+      return;
+    }
+    inGraph_ = false;
     if (!open_ || !headerSeen_ || valueCol_ < 0) {
       ctx_.skipped(no, line,
                    open_ ? "not understood (before the column header)"
                          : "not understood (outside an OSU table)");
       return;
     }
-    std::vector<std::string> tok = splitWhitespace(line);
     if (tok.size() < headerFields_ && parseNumber(tok[0])) {
       ctx_.truncated(no, line,
                      fmt::format("{} of the {} columns of its header", tok.size(), headerFields_));
@@ -162,21 +169,25 @@ class OsuReader : public TableReader {
     valueCol_ = minCol_ = maxCol_ = iterCol_ = validCol_ = -1;
   }
 
-  void header(std::string_view line) {
+  void header(std::string_view line, uint64_t no) {
     std::vector<std::string> fields = splitColumns(trim(line.substr(1)));
     if (fields.empty()) return;
     bool sized = fields[0] == "Size";
     bool sizeless = containsNoCase(fields[0], "Latency");  // osu_barrier: "# Avg Latency(us)"
     if (!sized && !sizeless) return;                       // "# Datatype: ...", "# [ pairs ..."
+    const bool bw = line.find("MB/s") != line.npos || containsNoCase(line, "Bandwidth");
     if (!open_ || headerSeen_) {
-      // A header without a title (pasted table) or a second table: classify from the header.
+      // A header without a title (pasted table) or a second table: classified from the header,
+      // a guess that the notes name.
       finish1();
       open_ = true;
-      cur_.series.source = Source::kOsu;
-      bool bw = line.find("MB/s") != line.npos || containsNoCase(line, "Bandwidth");
-      cur_.series.test = bw ? "bandwidth" : (sized ? "latency" : "barrier");
-      cur_.series.metric =
-          bw ? Metric::kBandwidth : (sized ? Metric::kLatency : Metric::kCollective);
+      guessFromHeader(line, no, bw, sized);
+    } else if (bw != (cur_.series.metric == Metric::kBandwidth)) {
+      throw UsageError(fmt::format(
+          "{}: the OSU title `{}` is a {} test but its column header `{}` is {}: a table under "
+          "another test's title? fix the title line (or cut the table out) and retry",
+          ctx_.where(no), escapeForLog(cur_.series.title, 80), metricName(cur_.series.metric),
+          escapeForLog(trim(line.substr(1)), 80), bw ? "bandwidth (MB/s)" : "latency (us)"));
     }
     cur_.series.sized = sized;
     headerSeen_ = true;
@@ -204,10 +215,44 @@ class OsuReader : public TableReader {
     }
   }
 
+  // A line of the text graphs `-G tty` draws after the rows (gnuplot's dumb terminal): a frame
+  // or plot line ("|", "+---"), the x axis's numbers (more columns than the header), or, inside
+  // a graph, anything that is not a row of the table (axis labels, the graph's title).
+  bool graphLine(std::string_view line, const std::vector<std::string>& tok) const {
+    if (line.find('|') != line.npos || line.find("+-") != line.npos || line.find("-+") != line.npos)
+      return true;
+    bool numbers = !tok.empty();
+    for (const std::string& t : tok)
+      numbers = numbers && parseNumber(t).has_value();
+    if (numbers && headerFields_ > 0 && tok.size() > headerFields_) return true;
+    return inGraph_ && !(tok.size() == headerFields_ && parseNumber(tok[0]));
+  }
+
+  // The test of a table without an OSU title, from its header alone; Series::note names the
+  // guess (several OSU tests print the same header).
+  void guessFromHeader(std::string_view line, uint64_t no, bool bw, bool sized) {
+    Series& s = cur_.series;
+    s.source = Source::kOsu;
+    s.test = bw ? "bandwidth" : (sized ? "latency" : "barrier");
+    s.metric = bw ? Metric::kBandwidth : (sized ? Metric::kLatency : Metric::kCollective);
+    const std::string header = escapeForLog(trim(line.substr(1)), 60);
+    const char* why = bw       ? "osu_bibw prints the same header; taken as osu_bw"
+                      : !sized ? "taken as osu_barrier, the size-less collective"
+                      : containsNoCase(line, "Avg Latency")
+                          ? "osu_allreduce and the other collectives print the same header; "
+                            "taken as osu_latency (point-to-point)"
+                          : "taken as osu_latency";
+    s.note = fmt::format(
+        "no OSU title above the header `{}` (line {}): a guess: {}; keep the "
+        "`# OSU ...` title line in the log to be sure",
+        header, no, why);
+  }
+
   ReadContext& ctx_;
   std::vector<Series> out_;
   SeriesBuilder cur_;
   bool open_ = false, headerSeen_ = false;
+  bool inGraph_ = false;  // the last line was part of a -G tty graph
   size_t headerFields_ = 0;
   int valueCol_ = -1, minCol_ = -1, maxCol_ = -1, iterCol_ = -1, validCol_ = -1;
 };

@@ -2,6 +2,7 @@
 #include "compare/text_input.h"
 
 #include <istream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -186,7 +187,8 @@ class StrippedJson : public std::streambuf {
 
 // The text path of one input (readTextLines): lines before detection are held in `pending_`;
 // the first line with a format marker (behind a recognised launcher prefix or bare) decides the
-// format and the prefix filter, then every line goes to the format's reader.
+// format and the prefix filter, then every line goes to the format's reader, until a line
+// announces another format (logs of several tools appended to one file): its reader takes over.
 class TextLines {
  public:
   TextLines(ByteSource& src, ReadContext& ctx) : src_(src), ctx_(ctx) {}
@@ -212,7 +214,7 @@ class TextLines {
       if (d.format == Format::kUnknown && !d.json) continue;
       if (d.match.kind != Launcher::kNone) adoptPrefix(d.match, text);
       if (d.json) return readPrefixedJson(no, text, format);
-      format = d.format;
+      format = current_ = d.format;
       startReader(format);
       for (const auto& [n, l] : pending_)
         deliver(n, l, true);
@@ -220,8 +222,11 @@ class TextLines {
       deliver(no, text, terminated);
     }
     ctx_.report().lines = no;
-    if (reader_) return reader_->finish();
-    throwUnknownFormat();
+    if (!reader_) throwUnknownFormat();
+    std::vector<Series> last = reader_->finish();
+    done_.insert(done_.end(), std::make_move_iterator(last.begin()),
+                 std::make_move_iterator(last.end()));
+    return std::move(done_);
   }
 
  private:
@@ -243,6 +248,15 @@ class TextLines {
     if (!terminated && looksLikeRow(t)) {
       ctx_.truncated(no, t, "the last line has no end-of-line: a run cut short?");
       return;
+    }
+    // Another tool's banner or header (an IMB log appended to an OSU one with `>>`) ends the
+    // tables of this one: the rest goes to that tool's reader.
+    if (Format f = lineFormat(t); f != Format::kUnknown && f != current_) {
+      std::vector<Series> done = reader_->finish();
+      done_.insert(done_.end(), std::make_move_iterator(done.begin()),
+                   std::make_move_iterator(done.end()));
+      current_ = f;
+      startReader(f);
     }
     reader_->line(t, no);
   }
@@ -355,6 +369,8 @@ class TextLines {
   ByteSource& src_;
   ReadContext& ctx_;
   std::unique_ptr<TableReader> reader_;
+  Format current_ = Format::kUnknown;  // reader_'s format
+  std::vector<Series> done_;           // tables of the readers before reader_ (mixed logs)
   PrefixFilter filter_;
   std::vector<std::pair<uint64_t, std::string>> pending_;  // lines read before detection
   size_t pendingBytes_ = 0;

@@ -36,7 +36,7 @@ VOLATILE = {
     "command_line", "version", "server_version", "git", "git_describe", "run_id", "wireup_s",
     "src_host", "dst_host", "local_host", "remote_host", "outlier", "lat_outlier",
     "bw_outlier", "outliers", "lat_flag", "bw_flag", "device_id", "local_address", "peer",
-    "peer_address",
+    "peer_address", "verdict", "descheduled_measurements",
 }
 # JSON members whose members are facts of the device or the machine: names kept, values masked.
 FACTS = {"local", "remote", "connection", "clock", "placement", "caps", "device"}
@@ -119,7 +119,7 @@ def mask_json(v, key=None):
 
 # Text lines dropped: present or not depending on timing or the machine.
 DROP_LINE = re.compile(r"^\s*#?\s*WARNING\b|^# note: \[short\]|^# outliers: (\d+|none)\s*$|"
-                       r"^#\s+\d+\. (link|node) ")
+                       r"^#\s+\d+\. (link|node|latency|bandwidth)\b|^# verdict: ")
 # "label: value" lines whose value is a fact of the machine.
 FACT_LINE = re.compile(r"^([#\s]*(?:clock|placement)\s*:).*$", re.IGNORECASE)
 # Device and connection property lines (the connection line is indented under "# local"): only
@@ -156,8 +156,8 @@ def mask_text_line(line, fmt, state):
     if fmt == "imb" and re.match(r"^\s+\d+\s+\d+\s", line):  # data rows: sizes and counts kept
         cells = line.split()
         line = " " + " ".join(cells[:2] + ["#" for _ in cells[2:]])
-    # pairs: the last two cells of a row are outlier verdicts (-, link, node).
-    line = re.sub(r"\s+(?:-|link|node)\s+(?:-|link|node)$", " <flag> <flag>", line)
+    # pairs: the last two cells of a row are outlier verdicts (-, link, node, cut, bound).
+    line = re.sub(r"\s+(?:-|link|node|cut|bound)\s+(?:-|link|node|cut|bound)$", " <flag> <flag>", line)
     return re.sub(r"[ \t]+", " ", line).rstrip()
 
 

@@ -201,6 +201,10 @@ TEST(CollOptions, PairsValuesAndErrors) {
   EXPECT_EQ(c.pairsParams().outlierK, 7);
   EXPECT_TRUE(c.failOnOutlier);
   EXPECT_EQ(c.plotPath, "m.SVG");
+  EXPECT_EQ(c.pairsParams().bounds.maxLatUs, 0);  // no bound unless given
+  CollCommand bounds = parseCollectiveCommand("pairs", {"--max-lat", "50", "--min-bw", "9000.5"});
+  EXPECT_DOUBLE_EQ(bounds.pairsParams().bounds.maxLatUs, 50);
+  EXPECT_DOUBLE_EQ(bounds.pairsParams().bounds.minBwMBs, 9000.5);
   EXPECT_EQ(parseCollectiveCommand("pairs", {"--sizes", "1K"}).pairsParams().latBytes, 1024u);
   EXPECT_EQ(usageError("pairs", {"--bw-size", "0"}), "--bw-size 0: out of range 1..256M");
   EXPECT_EQ(usageError("pairs", {"-s", "65M"}), "--lat-size 65M: out of range 1..64M");
@@ -248,6 +252,10 @@ TEST(CollOptions, CongestionValuesAndErrors) {
   EXPECT_EQ(usageError("pairs", {"--outlier-k", "-1"}), "--outlier-k -1: out of range 0..1000");
   EXPECT_EQ(usageError("pairs", {"--outlier-k", "nan"}),
             "--outlier-k 'nan': not a number (expected 0..1000)");
+  EXPECT_EQ(usageError("pairs", {"--max-lat", "0"}),
+            "--max-lat 0: out of range 0.001..1000000000 microseconds");
+  EXPECT_EQ(usageError("pairs", {"--min-bw", "fast"}),
+            "--min-bw 'fast': not a number (expected 0.001..1000000000 MB/s)");
   EXPECT_EQ(usageError("congestion", {"--phase-time", "x"}),
             "--phase-time 'x': not a number (expected 1..86400 seconds)");
   // The largest seed is a seed, not "out of range".

@@ -6,10 +6,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "compare/parse.h"
 #include "fixtures.h"
 
@@ -28,6 +30,16 @@ inline std::string fixture(const std::string& name) {
 // Fixture `name` parsed (compare::parseText; throws as it does).
 inline std::vector<Series> parseFixture(const std::string& name) {
   return parseText(fixture(name), name);
+}
+
+// The message of the rdmabench::Error `f` throws, or "(no error)".
+inline std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 }  // namespace rdmabench::compare::test_util

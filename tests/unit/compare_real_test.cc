@@ -19,6 +19,7 @@
 #include "compare/parse.h"
 #include "compare/plot.h"
 
+#include "compare_fixtures.h"
 #include "fixtures.h"
 
 namespace rdmabench::compare {
@@ -27,6 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using rdmabench::testing::fixture;  // tests/unit/fixtures.h
+using test_util::errorOf;           // tests/unit/compare_fixtures.h
 
 ParsedInput read(const std::string& name) {
   return readText(fixture(name), name);
@@ -44,15 +46,6 @@ std::optional<double> valueAt(const Series& s, uint64_t bytes) {
   for (const Point& p : s.points)
     if (p.bytes == bytes) return p.value;
   return std::nullopt;
-}
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // Every line of `text` behind `prefix` (the rank's stdout).

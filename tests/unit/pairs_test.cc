@@ -1,5 +1,5 @@
 // `rdmabench pairs`: the round-robin schedule (every unordered pair exactly once, no rank twice
-// in a round) and the node-vs-link classification of synthetic matrices.
+// in a round), the node-vs-link classification of synthetic matrices and the verdict.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,8 +7,11 @@
 #include <stdexcept>
 #include <utility>
 
+#include "collective/pairs.h"
+#include "collective/pairs_findings.h"
 #include "collective/pairs_outliers.h"
 #include "collective/pairs_schedule.h"
+#include "collective/pairs_verdict.h"
 
 namespace rdmabench::collective {
 namespace {
@@ -126,6 +129,196 @@ TEST(PairsOutliers, TwoNodesOrUnmeasuredGiveNothing) {
   Matrix none(4, std::vector<double>(4, std::nan("")));
   EXPECT_TRUE(classifyMatrix(none, 5).ranked.empty());
   EXPECT_THROW(classifyMatrix(Matrix{{1, 2}}, 5), std::invalid_argument);
+}
+
+// The verdict (pairs_verdict.h, docs/fabric-map.md "Verdict"), known answers on synthetic maps:
+// uniform, one slow node, two halves joined by a 50x slower uplink (which the node/link rule
+// alone passes: every node's median is slow), bounds, and maps whose measurements lost the CPU.
+
+// A result as runPairs builds it on rank 0: latency `lat` (us), bandwidth 1000 MB/s
+// everywhere unless `bw` is given; hosts h0.., k = 5, 1000 latency iterations, 10 x 16 x 1 MiB
+// of bandwidth; `lost` ordered pairs descheduled, each losing `lostUs` of CPU time (< 0: the
+// amount not known, as without schedstat).
+PairsResult result(const Matrix& lat, Matrix bw = {}, const PairsBounds& bounds = {},
+                   const std::vector<std::pair<int, int>>& lost = {}, double lostUs = 1e5) {
+  PairsResult r;
+  r.latIterations = 1000;
+  r.bwBytes = 1 << 20;
+  r.window = 16;
+  r.bwIterations = 10;
+  r.ranks = static_cast<int>(lat.size());
+  for (int x = 0; x < r.ranks; ++x) {
+    r.hosts.push_back("h" + std::to_string(x));
+    r.addresses.push_back("10.0.0." + std::to_string(x + 1));
+  }
+  if (bw.empty()) bw = healthy(lat.size(), 1000);
+  r.latMedianUs = lat;
+  r.bwMBs = bw;
+  Matrix cost = bw;
+  for (auto& row : cost)
+    for (double& v : row)
+      v = v > 0 ? 1 / v : std::nan("");
+  r.outlierK = 5;
+  r.latOutliers = classifyMatrix(lat, r.outlierK);
+  r.bwOutliers = classifyMatrix(cost, r.outlierK);
+  nlohmann::json d = nlohmann::json::array();
+  for (auto [s, t] : lost)
+    d.push_back(lostUs < 0 ? nlohmann::json{{"src", s}, {"dst", t}, {"involuntary_switches", 40}}
+                           : nlohmann::json{{"src", s},
+                                            {"dst", t},
+                                            {"involuntary_switches", 40},
+                                            {"steal_us", 0},
+                                            {"run_delay_us", lostUs}});
+  if (!lost.empty()) r.info.extra["descheduled"] = d;
+  r.verdict = judgePairs(r, bounds);
+  return r;
+}
+
+// Two groups {0..n/2-1} and {n/2..n-1}; links between them `factor` x slower.
+Matrix halves(size_t n, double base, double factor) {
+  Matrix m = healthy(n, base);
+  for (size_t x = 0; x < n; ++x)
+    for (size_t y = 0; y < n; ++y)
+      if (x != y && (x < n / 2) != (y < n / 2)) m[x][y] *= factor;
+  return m;
+}
+
+TEST(PairsVerdict, UniformMapPasses) {
+  for (size_t n : {3u, 4u, 8u}) {
+    PairsResult r = result(healthy(n, 6.3));
+    EXPECT_FALSE(r.verdict.latCut.found) << n;
+    EXPECT_FALSE(r.verdict.bwCut.found) << n;
+    EXPECT_TRUE(pairsFindings(r).empty()) << n;
+    EXPECT_EQ(pairsVerdictLine(r).result, PairsVerdictLine::kPass) << n;
+  }
+}
+
+TEST(PairsVerdict, OneSlowNodeIsTheNodeNotACut) {
+  Matrix lat = healthy(4, 6.3);
+  for (size_t y = 0; y < 4; ++y)
+    if (y != 3) lat[3][y] = lat[y][3] = 300;
+  PairsResult r = result(lat);
+  // The slow links split off node 3, but the node finding already explains every one of them.
+  ASSERT_TRUE(r.verdict.latCut.found);
+  EXPECT_TRUE(r.verdict.latCut.explained);
+  std::vector<std::string> f = pairsFindings(r);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rfind("node 3 h3: latency", 0), 0u) << f[0];
+  EXPECT_EQ(pairsVerdictLine(r).result, PairsVerdictLine::kFail);
+}
+
+TEST(PairsVerdict, HalfSlowBimodalMapFailsNamingTheCut) {
+  // 6.3 us within each half, 50x (315 us) between them: the node/link rule sees nothing.
+  PairsResult r = result(halves(4, 6.3, 50));
+  EXPECT_TRUE(r.latOutliers.ranked.empty());
+  const MatrixCut& c = r.verdict.latCut;
+  ASSERT_TRUE(c.found);
+  EXPECT_FALSE(c.explained);
+  EXPECT_TRUE(c.confirmed);
+  EXPECT_EQ(c.groups, (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
+  EXPECT_EQ(c.crossLinks, 8);
+  EXPECT_EQ(c.slowCross, 8);
+  EXPECT_EQ(c.slowLinks.size(), 8u);
+  EXPECT_NEAR(c.slowMedian / c.fastMedian, 50, 3);
+  PairsVerdictLine v = pairsVerdictLine(r);
+  EXPECT_EQ(v.result, PairsVerdictLine::kFail);
+  EXPECT_NE(v.text.find("latency cut: ranks {0,1} <-> {2,3} (hosts {h0, h1} <-> {h2, h3}): 8 "
+                        "of 8 cross links x49.5 slower (315.6 us median vs 6.4 us; gap x"),
+            std::string::npos)
+      << v.text;
+  EXPECT_EQ(pairsLinkFlag(r, false, 0, 2), "cut");
+  EXPECT_EQ(pairsLinkFlag(r, false, 0, 1), "");
+}
+
+TEST(PairsVerdict, BimodalBandwidthOfEightNodes) {
+  Matrix bw = halves(8, 12000, 1.0 / 40);  // 300 MB/s across an uplink of 12 GB/s nodes
+  PairsResult r = result(healthy(8, 2), bw);
+  EXPECT_TRUE(r.bwOutliers.ranked.empty());
+  ASSERT_TRUE(r.verdict.bwCut.found);
+  EXPECT_EQ(r.verdict.bwCut.slowCross, 32);
+  EXPECT_EQ(r.verdict.bwCut.crossLinks, 32);
+  EXPECT_EQ(r.verdict.bwCut.groups.size(), 2u);
+  EXPECT_EQ(pairsVerdictLine(r).result, PairsVerdictLine::kFail);
+}
+
+TEST(PairsVerdict, GapBelowTheFloorIsNoCut) {
+  // 2x between the halves: within what hop counts give; k = 5 needs 3x.
+  EXPECT_FALSE(result(halves(4, 6.3, 2)).verdict.latCut.found);
+  EXPECT_DOUBLE_EQ(cutMinGap(5), 3);
+  EXPECT_DOUBLE_EQ(cutMinGap(100), 11);
+}
+
+TEST(PairsVerdict, AbsoluteBounds) {
+  PairsBounds b;
+  b.maxLatUs = 5;
+  b.minBwMBs = 1100;
+  PairsResult r = result(healthy(4, 6.3), {}, b);
+  EXPECT_EQ(r.verdict.latBreaches.size(), 12u);
+  EXPECT_EQ(r.verdict.bwBreaches.size(), 12u);
+  PairsVerdictLine v = pairsVerdictLine(r);
+  EXPECT_EQ(v.result, PairsVerdictLine::kFail);
+  EXPECT_NE(v.text.find("latency above --max-lat 5 us on 12 of 12 links"), std::string::npos)
+      << v.text;
+  EXPECT_NE(v.text.find("bandwidth below --min-bw 1100 MB/s on 12 of 12 links"), std::string::npos)
+      << v.text;
+  b.maxLatUs = 100;
+  b.minBwMBs = 10;
+  EXPECT_EQ(pairsVerdictLine(result(healthy(4, 6.3), {}, b)).result, PairsVerdictLine::kPass);
+}
+
+TEST(PairsVerdict, AllDescheduledGivesNoVerdict) {
+  // Loopback on a busy host: one link 1.7x the others, every measurement lost 100 ms of CPU
+  // (the 4.4 us excess over 1000 iterations is 4.4 ms: the scheduler explains it).
+  Matrix lat = healthy(4, 6.3);
+  lat[1][2] = 6.3 * 1.7;
+  std::vector<std::pair<int, int>> all;
+  for (int s = 0; s < 4; ++s)
+    for (int d = 0; d < 4; ++d)
+      if (s != d) all.emplace_back(s, d);
+  PairsResult busy = result(lat, {}, {}, all);
+  ASSERT_EQ(busy.latOutliers.ranked.size(), 1u);  // the rule still sees it...
+  EXPECT_EQ(busy.verdict.descheduledCount, 12);
+  PairsVerdictLine v = pairsVerdictLine(busy);
+  EXPECT_EQ(v.result, PairsVerdictLine::kNoVerdict);  // ...but it is no verdict
+  EXPECT_EQ(v.text.rfind("pairs: no outlier verdict: 1 finding(s) rest on measurements that lost "
+                         "enough CPU time to explain them (12 of 12 pair measurements were "
+                         "descheduled): link 1 -> 2",
+                         0),
+            0u)
+      << v.text;
+  // The same map measured on CPUs of its own: the link is a verdict.
+  EXPECT_EQ(pairsVerdictLine(result(lat)).result, PairsVerdictLine::kFail);
+  // Descheduled without schedstat (the lost time unknown): no verdict either.
+  EXPECT_EQ(pairsVerdictLine(result(lat, {}, {}, all, -1)).result, PairsVerdictLine::kNoVerdict);
+}
+
+TEST(PairsVerdict, SlowdownBeyondTheLostCpuTimeIsStillAVerdict) {
+  std::vector<std::pair<int, int>> all;
+  for (int s = 0; s < 4; ++s)
+    for (int d = 0; d < 4; ++d)
+      if (s != d) all.emplace_back(s, d);
+  // Half/half 50x: 309 us more per iteration x 1000 = 309 ms, more than the 100 ms lost.
+  PairsResult cut = result(halves(4, 6.3, 50), {}, {}, all, 1e5);
+  EXPECT_TRUE(cut.verdict.latCut.confirmed);
+  EXPECT_EQ(pairsVerdictLine(cut).result, PairsVerdictLine::kFail);
+  // ... but not when the measurements lost a second each.
+  EXPECT_EQ(pairsVerdictLine(result(halves(4, 6.3, 50), {}, {}, all, 1e6)).result,
+            PairsVerdictLine::kNoVerdict);
+  // Bandwidth 200x down (1000 -> 5 MB/s): 167.8 MB take 33.5 s instead of 0.17 s.
+  PairsResult bw = result(healthy(4, 6.3), halves(4, 1000, 1.0 / 200), {}, all, 1e5);
+  EXPECT_EQ(pairsVerdictLine(bw).result, PairsVerdictLine::kFail);
+}
+
+TEST(PairsVerdict, OneCleanFindingIsAVerdictWhateverTheRest) {
+  Matrix lat = healthy(6, 6.3);
+  lat[0][3] = 300;
+  lat[4][5] = 300;
+  PairsResult r = result(lat, {}, {}, {{4, 5}}, 1e6);  // 294 ms excess, 1 s lost
+  PairsVerdictLine v = pairsVerdictLine(r);
+  EXPECT_EQ(v.result, PairsVerdictLine::kFail);
+  EXPECT_NE(v.text.find("pairs: 1 outlier(s): link 0 -> 3"), std::string::npos) << v.text;
+  EXPECT_NE(v.text.find("and 1 finding(s) without a verdict: link 4 -> 5"), std::string::npos)
+      << v.text;
 }
 
 }  // namespace

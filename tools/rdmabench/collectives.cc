@@ -20,6 +20,7 @@
 #include "collective/congestion.h"
 #include "collective/congestion_report.h"
 #include "collective/pairs.h"
+#include "collective/pairs_findings.h"
 #include "collective/pairs_report.h"
 #include "collective/sharp/sharp.h"
 #include "common/clock.h"
@@ -57,12 +58,12 @@ int runPairsRank(const cli::CollCommand& cmd, const collective::PairsParams& p,
                  const launch::RankInfo& info, rendezvous::Store& store,
                  std::unique_ptr<rendezvous::TcpStoreServer>& server) {
   collective::PairsResult r = collective::runPairs(p, info, store);
-  std::vector<std::string> findings;
+  collective::PairsVerdictLine verdict;
   if (info.rank == 0) {
     ResultOutput output(cmd.outputPath);
     collective::writePairs(output.stream(), cmd.format, r);
     output.finish();
-    findings = collective::pairsFindings(r);
+    verdict = collective::pairsVerdictLine(r);
   }
   store.leave(true, "");
   if (server) rendezvous::serveUntilAllLeft(*server, cmd.common().timeoutMs);
@@ -73,12 +74,11 @@ int runPairsRank(const cli::CollCommand& cmd, const collective::PairsParams& p,
     po.output = cmd.plotPath;
     compare::renderPlot(script, po);
   }
-  if (!findings.empty()) {
-    std::string summary = fmt::format("pairs: {} outlier(s): {}", findings.size(), findings[0]);
-    for (size_t i = 1; i < findings.size(); ++i)
-      summary += "; " + findings[i];
-    if (cmd.failOnOutlier) throw Error(summary);
-    if (!cmd.quiet) std::cerr << "rdmabench: warning: " << summary << "\n";
+  // A map it could not judge (findings on descheduled measurements only) fails an acceptance
+  // run too: the line says why there is no verdict.
+  if (verdict.result != collective::PairsVerdictLine::kPass) {
+    if (cmd.failOnOutlier) throw Error(verdict.text);
+    if (!cmd.quiet) std::cerr << "rdmabench: warning: " << verdict.text << "\n";
   }
   return 0;
 }

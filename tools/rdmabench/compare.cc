@@ -169,7 +169,8 @@ cli::OptionGroups compareOptions() {
       "allreduce, barrier, ...)")("plot", po::value<std::string>(),
                                   "also plot the compared inputs to FILE.png|FILE.svg")(
       "np", po::value<std::string>(),
-      "use the tables of N processes/ranks when a file holds several (IMB -npmin)")(
+      "use the tables of N processes/ranks when a file holds several (IMB -npmin); also "
+      "asserts that an OSU collective ran N processes (OSU does not print it)")(
       "section", po::value<std::string>(),
       "use table K of a file that holds several tables of a test (compare lists them)");
   inputOptions(desc);
