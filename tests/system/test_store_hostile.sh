@@ -78,7 +78,7 @@ expect_status 2 "--token: none given, and a store without one lets anyone who re
   env -u RDMABENCH_TOKEN -u SLURM_JOB_ID "$RB" rendezvous -p 0
 # The --np launcher gives its ranks a random token: a stranger on the host who finds the store's
 # port (ss) is refused at the hello, and the ranks run.
-timeout 60 "$RB" barrier --np 2 -n 2000000 --timeout 60 >"$TMP/np.out" 2>"$TMP/np.err" &
+"$RB" barrier --np 2 -n 2000000 --timeout 60 >"$TMP/np.out" 2>"$TMP/np.err" &
 NP=$!
 CLEANUP+=("kill -9 $NP")
 np_port=""
