@@ -31,8 +31,8 @@ po::options_description rankLaunchOptions(const std::string& title) {
       "file-store", po::value<std::string>(), "rendezvous through files in DIR (shared FS)")(
       "run-id", po::value<std::string>(), "job identity (default: derived from the command)")(
       "token", po::value<std::string>(),
-      "access token of the rendezvous store (default: $RDMABENCH_TOKEN, else under Slurm one "
-      "derived from the job, with --np a random one; prefer the variable: options show in ps)");
+      "access token of the rendezvous store (default: $RDMABENCH_TOKEN, else under Slurm the "
+      "job's secret, with --np a random one; prefer the variable: options show in ps)");
   return launchOpts;
 }
 

@@ -16,6 +16,7 @@
 #include "collective/sharp/sharp.h"
 #include "common/error.h"
 #include "common/measure_clock.h"
+#include "common/text_escape.h"
 #include "common/units.h"
 #include "report/report.h"
 #include "transport/transport.h"
@@ -207,6 +208,7 @@ std::string parsePlotPath(const std::string& path) {
   };
   if (!endsWith(".png") && !endsWith(".svg"))
     throw UsageError(fmt::format("--plot {}: must end in .png or .svg", path));
+  (void)gnuplotOutputPath(path, "--plot");  // UsageError for a name gnuplot cannot hold
   return path;
 }
 

@@ -25,8 +25,8 @@ ServerCommand parseServerCommand(const std::vector<std::string>& args) {
                                                  "control port, 0 = ephemeral (default 18515)")(
       "bind", po::value<std::string>(), "listen address (default: all)")(
       "once", po::bool_switch(),
-      "exit after one test: the first client whose hello passes; connections that end "
-      "before a valid hello (port probes) do not count")(
+      "exit after one test: the first client whose test starts; connections that end "
+      "before (port probes, a hello and a hang-up, a malformed request) do not count")(
       "max-bytes", po::value<std::string>(),
       "largest buffer memory a client may make the "
       "server allocate (default 1G)")("quiet", po::bool_switch(),

@@ -11,6 +11,7 @@
 
 #include "collective/pairs_findings.h"
 #include "common/error.h"
+#include "common/text_escape.h"
 #include "report/csv_writer.h"
 #include "report/format_util.h"
 #include "report/report.h"
@@ -235,12 +236,6 @@ std::string pairsHeatMapScript(const PairsResult& r, const std::string& output) 
   const bool png = endsWith(".png");
   if (!png && !endsWith(".svg"))
     throw UsageError(fmt::format("--plot {}: must end in .png or .svg", output));
-  auto quoted = [](const std::string& s) {
-    std::string q = "'";
-    for (char ch : s)
-      q += ch == '\'' ? std::string("''") : std::string(1, ch);
-    return q + "'";
-  };
   const int n = r.ranks;
   const int width = std::clamp(300 + 60 * n, 700, 2400) * 2,
             height = std::clamp(200 + 45 * n, 400, 1600);
@@ -251,7 +246,7 @@ std::string pairsHeatMapScript(const PairsResult& r, const std::string& output) 
   else
     s << fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,9'\n", width,
                      height);
-  s << "set output " << quoted(output) << "\n";
+  s << "set output " << gnuplotOutputPath(output, "--plot") << "\n";
   for (const char* name : {"lat", "bw"}) {
     const auto& m = std::string(name) == "lat" ? r.latMedianUs : r.bwMBs;
     s << "$" << name << " << EOD\n";
@@ -267,26 +262,28 @@ std::string pairsHeatMapScript(const PairsResult& r, const std::string& output) 
   std::string tics;
   for (int a = 0; a < n; ++a)
     tics += fmt::format("{}{} {}", a ? ", " : "",
-                        quoted(fmt::format("{}: {}", a, pairsNodeName(r, a))), a);
+                        gnuplotString(fmt::format("{}: {}", a, pairsNodeName(r, a))), a);
   s << "set xtics (" << tics << ") rotate by 45 right\n";
   s << "set ytics (" << tics << ")\n";
   s << fmt::format("set xrange [-0.5:{}.5]\nset yrange [{}.5:-0.5]\n", n - 1, n - 1);
   s << "set xlabel 'dst'\nset ylabel 'src'\nset size ratio -1\nset tics nomirror\n"
        "set datafile missing 'NaN'\nunset key\n";
   s << "set multiplot layout 1,2 title "
-    << quoted(fmt::format("rdmabench pairs: {} ranks over {} (row = src, column = dst; grey = "
-                          "not measured)",
-                          n, r.info.transport))
+    << gnuplotString(
+           fmt::format("rdmabench pairs: {} ranks over {} (row = src, column = dst; grey = "
+                       "not measured)",
+                       n, r.info.transport))
     << "\n";
   s << "set object 1 rectangle from graph 0,0 to graph 1,1 behind fillcolor rgb '#dddddd' "
        "fillstyle solid noborder\n";
   s << "set palette defined (0 '#2166ac', 0.5 '#f7f7f7', 1 '#b2182b')\n";
-  s << "set title " << quoted(fmt::format("latency median, us ({} B ping-pong, RTT/2)", r.latBytes))
+  s << "set title "
+    << gnuplotString(fmt::format("latency median, us ({} B ping-pong, RTT/2)", r.latBytes))
     << "\nset cblabel 'us'\n";
   s << "plot $lat matrix using 1:2:3 with image\n";
   s << "set palette defined (0 '#b2182b', 0.5 '#f7f7f7', 1 '#2166ac')\n";
   s << "set title "
-    << quoted(fmt::format("bandwidth, MB/s ({} x {} B stream)", r.window, r.bwBytes))
+    << gnuplotString(fmt::format("bandwidth, MB/s ({} x {} B stream)", r.window, r.bwBytes))
     << "\nset cblabel 'MB/s'\n";
   s << "plot $bw matrix using 1:2:3 with image\n";
   s << "unset multiplot\nset output\n";

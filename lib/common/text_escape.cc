@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
+
 namespace rdmabench {
 
 std::string escapeForLog(std::string_view text, size_t maxBytes) {
@@ -65,6 +67,39 @@ std::string escapeForLog(std::string_view text, size_t maxBytes) {
     }
   }
   return out;
+}
+
+namespace {
+
+bool isControl(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7f;
+}
+
+std::string singleQuoted(std::string_view text) {
+  std::string q = "'";
+  for (char c : text)
+    q += c == '\'' ? std::string("''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+std::string gnuplotString(std::string_view text) {
+  std::string shown;
+  shown.reserve(text.size());
+  for (char c : text)
+    shown += isControl(c) ? escapeForLog(std::string_view(&c, 1)) : std::string(1, c);
+  return singleQuoted(shown);
+}
+
+std::string gnuplotOutputPath(std::string_view path, std::string_view option) {
+  if (std::any_of(path.begin(), path.end(), isControl))
+    throw UsageError(fmt::format(
+        "{} {}: a plot file name cannot hold control characters (gnuplot strings are one line)",
+        option, escapeForLog(path, 200)));
+  return singleQuoted(!path.empty() && path[0] == '/' ? std::string(path)
+                                                      : "./" + std::string(path));
 }
 
 }  // namespace rdmabench

@@ -3,7 +3,8 @@
 // host names, provider and device names, error texts and bye reasons from a peer, lines of a
 // `compare` input. Every place that shows such text on a terminal, in a log, in a table header
 // or in an output file passes it through escapeForLog (escapeForTerminal is the same function
-// under the name the store side uses). Thread-safety: pure functions.
+// under the name the store side uses). Every string written into a gnuplot script passes through
+// gnuplotString or gnuplotOutputPath. Thread-safety: pure functions.
 
 #include <cstddef>
 #include <string>
@@ -22,5 +23,21 @@ std::string escapeForLog(std::string_view text, size_t maxBytes = 200);
 inline std::string escapeForTerminal(std::string_view text, size_t maxBytes = 200) {
   return escapeForLog(text, maxBytes);
 }
+
+// gnuplot strings. gnuplot runs backquoted text inside a double-quoted string as a shell command
+// ("node7`touch X`"); inside single quotes it interprets nothing ('' stands for one quote: no
+// backquotes, no @macros, no backslash escapes). A line break would end the script line, so no
+// literal written here holds one.
+
+// `text` (a title, key or tic label, peer-supplied host names included) as a gnuplot
+// single-quoted string; control characters are shown as escapeForLog shows them (\n, \x1b), the
+// rest is kept byte for byte. Never throws.
+std::string gnuplotString(std::string_view text);
+
+// `path` as the single-quoted file name of gnuplot's `set output`, "./" put before a relative
+// path (gnuplot pipes its output into a shell command when the name starts with '|'). Throws
+// UsageError "OPTION PATH: a plot file name cannot hold control characters (gnuplot strings are
+// one line)" for a C0 control character or DEL; option parsers call it to check the path early.
+std::string gnuplotOutputPath(std::string_view path, std::string_view option);
 
 }  // namespace rdmabench

@@ -5,8 +5,8 @@
 //
 // Threat model: keeps strangers on the network (other users, other jobs, scanners) from running
 // tests on or disturbing a daemon. The token is sent in clear text over TCP, so it does not stop
-// someone who can sniff the control network. Thread-safety: pure functions (resolveToken reads
-// the environment).
+// someone who can sniff the control network. Thread-safety: resolveToken and slurmJobToken read
+// the environment and the file system; the rest are pure functions.
 
 #include <optional>
 #include <string>
@@ -16,6 +16,9 @@ namespace rdmabench {
 
 // Environment variable read when no --token option is given.
 inline constexpr const char* kTokenEnvVar = "RDMABENCH_TOKEN";
+// Environment variable naming the directory of the Slurm jobs' token files (default
+// $HOME/.rdmabench): a directory of the user's own, mode 0700, that every node of a job sees.
+inline constexpr const char* kTokenDirEnvVar = "RDMABENCH_TOKEN_DIR";
 // Longest token accepted, in bytes.
 inline constexpr size_t kMaxTokenBytes = 256;
 
@@ -25,9 +28,15 @@ inline constexpr size_t kMaxTokenBytes = 256;
 // holding control characters. An explicit empty --token "" disables the check.
 std::string resolveToken(const std::optional<std::string>& option, bool slurmDefault);
 
-// A token derived from the Slurm job (SLURM_JOB_ID, SLURM_CLUSTER_NAME and the user id), the same
-// on every rank of the job; "" outside Slurm. It keeps other jobs and stray clients out; it is no
-// secret against a user who can read the job id.
+// The Slurm job's secret, the same on every rank of the job and readable only by the user who
+// runs it (and root): 32 random hex digits (getrandom) in DIR/slurm-CLUSTER-JOB.token, DIR =
+// $RDMABENCH_TOKEN_DIR or $HOME/.rdmabench (created mode 0700; the file is 0600). The first rank
+// of the job to look creates it (a complete temporary file hard-linked into place, so ranks on
+// several nodes sharing the directory agree on one); the others read it. Nothing about it can
+// be computed from public ids (job id, user id, cluster name). "" outside Slurm (no
+// SLURM_JOB_ID). Throws Error naming the path when the directory or file belongs to another user
+// or is accessible to others, or the file holds no token; SystemError when it cannot be created
+// or read.
 std::string slurmJobToken();
 
 // 32 hex digits from the kernel's random generator (getrandom), for a launcher that hands its

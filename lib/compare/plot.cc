@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/interrupt.h"
 #include "common/json_read.h"
+#include "common/text_escape.h"
 #include "compare/text_util.h"
 
 namespace rdmabench::compare {
@@ -26,16 +27,6 @@ namespace rdmabench::compare {
 namespace {
 
 constexpr int64_t kGnuplotTimeoutMs = 60'000;
-
-// A gnuplot single-quoted string: '' stands for one quote; no escapes are interpreted.
-std::string gnuplotQuoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\n' || c == '\r') continue;
-    q += c == '\'' ? std::string("''") : std::string(1, c);
-  }
-  return q + "'";
-}
 
 std::string axisLabel(Metric m) {
   switch (m) {
@@ -52,6 +43,7 @@ std::string axisLabel(Metric m) {
 }  // namespace
 
 std::string terminalFor(const std::string& output, const std::string& option) {
+  (void)gnuplotOutputPath(output, option);  // UsageError for a name gnuplot cannot hold
   std::string l = detail::lower(output);
   if (l.ends_with(".png")) return "pngcairo";
   if (l.ends_with(".svg")) return "svg";
@@ -184,10 +176,10 @@ void plotPanels(std::ostream& s, const Panels& d, int panels, const PlotOptions&
                         : m == Metric::kLatency ? "Latency vs message size"
                                                 : d.tests[p] + " time vs message size";
     if (panels > 1 || options.title.empty())
-      s << "set title " << gnuplotQuoted(panels > 1 ? d.tests[p] + ": " + title : title) << "\n";
+      s << "set title " << gnuplotString(panels > 1 ? d.tests[p] + ": " + title : title) << "\n";
     else
-      s << "set title " << gnuplotQuoted(options.title) << "\n";
-    s << "set ylabel " << gnuplotQuoted(axisLabel(m)) << "\n";
+      s << "set title " << gnuplotString(options.title) << "\n";
+    s << "set ylabel " << gnuplotString(axisLabel(m)) << "\n";
     if (m == Metric::kBandwidth)
       s << "unset logscale y\nset yrange [0:*]\nset format y '%g'\n";
     else
@@ -197,7 +189,7 @@ void plotPanels(std::ostream& s, const Panels& d, int panels, const PlotOptions&
       size_t b = d.members[p][k];
       s << (k ? ", \\\n     " : "")
         << fmt::format("$d{} using 1:2 with linespoints lw 2 pt 7 ps 0.6 title {}", b,
-                       gnuplotQuoted(d.keys[b]));
+                       gnuplotString(d.keys[b]));
     }
     s << "\n";
   }
@@ -224,9 +216,9 @@ void plotOverheads(std::ostream& s, const std::vector<std::string>& ohTests, siz
     }
     if (curves.empty()) continue;
     s << "set title "
-      << gnuplotQuoted(t + ": MPI overhead per size (positive = MPI costs that much)") << "\n";
+      << gnuplotString(t + ": MPI overhead per size (positive = MPI costs that much)") << "\n";
     s << "unset logscale y\nset yrange [*:*]\nset format y '%g'\n";
-    s << "set ylabel " << gnuplotQuoted("MPI overhead (" + unit + ")") << "\n";
+    s << "set ylabel " << gnuplotString("MPI overhead (" + unit + ")") << "\n";
     s << "set y2label 'MPI overhead (%)'\nset y2tics\nset ytics nomirror\n";
     s << "plot ";
     for (size_t k = 0; k < curves.size(); ++k) {
@@ -234,8 +226,8 @@ void plotOverheads(std::ostream& s, const std::vector<std::string>& ohTests, siz
         << fmt::format(
                "$d{0} using 1:2 axes x1y1 with linespoints lw 2 pt 7 ps 0.6 title {1}, "
                "$d{0} using 1:3 axes x1y2 with linespoints lw 1 dt 2 pt 6 ps 0.6 title {2}",
-               curves[k].first, gnuplotQuoted(curves[k].second + " (" + unit + ")"),
-               gnuplotQuoted(curves[k].second + " (%)"));
+               curves[k].first, gnuplotString(curves[k].second + " (" + unit + ")"),
+               gnuplotString(curves[k].second + " (%)"));
     }
     s << "\nunset y2tics\nunset y2label\nset ytics mirror\n";
   }
@@ -249,7 +241,7 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
   std::ostringstream s;
   s << "# rdmabench plot (gnuplot script; data inline)\n";
   s << "@TERMINAL@\n";  // the height depends on the panel count (autoHeight)
-  s << "set output " << gnuplotQuoted(options.output) << "\n";
+  s << "set output " << gnuplotOutputPath(options.output, "-o") << "\n";
 
   const Panels d = dataBlocks(series, s, out);
   // Overhead panels: one per test that has overhead curves.
@@ -274,7 +266,7 @@ PlotScript gnuplotScript(const std::vector<Series>& series, const PlotOptions& o
     int cols = out.panels > 3 ? 2 : 1;
     int rows = (out.panels + cols - 1) / cols;
     s << fmt::format("set multiplot layout {},{}{}\n", rows, cols,
-                     options.title.empty() ? "" : " title " + gnuplotQuoted(options.title));
+                     options.title.empty() ? "" : " title " + gnuplotString(options.title));
   }
   plotPanels(s, d, out.panels, options);
   plotOverheads(s, ohTests, d.keys.size(), options);

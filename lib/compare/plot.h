@@ -42,7 +42,7 @@ struct PlotScript {
 };
 
 // "pngcairo" for .png, "svg" for .svg; UsageError naming `option` (-o, --plot) and the valid
-// endings otherwise.
+// endings otherwise, or the control character a gnuplot string cannot hold (gnuplotOutputPath).
 std::string terminalFor(const std::string& output, const std::string& option = "-o");
 
 // Checks, before any work, that `output` can be written: its directory exists and is writable.

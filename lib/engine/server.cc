@@ -35,6 +35,7 @@
 #include "common/json_read.h"
 #include "common/log.h"
 #include "engine/pair.h"
+#include "engine/server_hello.h"
 #include "engine/server_slot.h"
 #include "engine/session.h"
 #include "rendezvous/channel.h"
@@ -57,20 +58,15 @@ struct Child {
   bool dropped = false;  // killed by the parent before its hello (budget or deadline): quiet
 };
 
-// An accepted connection that has sent nothing yet: the parent holds it (no child, no byte
-// read) until its first bytes arrive, then forks its session.
-struct Silent {
-  Channel channel;
-  std::chrono::steady_clock::time_point acceptedAt;
-};
-
 // Connections that have not yet passed their hello (no token checked, nothing known about the
 // peer) have budgets of their own, apart from --max-connections (admitted sessions): when one
 // is full, its oldest connection is dropped for the new one, so strangers holding connections
-// cannot keep a client with the token (or any real client) out. Silent connections cost the
-// parent one descriptor each; those that sent bytes but no complete hello yet cost a child.
-constexpr size_t kSilentBudget = 64;
+// cannot keep a client with the token (or any real client) out. Until its whole hello has
+// arrived a connection costs the parent one descriptor (HelloPool, server_hello.h); then it
+// gets a child, which checks the hello and the token.
 constexpr size_t kPreHelloBudget = 32;
+// Connections accepted per turn of the loop before the held ones are looked at again.
+constexpr int kAcceptBatch = 64;
 // A pre-hello child still running this long after its hello deadline is killed (it ends itself
 // at the deadline; this bounds a stopped or stuck one).
 constexpr std::chrono::milliseconds kHelloSlack{1000};
@@ -89,7 +85,8 @@ constexpr std::chrono::milliseconds kOrphanGrace{3000};
 
 class Daemon {
  public:
-  Daemon(rendezvous::Listener& listener, const ServerOptions& so) : listener_(listener), so_(so) {}
+  Daemon(rendezvous::Listener& listener, const ServerOptions& so)
+      : listener_(listener), so_(so), hellos_(helloPoolBudget(), so.helloTimeoutMs, so.verbose) {}
 
   void run() {
     const auto start = std::chrono::steady_clock::now();
@@ -99,57 +96,30 @@ class Daemon {
         reap(false);
         endOrphans();
         endLateHellos();
-        // --once: the one test is the first session admitted (its hello passed); a connection
-        // that ends before a valid hello (a port probe, `nc -z`, a stranger) is not it.
-        const bool accepting = !(so_.once && admittedEver_);
-        if (!accepting && children_.empty() && silent_.empty()) break;
+        // --once: the one test is the first session whose test started (it took the test
+        // slot); a connection that ends before that (a port probe, `nc -z`, a stranger's hello
+        // and hang-up, a malformed request) is not it.
+        const bool accepting = !(so_.once && slot_.firstTaker() != 0);
+        if (!accepting && children_.empty() && hellos_.size() == 0) break;
         if (so_.once && accepting &&
             std::chrono::steady_clock::now() - start > std::chrono::milliseconds(60'000))
           throw TimeoutError(
               accepted_ == 0
                   ? fmt::format("no client connected to port {} within 60 s", listener_.port())
-                  : fmt::format("no client passed its hello on port {} within 60 s ({} "
-                                "connection(s) ended before a valid hello)",
+                  : fmt::format("no test started on port {} within 60 s ({} connection(s) "
+                                "ended before a test)",
                                 listener_.port(), accepted_));
-        // One wait for a new connection, the first bytes of a silent one and children asking to
-        // be admitted.
-        // After --once's admission the listener stays polled: a later client is told why at
+        // One wait for new connections, completed hellos and children asking to be admitted.
+        // After --once's test started the listener stays polled: a later client is told why at
         // once instead of waiting in the backlog for the test to end and reading a hang-up.
-        const bool incoming = waitEvents(true, accepting ? 100 : 20);
+        const bool incoming = waitEvents(accepting ? 100 : 20);
         answerAdmissions();
-        startSpoken();
+        startReady();
         throwIfInterrupted(accepting ? "a client" : "the session to end");
-        if (!incoming) continue;
-        std::optional<Channel> ch;
-        try {
-          ch.emplace(listener_.accept(Deadline(0)));
-        } catch (const TimeoutError&) {
-          continue;
-        } catch (const SystemError& e) {
-          // Out of descriptors: back off instead of spinning; sessions ending free some.
-          if (e.code() != EMFILE && e.code() != ENFILE && e.code() != ENOBUFS && e.code() != ENOMEM)
-            throw;
-          if (!emfileLogged)
-            log::write(fmt::format("rdmabench server: {}; refusing clients until sessions end\n",
-                                   e.what()));
-          emfileLogged = true;
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-          continue;
-        }
-        emfileLogged = false;
-        if (!accepting) {
-          if (so_.verbose)
-            log::write(fmt::format(
-                "rdmabench server: refused {}: --once, its one test is running\n", ch->peerName()));
-          // Its hello is read (up to 1 s) before the answer: closing with unread bytes resets the
-          // connection, and a client under load read that reset instead of the answer.
-          pollfd p{ch->fd(), POLLIN, 0};
-          char hello[512];
-          if (::poll(&p, 1, 1000) > 0) (void)::recv(ch->fd(), hello, sizeof hello, MSG_DONTWAIT);
-          tellPeer(*ch, kOnceBusy);
-          continue;
-        }
-        admitConnection(std::move(*ch));
+        // (After --once's test started, one at a time: each refusal reads the hello first.)
+        for (int i = 0; incoming && i < (accepting ? kAcceptBatch : 1); ++i)
+          if (!acceptOne(accepting, emfileLogged)) break;
+        startReady();
       }
     } catch (const InterruptedError&) {
       stopChildren();
@@ -159,45 +129,67 @@ class Daemon {
   }
 
  private:
-  // Polls the listener (when `listen`), the silent connections and every child's admission
-  // socket for up to `timeoutMs`; true when a connection waits to be accepted. Marks the silent
-  // connections that spoke (or hung up) in spoken_.
-  bool waitEvents(bool listen, int timeoutMs) {
-    std::vector<pollfd> fds;
-    fds.push_back(pollfd{listen ? listener_.fd() : -1, POLLIN, 0});
-    for (const Silent& s : silent_)
-      fds.push_back(pollfd{s.channel.fd(), POLLIN, 0});
-    for (auto& [pid, c] : children_)
-      if (c.admission >= 0) fds.push_back(pollfd{c.admission, POLLIN, 0});
-    spoken_.assign(silent_.size(), false);
-    if (::poll(fds.data(), fds.size(), timeoutMs) <= 0) return false;
-    for (size_t i = 0; i < silent_.size(); ++i)
-      spoken_[i] = fds[1 + i].revents != 0;
-    return listen && (fds[0].revents & POLLIN);
+  // Accepts one connection (false when none is pending or descriptors ran out) and holds it
+  // until its hello is complete; after --once's test started, tells it why it is refused.
+  bool acceptOne(bool accepting, bool& emfileLogged) {
+    std::optional<Channel> ch;
+    try {
+      ch.emplace(listener_.accept(Deadline(0)));
+    } catch (const TimeoutError&) {
+      return false;
+    } catch (const SystemError& e) {
+      // Out of descriptors: back off instead of spinning; sessions ending free some.
+      if (e.code() != EMFILE && e.code() != ENFILE && e.code() != ENOBUFS && e.code() != ENOMEM)
+        throw;
+      if (!emfileLogged)
+        log::write(
+            fmt::format("rdmabench server: {}; refusing clients until sessions end\n", e.what()));
+      emfileLogged = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return false;
+    }
+    emfileLogged = false;
+    ++accepted_;
+    if (!accepting) {
+      if (so_.verbose)
+        log::write(fmt::format("rdmabench server: refused {}: --once, its one test is running\n",
+                               ch->peerName()));
+      // Its hello is read (up to 1 s) before the answer: closing with unread bytes resets the
+      // connection, and a client under load read that reset instead of the answer.
+      pollfd p{ch->fd(), POLLIN, 0};
+      char hello[512];
+      if (::poll(&p, 1, 1000) > 0) (void)::recv(ch->fd(), hello, sizeof hello, MSG_DONTWAIT);
+      tellPeer(*ch, kOnceBusy);
+      return true;
+    }
+    hellos_.add(std::move(*ch), ready_);
+    return true;
   }
 
-  // Forks the session of each silent connection whose first bytes arrived; closes those whose
-  // peer hung up without a byte.
-  void startSpoken() {
-    std::deque<Silent> still;
-    for (size_t i = 0; i < silent_.size(); ++i) {
-      if (i < spoken_.size() && spoken_[i])
-        starting_.push_back(std::move(silent_[i]));
-      else
-        still.push_back(std::move(silent_[i]));
+  // Polls the listener, the connections still in their hello and every child's admission
+  // socket for up to `timeoutMs`; true when a connection waits to be accepted. Moves the held
+  // connections whose hello is complete to ready_.
+  bool waitEvents(int timeoutMs) {
+    std::vector<pollfd> fds;
+    fds.push_back(pollfd{listener_.fd(), POLLIN, 0});
+    hellos_.appendPollFds(fds);
+    const size_t held = hellos_.size();
+    for (auto& [pid, c] : children_)
+      if (c.admission >= 0) fds.push_back(pollfd{c.admission, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), timeoutMs) <= 0) return false;
+    if (held > 0) hellos_.collect(fds.data() + 1, ready_);
+    return fds[0].revents & POLLIN;
+  }
+
+  // Forks the session of each connection whose hello is complete.
+  void startReady() {
+    // Each child closes the parent's copies of the others (childMain), ready_ included.
+    for (size_t i = 0; i < ready_.size(); ++i) {
+      if (ready_[i].channel.fd() < 0) continue;
+      Channel ch = std::move(ready_[i].channel);
+      startSession(std::move(ch), ready_[i].acceptedAt);
     }
-    silent_ = std::move(still);
-    spoken_.clear();
-    // Each child closes the parent's copies of the others (childMain), starting_ included.
-    for (Silent& s : starting_) {
-      Channel ch = std::move(s.channel);
-      char first = 0;  // peeked, not read: the session reads the hello
-      const ssize_t r = ::recv(ch.fd(), &first, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-        continue;  // hung up (or reset) before sending anything: closed quietly
-      startSession(std::move(ch), s.acceptedAt);
-    }
-    starting_.clear();
+    ready_.clear();
   }
 
   size_t admittedCount() const {
@@ -216,12 +208,11 @@ class Daemon {
       ssize_t r = ::recv(c.admission, &q, 1, MSG_DONTWAIT);
       if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
       if (r == 1 && q == kAskAdmission) {
-        // --once admits one session in all: a later hello is told "server busy".
-        const bool onceUsed = so_.once && admittedEver_;
+        // --once runs one test in all: a hello after it started is told "server busy".
+        const bool onceUsed = so_.once && slot_.firstTaker() != 0;
         const bool ok = admittedCount() < so_.maxConnections && !onceUsed;
         const char a = ok ? kAdmitted : onceUsed ? kRefusedOnce : kRefused;
-        if (::send(c.admission, &a, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 && ok)
-          c.admitted = admittedEver_ = true;
+        if (::send(c.admission, &a, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 && ok) c.admitted = true;
         if (!ok && so_.verbose)
           log::write(onceUsed ? fmt::format("rdmabench server: refused {}: --once, its one test "
                                             "is running\n",
@@ -248,43 +239,18 @@ class Daemon {
     tellPeer(c.channel, "server dropped this connection before its hello: " + why);
   }
 
-  void dropSilent(Silent& s, const std::string& why) {
-    if (so_.verbose)
-      log::write(fmt::format("rdmabench server: dropped {} before its hello: {}\n",
-                             s.channel.peerName(), why));
-    tellPeer(s.channel, "server dropped this connection before its hello: " + why);
-  }
-
-  // Drops each silent connection past the hello deadline, and each pre-hello child past it
-  // plus kHelloSlack (the child ends itself at its own deadline).
+  // Drops each held connection past the hello deadline (from accept), and each pre-hello child
+  // past it plus kHelloSlack (the child ends itself at its own deadline).
   void endLateHellos() {
     const auto now = std::chrono::steady_clock::now();
     const auto hello = std::chrono::milliseconds(so_.helloTimeoutMs);
-    while (!silent_.empty() && now - silent_.front().acceptedAt > hello) {
-      dropSilent(silent_.front(), fmt::format("nothing sent within {} ms", so_.helloTimeoutMs));
-      silent_.pop_front();
-    }
+    hellos_.dropLate(now);
     for (auto& [pid, c] : children_)
       if (preHello(c) && now - c.acceptedAt > hello + kHelloSlack)
         drop(pid, c, fmt::format("no hello within {} ms", so_.helloTimeoutMs));
   }
 
-  // A new connection waits silent (no child) until its first bytes arrive; when the silent
-  // budget is full the oldest silent connection makes room (never the new one, which may be the
-  // client with the token, and never one that has already sent its hello bytes).
-  void admitConnection(Channel ch) {
-    ++accepted_;
-    if (silent_.size() >= kSilentBudget) {
-      dropSilent(silent_.front(),
-                 fmt::format("{} connections have sent nothing yet (the limit before a hello); "
-                             "the oldest goes first",
-                             silent_.size()));
-      silent_.pop_front();
-    }
-    silent_.push_back(Silent{std::move(ch), std::chrono::steady_clock::now()});
-  }
-
-  // Forks the session of a connection whose first bytes arrived. When kPreHelloBudget children
+  // Forks the session of a connection whose hello is complete. When kPreHelloBudget children
   // are still in their hello, the oldest of them makes room.
   void startSession(Channel ch, std::chrono::steady_clock::time_point acceptedAt) {
     size_t inHello = 0;
@@ -342,10 +308,9 @@ class Daemon {
       ::close(c.channel.fd());
       if (c.admission >= 0) ::close(c.admission);
     }
-    for (const Silent& s : silent_)
-      ::close(s.channel.fd());
-    for (const Silent& s : starting_)
-      if (s.channel.fd() >= 0) ::close(s.channel.fd());
+    hellos_.closeInChild();
+    for (const HelloReady& r : ready_)
+      if (r.channel.fd() >= 0 && r.channel.fd() != ch.fd()) ::close(r.channel.fd());
     // Whatever the client makes this session allocate stays within --max-bytes plus a
     // baseline: an allocation past it fails here, in one line to the client.
     limitSessionMemory(so_.maxBytes);
@@ -356,7 +321,7 @@ class Daemon {
           [&](const TestSpec& spec) {
             slot_.take(fmt::format("{} over {} for {} (session {})", toString(spec.test),
                                    escapeForLog(spec.transport, 64), ch.peerName(), session),
-                       busyGraceMs(spec.timeoutMs));
+                       busyGraceMs(spec.timeoutMs), so_.once);
           },
           [&] { askAdmission(admission, so_.maxConnections); });
       if (so_.verbose)
@@ -410,14 +375,16 @@ class Daemon {
       bool heldSlot = slot_.release(pid);
       Child& c = it->second;
       if (c.admission >= 0) ::close(c.admission);
-      // --once's status is its one admitted session's: a connection that ended before its
-      // hello was logged (at most one line) and told, and the server waits on for the client.
+      // --once's status is its one test's (the session that took the test slot): a connection
+      // that ended before its test started was logged (at most one line) and told, and the
+      // server waits on for the client.
+      const bool theTest = pid == slot_.firstTaker();
       if (WIFSIGNALED(status) && c.dropped) {
-        failed_ = failed_ || c.admitted;  // dropped before its hello: logged and told by drop()
+        failed_ = failed_ || theTest;  // dropped before its hello: logged and told by drop()
       } else if (WIFSIGNALED(status) && c.killed) {
-        failed_ = failed_ || c.admitted;  // logged by endOrphans; its client is gone
+        failed_ = failed_ || theTest;  // logged by endOrphans; its client is gone
       } else if (WIFSIGNALED(status)) {
-        failed_ = failed_ || c.admitted;
+        failed_ = failed_ || theTest;
         std::string where = heldSlot ? "in the data path" : "before its test started";
         std::string sig = signalName(WTERMSIG(status));
         // The client hears the same line; a quiet server (--quiet, lat's loopback server on the
@@ -429,7 +396,7 @@ class Daemon {
         tellPeer(c.channel, fmt::format("server session {} died: {} {}{}", c.session, sig, where,
                                         so_.once ? "" : " (the server keeps serving)"));
       } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        failed_ = failed_ || c.admitted;
+        failed_ = failed_ || theTest;
       }
       children_.erase(it);
     }
@@ -458,12 +425,10 @@ class Daemon {
   const ServerOptions& so_;
   SharedSlot slot_;
   std::map<pid_t, Child> children_;
-  std::deque<Silent> silent_;     // oldest first
-  std::vector<Silent> starting_;  // spoke in the last wait: sessions being forked
-  std::vector<bool> spoken_;      // per silent_ entry, from the last waitEvents
+  HelloPool hellos_;               // accepted, hello not complete yet
+  std::vector<HelloReady> ready_;  // hello complete: sessions being forked
   uint64_t sessions_ = 0, accepted_ = 0;
-  bool failed_ = false;        // --once: an admitted session failed
-  bool admittedEver_ = false;  // a session passed its hello and was admitted
+  bool failed_ = false;  // --once: the session of its one test failed
 };
 
 }  // namespace
@@ -475,7 +440,9 @@ void serveListener(rendezvous::Listener& listener, const ServerOptions& so) {
 }  // namespace detail
 
 void runServer(const ServerOptions& options) {
-  rendezvous::Listener listener(options.bind, options.port);
+  // The kernel's largest accept queue: a flood of connections must not fill it before the
+  // daemon's next accept (a full queue drops a real client's SYN).
+  rendezvous::Listener listener(options.bind, options.port, SOMAXCONN);
   if (options.verbose)
     log::write(fmt::format(
         "rdmabench server {} listening on {} (protocol v{}, --max-bytes {}, --max-timeout {} s, "

@@ -64,7 +64,8 @@ SharedSlot::~SharedSlot() {
   munmap(slot_, sizeof(TestSlot));
 }
 
-void SharedSlot::take(const std::string& description, int64_t graceMs) {
+void SharedSlot::take(const std::string& description, int64_t graceMs, bool once) {
+  if (once && slot_->first.load() != 0) throw Error(kOnceBusy);
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(graceMs);
   for (;;) {
     int32_t expected = 0;
@@ -75,6 +76,12 @@ void SharedSlot::take(const std::string& description, int64_t graceMs) {
     }
     throwIfInterrupted("a running test to end");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  int32_t none = 0;
+  if (!slot_->first.compare_exchange_strong(none, static_cast<int32_t>(getpid())) && once) {
+    // Another --once session took the slot first and has already finished its test.
+    release(getpid());
+    throw Error(kOnceBusy);
   }
   std::snprintf(slot_->what, sizeof slot_->what, "%s", description.c_str());
   slot_->described.store(1);

@@ -14,6 +14,7 @@ namespace rdmabench::engine::detail {
 // Who holds the one test slot; lives in memory shared by the parent and every child.
 struct TestSlot {
   std::atomic<int32_t> owner;  // pid of the child running a test, 0 = free
+  std::atomic<int32_t> first;  // pid of the first child that took the slot, never cleared
   std::atomic<uint32_t> described;
   char what[256];
 };
@@ -30,10 +31,14 @@ class SharedSlot {
 
   // In a child: takes the slot or throws Error "server busy" naming the running test. Waits up
   // to `graceMs` first, so back-to-back runs (A/B variants, scripts) do not collide with the
-  // previous session's teardown; InterruptedError on Ctrl-C meanwhile.
-  void take(const std::string& description, int64_t graceMs);
+  // previous session's teardown; InterruptedError on Ctrl-C meanwhile. With `once` (server
+  // --once) only the first session ever to take it gets it; later ones get Error kOnceBusy.
+  void take(const std::string& description, int64_t graceMs, bool once);
   // Frees the slot when `pid` holds it; true when it did.
   bool release(pid_t pid);
+  // The pid of the first session that took the slot (its test started), 0 = none yet. Under
+  // --once that session is the server's one test.
+  pid_t firstTaker() const { return slot_->first.load(); }
 
  private:
   TestSlot* slot_ = nullptr;
@@ -41,7 +46,7 @@ class SharedSlot {
 
 // The admission protocol on the socketpair between a session child and the daemon: the child
 // asks once, after its hello; the daemon answers whether it may run among --max-connections
-// sessions (and, with --once, whether the one test is still to come).
+// sessions (and, with --once, whether the one test has not started yet).
 constexpr char kAskAdmission = 'H', kAdmitted = 'Y', kRefused = 'N', kRefusedOnce = 'O';
 // What a client is told when --once's one test is already running.
 extern const char* const kOnceBusy;

@@ -195,7 +195,8 @@ RankInfo detect(const LaunchOptions& o, const Env& env) {
     fileStore = spec.path;
   }
   info.fileStore = fileStore;
-  info.token = resolveToken(o.token, true);
+  info.token = resolveToken(o.token, false);
+  info.slurmSecret = info.token.empty() && !o.token && env("SLURM_JOB_ID").has_value();
   uint16_t defaultPort = kDefaultRendezvousPort;
   std::string runId = o.runId.empty() ? env("RDMABENCH_RUN_ID").value_or("") : o.runId;
   const bool wantPmix = spec.kind == RendezvousKind::Pmix;

@@ -49,7 +49,7 @@ struct LaunchOptions {
   std::string defaultRunId;       // used when nothing else names the run (hash of the command)
   std::string runDescription;     // what defaultRunId hashes (cli::defaultRunId), for refusals
   // --token for the rendezvous store (common/token.h resolveToken: the option, else
-  // $RDMABENCH_TOKEN, else under Slurm a token derived from the job); nullopt = not given.
+  // $RDMABENCH_TOKEN, else under Slurm the job's secret, slurmJobToken); nullopt = not given.
   std::optional<std::string> token;
 };
 
@@ -69,8 +69,11 @@ struct RankInfo {
   bool hostsServer = false;  // this rank runs the embedded store server (rank 0)
   std::string fileStore;     // non-empty: use a FileStore in this directory
   // Access token of the TCP store: required by the server rank 0 (or --np) hosts, sent by every
-  // rank. "" = none. --np generates a random one when none was given.
+  // rank. "" = none. --np and PMIx generate a random one when none was given.
   std::string token;
+  // No --token and no $RDMABENCH_TOKEN inside a Slurm job: the TCP store's token is the job's
+  // secret (common/token.h slurmJobToken), read by connectStore only when a rank uses that store.
+  bool slurmSecret = false;
   // source "pmix": the PMIx namespace (set by applyPmixIdentity).
   std::string pmixNamespace;
   // --ifname / $RDMABENCH_IFNAME (launch/ifname.h): which interface's IPv4 address rank 0

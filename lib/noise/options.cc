@@ -14,6 +14,7 @@
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/measure_clock.h"
+#include "common/text_escape.h"
 
 namespace rdmabench::noise {
 
@@ -189,6 +190,7 @@ void parseOutput(const po::variables_map& vm, NoiseCommand& cmd) {
     };
     if (!endsWith(".png") && !endsWith(".svg"))
       throw UsageError(fmt::format("--plot {}: must end in .png or .svg", cmd.plotPath));
+    (void)gnuplotOutputPath(cmd.plotPath, "--plot");  // UsageError for a name gnuplot cannot hold
   }
   cli::checkDistinctOutputs(cmd.outputPath, cmd.plotPath);
   cmd.quiet = vm["quiet"].as<bool>();

@@ -371,11 +371,10 @@ std::string noisePlotScript(const NoiseReport& r, const std::string& path) {
   const bool svg = path.size() >= 4 && (path.substr(path.size() - 4) == ".svg" ||
                                         path.substr(path.size() - 4) == ".SVG");
   std::string s;
-  s += svg ? "set terminal svg size 1200,500 dynamic\n" : "set terminal pngcairo size 1200,500\n";
-  std::string q;
-  for (char ch : path)
-    q += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
-  s += "set output \"" + q + "\"\nset multiplot layout 1,2\n";
+  // noenhanced: host names are shown as they are ("node_1" is no subscript).
+  s += svg ? "set terminal svg size 1200,500 dynamic noenhanced\n"
+           : "set terminal pngcairo size 1200,500 noenhanced\n";
+  s += "set output " + gnuplotOutputPath(path, "--plot") + "\nset multiplot layout 1,2\n";
   // Heat map: nodes (rows) x cores (columns), stolen %.
   std::vector<std::string> hosts;
   for (const auto& x : r.ranks)
@@ -383,16 +382,12 @@ std::string noisePlotScript(const NoiseReport& r, const std::string& path) {
   int maxCpu = 0;
   for (const auto& x : r.ranks)
     maxCpu = std::max(maxCpu, x.cpu);
-  s += "set title \"stolen time [%] per node and core\"\nset xlabel \"cpu\"\nset ylabel \"node\"\n"
-       "set palette defined (0 \"white\", 1 \"orange\", 2 \"red\")\nset cbrange [0:*]\n";
+  s += "set title 'stolen time [%] per node and core'\nset xlabel 'cpu'\nset ylabel 'node'\n"
+       "set palette defined (0 'white', 1 'orange', 2 'red')\nset cbrange [0:*]\n";
   s += fmt::format("set xrange [-0.5:{}.5]\nset yrange [-0.5:{}.5]\n", maxCpu, hosts.size() - 1);
   s += "set ytics (";
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    std::string h;
-    for (char ch : hosts[i])
-      if (ch != '"' && ch != '\\') h += ch;
-    s += fmt::format("{}\"{}\" {}", i ? ", " : "", h, i);
-  }
+  for (size_t i = 0; i < hosts.size(); ++i)
+    s += fmt::format("{}{} {}", i ? ", " : "", gnuplotString(hosts[i]), i);
   s += ")\n$heat << EOD\n";
   for (const auto& x : r.ranks) {
     const size_t row =
@@ -405,8 +400,8 @@ std::string noisePlotScript(const NoiseReport& r, const std::string& path) {
   LogHistogram pooled;
   for (const auto& x : r.ranks)
     pooled.merge(x.lengths);
-  s += "set title \"detour lengths (all ranks)\"\nset xlabel \"detour [us]\"\nset ylabel "
-       "\"count\"\nset logscale xy\nset autoscale\nunset ytics\nset ytics\nset xrange [*:*]\n"
+  s += "set title 'detour lengths (all ranks)'\nset xlabel 'detour [us]'\nset ylabel "
+       "'count'\nset logscale xy\nset autoscale\nunset ytics\nset ytics\nset xrange [*:*]\n"
        "set yrange [0.8:*]\n$hist << EOD\n";
   for (const auto& b : pooled.bins())
     if (b.lowNs > 0) s += fmt::format("{:.6f} {:.6f} {}\n", b.lowNs / 1e3, b.highNs / 1e3, b.count);

@@ -120,6 +120,112 @@ if CASE == "idle-flood":
     print("flood: opened %d, the server closed %d" % (opened, closed))
     sys.exit(0)
 
+if CASE == "dribble-flood":
+    # ARG = "N SECONDS [TOKEN]": holds N connections that each send a hello one byte every 1.5 s
+    # (staggered), re-opening one whenever the server closes it, for SECONDS; prints how many
+    # were opened and how many the server closed. Raises RLIMIT_NOFILE for its N sockets.
+    import heapq
+    import random
+    import resource
+    import selectors
+    args = ARG.split()
+    n, secs = int(args[0]), float(args[1])
+    token = args[2].encode() if len(args) > 2 else b""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = n + 256 if hard == resource.RLIM_INFINITY else min(hard, n + 256)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    frame = struct.pack("<IHH", len(hello(token)), 1, 0) + hello(token)
+    sel = selectors.DefaultSelector()
+    sent = {}  # socket -> bytes of the hello sent so far
+    due = []  # (time, sequence, socket): when its next byte goes
+    seq = 0
+    opened = closed = 0
+
+    def open_one(now):
+        global opened, seq
+        c = socket.socket()
+        c.settimeout(2)
+        try:
+            c.connect(("127.0.0.1", PORT))
+        except OSError:
+            c.close()
+            return
+        c.setblocking(False)
+        opened += 1
+        sent[c] = 0
+        sel.register(c, selectors.EVENT_READ)
+        try:  # the first byte at once, then one every 1.5 s
+            c.send(frame[:1])
+            sent[c] = 1
+        except OSError:
+            pass
+        seq += 1
+        heapq.heappush(due, (now + random.uniform(0, 1.5), seq, c))
+
+    def close_one(c):
+        global closed
+        sel.unregister(c)
+        del sent[c]
+        c.close()
+        closed += 1
+
+    for _ in range(n):
+        open_one(time.time())
+    print("flood: %d connections open" % len(sent), flush=True)
+    end = time.time() + secs
+    while time.time() < end:
+        now = time.time()
+        wait = max(0.0, min(0.2, due[0][0] - now)) if due else 0.2
+        for key, _ in sel.select(timeout=wait):
+            c = key.fileobj
+            try:
+                data = c.recv(4096)
+            except OSError:
+                data = b""
+            if not data and c in sent:  # closed by the server: replace it
+                close_one(c)
+                open_one(time.time())
+        now = time.time()
+        while due and due[0][0] <= now:
+            _, _, c = heapq.heappop(due)
+            if c not in sent:
+                continue
+            try:
+                c.send(frame[sent[c]:sent[c] + 1])
+                sent[c] += 1
+            except OSError:
+                close_one(c)
+                open_one(now)
+                continue
+            if sent[c] < len(frame):
+                seq += 1
+                heapq.heappush(due, (now + 1.5, seq, c))
+    print("flood: opened %d, the server closed %d" % (opened, closed))
+    sys.exit(0)
+
+if CASE == "hello-burst":
+    # ARG = "N [TOKEN]": N connections one after another, each sending its whole hello at once;
+    # prints how many got a HelloAck within 10 s ("served") and the first other answer.
+    args = ARG.split()
+    n = int(args[0])
+    token = args[1].encode() if len(args) > 1 else b""
+    served, first = 0, ""
+    for _ in range(n):
+        try:
+            c = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+            send(c, 1, hello(token))
+            mtype, body = recv(c)
+            c.close()
+        except OSError as e:
+            mtype, body = None, str(e).encode()
+        if mtype == 2:
+            served += 1
+        elif not first:
+            first = "type %s: %s" % (mtype, (body or b"").decode(errors="replace"))
+    print("burst: %d of %d served%s" % (served, n, "; first refusal: " + first if first else ""))
+    sys.exit(0)
+
 s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
 if CASE == "deep-addresses":
     # Valid hello + request, then an Addresses frame nested ~80,000 deep (~160 KB).
@@ -206,6 +312,11 @@ elif CASE == "bad-hello":
         if mtype is None:
             break
         print("error: " + body.decode(errors="replace") if mtype == 3 else "type %s" % mtype)
+elif CASE == "hello-hangup":
+    # A valid hello (the server's answer read), then a hang-up before any test description.
+    send(s, 1, hello())
+    mtype, body = recv(s)
+    print("error: " + body.decode(errors="replace") if mtype == 3 else "type %s" % mtype)
 elif CASE == "idle":
     # Connects and says nothing; holds the connection for ARG seconds.
     time.sleep(float(ARG))

@@ -29,7 +29,9 @@ pass "README: --format perftest leaves bw --mode window (as bw --help says)"
 dport=$((20000 + ($$ + 11) % 20000))
 for sig in INT TERM; do
   for daemon in server rendezvous; do
-    "$RB" "$daemon" -p "$dport" 2>"$TMP/daemon.err" &
+    open=()  # a standalone store starts without a token only when asked to
+    [ "$daemon" = rendezvous ] && open=(--token "")
+    "$RB" "$daemon" -p "$dport" "${open[@]}" 2>"$TMP/daemon.err" &
     dpid=$!
     wait_port "" "$dport"
     kill -"$sig" "$dpid"

@@ -1,9 +1,10 @@
-# `rdmabench server --once` runs one test: the first client whose hello passes. A connection that
+# `rdmabench server --once` runs one test: the first client whose test starts. A connection that
 # ends before a valid hello (a port probe such as `nc -z`, a few bytes then a hang-up, a silent
 # one past the 2 s hello deadline, a bad first frame) is logged in at most one line and the
 # server waits on for the real client: it counted the probe as its one test and exited 0
-# (newcomer trial). A second client during the one test is told it is --once, not
-# "--max-connections". Loopback, ~7 s.
+# (newcomer trial). So is a session that passed its hello but started no test (a stranger's hello
+# and hang-up, a malformed request: it exited 1 after them). A second client during the one test
+# is told it is --once, not "--max-connections". Loopback, ~8 s.
 source "$(dirname "$0")/lib.sh"
 CC="python3 $SRC/tests/system/control_client.py"
 PORT=$((20000 + ($$ + 11) % 20000))
@@ -26,6 +27,16 @@ kill -0 "$SERVER_PID" 2>/dev/null || fail "server --once exited after probes: $(
 lines=$(grep -vc ' listening on ' "$TMP/server.log" || true)
 [ "$lines" -le 3 ] || fail "more than one log line per probe that sent bytes: $(cat "$TMP/server.log")"
 pass "server --once: 2 port probes, a partial hello, a bad frame and a silent connection are not its test"
+
+# A stranger's valid hello and hang-up, and a malformed test description: sessions that pass
+# their hello but never start a test are not its one test either (#36: it exited 1 after them).
+$CC "$PORT" hello-hangup >/dev/null || fail "control client failed (hello-hangup)"
+$CC "$PORT" request '{"test": "nonsense"}' >"$TMP/malformed.out" || true
+grep -q '^error: ' "$TMP/malformed.out" || fail "malformed request: $(cat "$TMP/malformed.out")"
+sleep 0.5
+kill -0 "$SERVER_PID" 2>/dev/null ||
+  fail "server --once exited after a hello and hang-up or a malformed request: $(cat "$TMP/server.log")"
+pass "server --once: a hello and hang-up and a malformed request are not its test"
 
 # The real client: a test of 3 s, -e on so that a second client gets a CPU on 2 cores.
 timeout 30 "$RB" lat 127.0.0.1 -p "$PORT" -t socket -s 8 -D 3 -e on >"$TMP/lat.txt" \

@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 PORT=$((20000 + ($$ + 5003) % 20000))
 
-"$RB" rendezvous -p "$PORT" --conn-quota 2M 2>"$TMP/rdv.log" &
+env -u RDMABENCH_TOKEN "$RB" rendezvous -p "$PORT" --token "" --conn-quota 2M 2>"$TMP/rdv.log" &
 RDV=$!
 CLEANUP+=("kill -9 $RDV")
 wait_port "" "$PORT"
@@ -71,5 +71,37 @@ expect_status 1 "access refused" env -u RDMABENCH_TOKEN "$RB" "${B1[@]}" --token
 grep -q "job-secret\|other" "$TMP/rdvt.log" && fail "a token reached the log: $(cat "$TMP/rdvt.log")"
 RDMABENCH_TOKEN=job-secret timeout 30 "$RB" "${B1[@]}" >/dev/null || fail "the job's own rank was refused"
 pass "token: strangers refused at the hello, the job's rank admitted"
-# The --np launcher gives its ranks a random token: a stranger cannot join their store.
+
+# 5. Who may join by default (#36). A standalone store does not start without a token unless
+# asked to accept anyone (--token ''): before, it admitted any process that reached its port.
+expect_status 2 "--token: none given, and a store without one lets anyone who reaches the port join" \
+  env -u RDMABENCH_TOKEN -u SLURM_JOB_ID "$RB" rendezvous -p 0
+# The --np launcher gives its ranks a random token: a stranger on the host who finds the store's
+# port (ss) is refused at the hello, and the ranks run.
+"$RB" barrier --np 2 -n 2000000 --timeout 60 >"$TMP/np.out" 2>"$TMP/np.err" &
+NP=$!
+CLEANUP+=("kill -9 $NP")
+np_port=""
+for _ in $(seq 1 100); do
+  np_port=$(ss -ltnpH 2>/dev/null | grep "pid=$NP," | awk '{print $4}' | sed 's/.*://' | head -1 || true)
+  [ -n "$np_port" ] && break
+  sleep 0.1
+done
+[ -n "$np_port" ] || fail "--np launcher: no listening store port found (ss)"
+answer=$(python3 - "$np_port" <<'PY'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+hello = b"RDMB" + struct.pack("<HH", 2, 0) + b"stranger"
+s.sendall(struct.pack("<IHH", len(hello), 1, 0) + hello)
+h = s.recv(8, socket.MSG_WAITALL)
+n, t, _ = struct.unpack("<IHH", h)
+body = s.recv(n, socket.MSG_WAITALL) if n else b""
+print("type %d: %s" % (t, body.decode(errors="replace")))
+PY
+)
+echo "$answer" | grep -q "^type 3: access refused: this listener requires a token" ||
+  fail "a stranger on the --np store's port got: $answer"
+kill "$NP" 2>/dev/null || true
+wait "$NP" 2>/dev/null || true
 timeout 60 "$RB" allreduce --np 2 -s 8 -n 10 >/dev/null || fail "--np 2 with its own token"
+pass "default access: a standalone store needs a token (or --token ''); --np refuses a stranger"

@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 
 PORT=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
-env -u RDMABENCH_TOKEN "$RB" rendezvous --port "$PORT" --conn-quota 1G --total-quota 2G \
+env -u RDMABENCH_TOKEN "$RB" rendezvous --port "$PORT" --token "" --conn-quota 1G --total-quota 2G \
   2>"$TMP/store.err" &
 store=$!
 CLEANUP+=("kill -9 $store")

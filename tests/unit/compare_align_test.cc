@@ -221,7 +221,7 @@ TEST(ComparePlot, ScriptShape) {
   EXPECT_EQ(terminalFor("X.PNG"), "pngcairo");
   EXPECT_THROW(terminalFor("x.jpg"), UsageError);
   o.output = "it's.png";
-  EXPECT_NE(gnuplotScript({a[0]}, o).text.find("set output 'it''s.png'"), std::string::npos);
+  EXPECT_NE(gnuplotScript({a[0]}, o).text.find("set output './it''s.png'"), std::string::npos);
   EXPECT_THROW(gnuplotScript({bar[0]}, o), UsageError);
 }
 

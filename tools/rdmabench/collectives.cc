@@ -274,8 +274,8 @@ cli::OptionGroups rendezvousOptions() {
       "silent while they measure)")(
       "token", po::value<std::string>(),
       "require this access token in every rank's hello (default: $RDMABENCH_TOKEN, else under "
-      "Slurm one derived from the job; none = no check)")("quiet", po::bool_switch(),
-                                                          "no log lines");
+      "Slurm the job's secret; required otherwise: --token '' accepts anyone)")(
+      "quiet", po::bool_switch(), "no log lines");
   return {desc};
 }
 
@@ -311,12 +311,21 @@ int runRendezvousCommand(const std::vector<std::string>& args) {
   if (vm.count("idle-timeout"))
     limits.idleMs = static_cast<int64_t>(
         cli::parseSeconds(vm["idle-timeout"].as<std::string>(), "--idle-timeout", 0, 86400) * 1000);
-  rendezvous::TcpStoreServer server(
-      vm.count("bind") ? vm["bind"].as<std::string>() : "", port,
-      vm.count("run-id") ? vm["run-id"].as<std::string>() : "", limits,
-      resolveToken(vm.count("token") ? std::optional<std::string>(vm["token"].as<std::string>())
-                                     : std::nullopt,
-                   true));
+  const std::optional<std::string> tokenOption =
+      vm.count("token") ? std::optional<std::string>(vm["token"].as<std::string>()) : std::nullopt;
+  const std::string token = resolveToken(tokenOption, true);
+  // A tokenless store admits anyone who reaches the port (docs/rendezvous.md, "Access token"):
+  // only on request.
+  if (token.empty() && !tokenOption)
+    throw UsageError(fmt::format(
+        "--token: none given, and a store without one lets anyone who reaches the port join a "
+        "run, read every rank's address and inject host names and results; set {} (the ranks "
+        "need the same), start it inside the Slurm job (it then uses the job's secret), or give "
+        "--token '' to accept anyone",
+        kTokenEnvVar));
+  rendezvous::TcpStoreServer server(vm.count("bind") ? vm["bind"].as<std::string>() : "", port,
+                                    vm.count("run-id") ? vm["run-id"].as<std::string>() : "",
+                                    limits, token);
   server.setVerbose(!vm["quiet"].as<bool>());
   if (!vm["quiet"].as<bool>())
     std::cerr << fmt::format("rdmabench rendezvous: listening on port {}\n", server.port());
