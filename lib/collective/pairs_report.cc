@@ -20,6 +20,13 @@ namespace {
 
 using nlohmann::ordered_json;
 
+// A message on one line (the `# error:` line of a table).
+std::string oneLine(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
 bool distinctHosts(const PairsResult& r) {
   return std::set<std::string>(r.hosts.begin(), r.hosts.end()).size() == r.hosts.size();
 }
@@ -164,6 +171,11 @@ void writePairsTable(std::ostream& out, const PairsResult& r) {
   out << fmt::format("# outliers: {}\n", lines.empty() ? "none" : std::to_string(lines.size()));
   for (size_t i = 0; i < lines.size(); ++i)
     out << fmt::format("#  {}. {}\n", i + 1, lines[i]);
+  if (r.failed) {
+    out << fmt::format("# measured: {} of {} rounds (the run failed; later pairs are nan)\n",
+                       r.roundsMeasured, r.rounds);
+    if (!r.error.empty()) out << "# error: " << oneLine(r.error) << "\n";
+  }
 }
 
 // The outlier thresholds of both matrices (bandwidth as MB/s, not as cost).
@@ -240,6 +252,10 @@ void writePairsJson(std::ostream& out, const PairsResult& r) {
   doc["matrix"] = {{"lat_median_us", matrixJson(r.latMedianUs)}, {"mb_per_s", matrixJson(r.bwMBs)}};
   doc["thresholds"] = thresholdsJson(r);
   doc["outliers"] = outliersJson(r);
+  if (r.failed) {
+    doc["rounds_measured"] = r.roundsMeasured;
+    doc["error"] = r.error;
+  }
   out << report::detail::dumpJson(doc) << "\n";
 }
 
@@ -255,6 +271,7 @@ void writePairsCsv(std::ostream& out, const PairsResult& r) {
         csv.record(s, d, r.hosts[s], r.hosts[d], r.addresses[s], r.addresses[d], r.latBytes,
                    r.latMedianUs[s][d], r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d],
                    r.bwBytes, r.bwMBs[s][d], flag(r.latOutliers, s, d), flag(r.bwOutliers, s, d));
+  // A failed run: the CSV carries no error column (its layout is fixed); stderr says why.
 }
 
 }  // namespace
