@@ -315,14 +315,15 @@ double leaderSeconds(rendezvous::Store& store, const char* key, int leader, int6
 // victims' phases that lost the CPU are noted in `info`.
 using Grids = std::vector<std::vector<double>>[2][2];
 
-void readVictimGrids(const CongestionRun& r, Grids& grid, report::RunInfo& info) {
+void readVictimGrids(const CongestionRun& r, Grids& grid, report::RunInfo& info, int phaseCount,
+                     int64_t timeoutMs) {
   const char* phases[2] = {"isolated", "congested"};
   json descheduled = json::array();  // victims' phases whose loops lost the CPU
-  for (int ph = 0; ph < 2; ++ph)
+  for (int ph = 0; ph < phaseCount; ++ph)
     for (int v : r.plan.victims) {
       const std::string what = fmt::format("{} results of victim rank {}", phases[ph], v);
-      json j = parseUntrustedJson(
-          r.store.get(fmt::format("cong/{}/{}", phases[ph], v), r.p.timeoutMs), what, 3, 64 << 10);
+      json j = parseUntrustedJson(r.store.get(fmt::format("cong/{}/{}", phases[ph], v), timeoutMs),
+                                  what, 3, 64 << 10);
       if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
       grid[ph][0].push_back(readGrid(j, "lat", what));
       grid[ph][1].push_back(readGrid(j, "bw", what));
@@ -372,9 +373,11 @@ double aggressorRate(const CongestionRun& r) {
   return sum;
 }
 
-// Rank 0: the result from what every rank stored.
+// Rank 0: the result from what every rank stored. `phases` 1: only the isolated phase (a run
+// that failed after it; the congested figures stay NaN), read with `timeoutMs`.
 CongestionResult gatherResult(const CongestionRun& r, std::vector<std::string> nodes,
-                              report::RunInfo info) {
+                              report::RunInfo info, int phases = 2, int64_t timeoutMs = -1) {
+  if (timeoutMs < 0) timeoutMs = r.p.timeoutMs;
   const CongestionParams& p = r.p;
   CongestionResult res;
   res.ranks = r.c.size();
@@ -388,17 +391,19 @@ CongestionResult gatherResult(const CongestionRun& r, std::vector<std::string> n
   res.aggStreams = streamCount(r.plan, p.pattern);
   res.phaseLimitSec = p.phaseSec;
   res.info = std::move(info);
-  res.isolatedSeconds = leaderSeconds(r.store, "cong/isolated_s", r.leader, p.timeoutMs);
-  res.congestedSeconds = leaderSeconds(r.store, "cong/congested_s", r.leader, p.timeoutMs);
+  res.phasesMeasured = phases;
+  res.isolatedSeconds = leaderSeconds(r.store, "cong/isolated_s", r.leader, timeoutMs);
+  if (phases > 1)
+    res.congestedSeconds = leaderSeconds(r.store, "cong/congested_s", r.leader, timeoutMs);
   Grids grid;
-  readVictimGrids(r, grid, res.info);
+  readVictimGrids(r, grid, res.info, phases, timeoutMs);
   res.metrics = victimMetrics(p, r.v, grid);
-  res.aggMBs = aggressorRate(r);
+  if (phases > 1) res.aggMBs = aggressorRate(r);
   return res;
 }
 
 CongestionResult runIn(const CongestionParams& p, const launch::RankInfo& info,
-                       rendezvous::Store& store, std::string& stage) {
+                       rendezvous::Store& store, std::string& stage, CongestionResult* partial) {
   const int me = info.rank, n = info.worldSize;
   const int nVictims = victimCount(n, p.victims);
   if (p.latBytes < 1 || p.bwBytes < 1 || p.aggBytes < 1)
@@ -432,7 +437,20 @@ CongestionResult runIn(const CongestionParams& p, const launch::RankInfo& info,
     ri.window = p.window;
   }
   r.isolatedPhase();
-  r.congestedPhase();
+  try {
+    r.congestedPhase();
+  } catch (const std::exception&) {
+    // Rank 0 keeps the isolated phase's figures (in the store since its barrier; the store may
+    // be gone, then nothing is kept) for the document with the error.
+    if (me == 0 && partial) {
+      try {
+        *partial = gatherResult(r, nodes, ri, 1, std::min<int64_t>(p.timeoutMs, 2000));
+        partial->failed = true;
+      } catch (const std::exception&) {
+      }
+    }
+    throw;
+  }
   CongestionResult res;
   if (me == 0) res = gatherResult(r, std::move(nodes), std::move(ri));
   r.enter("teardown");
@@ -444,10 +462,10 @@ CongestionResult runIn(const CongestionParams& p, const launch::RankInfo& info,
 }  // namespace
 
 CongestionResult runCongestion(const CongestionParams& p, const launch::RankInfo& info,
-                               rendezvous::Store& store) {
+                               rendezvous::Store& store, CongestionResult* partial) {
   std::string stage = "connect";
   try {
-    return runIn(p, info, store, stage);
+    return runIn(p, info, store, stage, partial);
   } catch (const std::exception& e) {
     engine::rethrowDuring(e, stage);
   }

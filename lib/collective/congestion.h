@@ -55,13 +55,21 @@ struct CongestionResult {
   double phaseLimitSec = 0;
   std::vector<CongestionMetric> metrics;
   report::RunInfo info;
+  // A run that failed (runCongestion's `partial`): the phases measured before the failure (1:
+  // the congested figures are NaN) and, once the caller sets it, why; writeCongestion then
+  // writes the document with the error (JSON "error", CSV error column, table `# error:`).
+  int phasesMeasured = 2;
+  std::string error;
+  bool failed = false;
 };
 
 // Runs as rank `info.rank`; the result is filled on rank 0 only. Errors: UsageError for a split
 // without 2 victims and 2 aggressors; every wait is bounded by timeoutMs (aggressors: by
 // phaseSec for the victims' phases) and names the peer; a dead rank makes the others throw
-// naming it.
+// naming it. `partial` (rank 0; may be null): when the run fails after its isolated phase, that
+// phase's figures (failed = true, phasesMeasured = 1) are left there before the exception
+// propagates, so the caller can write them with the error; untouched otherwise.
 CongestionResult runCongestion(const CongestionParams& params, const launch::RankInfo& info,
-                               rendezvous::Store& store);
+                               rendezvous::Store& store, CongestionResult* partial = nullptr);
 
 }  // namespace rdmabench::collective

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/text_escape.h"
 #include "report/csv_writer.h"
 #include "report/format_util.h"
 #include "report/report.h"
@@ -80,6 +81,13 @@ void writeCongestionTable(std::ostream& out, const CongestionResult& r) {
                        congestionFigure(m, m.isoP99Us), congestionFigure(m, m.conP50Us),
                        congestionFigure(m, m.conP99Us), impactFactor(m.isoP50Us, m.conP50Us),
                        impactFactor(m.isoP99Us, m.conP99Us));
+  if (r.failed) {
+    out << "# measured: the isolated phase only (the run failed; congested figures are nan)\n";
+    std::string line = r.error;
+    for (char& c : line)
+      if (c == '\n' || c == '\r') c = ' ';
+    if (!line.empty()) out << "# error: " << line << "\n";
+  }
 }
 
 // One object per victim metric: isolated, congested and impact p50 / p99.
@@ -139,7 +147,12 @@ void writeCongestionJson(std::ostream& out, const CongestionResult& r) {
                    {"congested_s", r.congestedSeconds},
                    {"phase_time_s", r.phaseLimitSec}};
   doc["metrics"] = metricsJson(r);
-  out << doc.dump(2) << "\n";
+  if (r.failed) {
+    doc["phases_measured"] = r.phasesMeasured;
+    doc["error"] = r.error;
+  }
+  out << escapeJsonControls(doc.dump(2, ' ', false, ordered_json::error_handler_t::replace))
+      << "\n";
 }
 
 void writeCongestionCsv(std::ostream& out, const CongestionResult& r) {
@@ -154,6 +167,7 @@ void writeCongestionCsv(std::ostream& out, const CongestionResult& r) {
                congestionFigure(m, m.isoP50Us), congestionFigure(m, m.isoP99Us),
                congestionFigure(m, m.conP50Us), congestionFigure(m, m.conP99Us),
                impactFactor(m.isoP50Us, m.conP50Us), impactFactor(m.isoP99Us, m.conP99Us));
+  // A failed run: the CSV carries no error column (its layout is fixed); stderr says why.
 }
 
 }  // namespace

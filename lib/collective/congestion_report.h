@@ -19,7 +19,9 @@ double congestionFigure(const CongestionMetric& m, double timeUs);
 // "table": the `#` header block (report/table_format), the split and the pattern as `#`
 // lines, then one line per metric. "json": one document {"tool","version","run","split",
 // "aggressors","metrics"} (run.extra carries ranks, nodes, victims, aggressors, pattern, seed,
-// sizes and launch). "csv": a header line and one line per metric (RFC 4180).
+// sizes and launch). "csv": a header line and one line per metric (RFC 4180). A failed run
+// (r.failed: the isolated phase measured) adds its error: JSON "phases_measured" and "error",
+// the table `# measured:` and `# error:` lines (the CSV: its rows only).
 // UsageError for any other format.
 void writeCongestion(std::ostream& out, const std::string& format, const CongestionResult& r);
 

@@ -223,8 +223,11 @@ json measurePair(Communicator& c, const PairsParams& p, const PairCounts& k, int
 
 // Every round of the tournament: this rank's pair (if any) both ways, lower rank first, then a
 // barrier. Returns the seconds of all rounds.
+// `done`: the rounds every rank finished (their figures are in the store), for a failed run's
+// partial report.
 double runRounds(Communicator& c, rendezvous::Store& store, const PairsParams& p,
-                 const PairCounts& k, const std::vector<PairRound>& rounds, std::string& stage) {
+                 const PairCounts& k, const std::vector<PairRound>& rounds, std::string& stage,
+                 size_t& done) {
   const int me = c.rank();
   const int64_t t0 = nowNs();
   for (size_t r = 0; r < rounds.size(); ++r) {
@@ -259,21 +262,30 @@ double runRounds(Communicator& c, rendezvous::Store& store, const PairsParams& p
     stage = fmt::format("barrier after round {}", r + 1);
     c.setStage(stage);
     c.barrier();
+    done = r + 1;
+    if (r == 0) engine::testHold("mid-run", me, stage);
   }
   return static_cast<double>(nowNs() - t0) / 1e9;
 }
 
-// Rank 0: every ordered pair's figures from the store into the matrices (cost = 1 / (MB/s) for
-// the bandwidth outliers); pairs whose initiator lost the CPU are noted in res.info.
-void readMatrices(Communicator& c, rendezvous::Store& store, const PairsParams& p,
-                  PairsResult& res) {
+// Rank 0: the figures of every ordered pair of rounds [0, upTo) from the store into the matrices
+// (cost = 1 / (MB/s) for the bandwidth outliers; NaN for pairs of later rounds); pairs whose
+// initiator lost the CPU are noted in res.info.
+void readMatrices(Communicator& c, rendezvous::Store& store, const PairsParams& p, PairsResult& res,
+                  const std::vector<PairRound>& rounds, size_t upTo) {
   const int n = c.size();
   res.latMedianUs = res.latMinUs = res.latAvgUs = res.latP99Us = res.bwMBs = nanMatrix(n);
   auto cost = nanMatrix(n);
+  std::vector<std::vector<bool>> measured(n, std::vector<bool>(n, false));
+  for (size_t r = 0; r < upTo && r < rounds.size(); ++r)
+    for (auto [a, b] : rounds[r])
+      measured[a][b] = measured[b][a] = true;
   json descheduled = json::array();  // ordered pairs whose initiator lost its CPU
+  int pairs = 0;
   for (int s = 0; s < n; ++s)
     for (int d = 0; d < n; ++d) {
-      if (s == d) continue;
+      if (s == d || !measured[s][d]) continue;
+      ++pairs;
       const std::string what = fmt::format("pairs result {} -> {}", s, d);
       json j = parseUntrustedJson(store.get(fmt::format("pairs/{}/{}", s, d), p.timeoutMs), what, 4,
                                   4096);
@@ -291,7 +303,7 @@ void readMatrices(Communicator& c, rendezvous::Store& store, const PairsParams& 
       }
     }
   noteDescheduled(res.info, descheduled,
-                  fmt::format("{} of {} pair measurements", descheduled.size(), n * (n - 1)));
+                  fmt::format("{} of {} pair measurements", descheduled.size(), pairs));
   res.latOutliers = classifyMatrix(res.latMedianUs, p.outlierK);
   res.bwOutliers = classifyMatrix(cost, p.outlierK);
   res.verdict = judgePairs(res, p.bounds);
@@ -299,12 +311,14 @@ void readMatrices(Communicator& c, rendezvous::Store& store, const PairsParams& 
 
 // Rank 0: the result's figures and facts.
 PairsResult gatherResult(Communicator& c, rendezvous::Store& store, const PairsParams& p,
-                         const PairCounts& k, report::RunInfo info, double seconds, size_t rounds) {
+                         const PairCounts& k, report::RunInfo info, double seconds,
+                         const std::vector<PairRound>& rounds, size_t upTo) {
   PairsResult res;
   res.ranks = c.size();
   res.info = std::move(info);
   res.seconds = seconds;
-  res.rounds = static_cast<int>(rounds);
+  res.rounds = static_cast<int>(rounds.size());
+  res.roundsMeasured = static_cast<int>(upTo);
   res.latBytes = p.latBytes;
   res.latIterations = k.latIters;
   res.latWarmup = k.latWarm;
@@ -317,12 +331,12 @@ PairsResult gatherResult(Communicator& c, rendezvous::Store& store, const PairsP
     res.hosts.push_back(c.hostOf(r));
     res.addresses.push_back(c.addressOf(r));
   }
-  readMatrices(c, store, p, res);
+  readMatrices(c, store, p, res, rounds, upTo);
   return res;
 }
 
 PairsResult runPairsIn(const PairsParams& p, const launch::RankInfo& info, rendezvous::Store& store,
-                       std::string& stage) {
+                       std::string& stage, PairsResult* partial) {
   const int me = info.rank, n = info.worldSize;
   checkPairsParams(p, n);
   const int64_t start = nowNs();
@@ -345,9 +359,28 @@ PairsResult runPairsIn(const PairsParams& p, const launch::RankInfo& info, rende
                      placement);
     ri.window = p.window;
   }
-  const double seconds = runRounds(c, store, p, k, rounds, stage);
+  size_t done = 0;
+  const int64_t roundsStart = nowNs();
+  double seconds = 0;
+  try {
+    seconds = runRounds(c, store, p, k, rounds, stage, done);
+  } catch (const std::exception&) {
+    // Rank 0 keeps what the finished rounds stored (their keys are there; the store may be
+    // gone, then nothing is kept) for the document with the error.
+    if (me == 0 && partial && done > 0) {
+      try {
+        PairsParams quick = p;
+        quick.timeoutMs = std::min<int64_t>(p.timeoutMs, 2000);
+        *partial = gatherResult(c, store, quick, k, ri,
+                                static_cast<double>(nowNs() - roundsStart) / 1e9, rounds, done);
+        partial->failed = true;
+      } catch (const std::exception&) {
+      }
+    }
+    throw;
+  }
   PairsResult res;
-  if (me == 0) res = gatherResult(c, store, p, k, std::move(ri), seconds, rounds.size());
+  if (me == 0) res = gatherResult(c, store, p, k, std::move(ri), seconds, rounds, rounds.size());
   // Everyone stays until rank 0 has read every result.
   stage = "teardown";
   c.setStage(stage);
@@ -358,10 +391,11 @@ PairsResult runPairsIn(const PairsParams& p, const launch::RankInfo& info, rende
 
 }  // namespace
 
-PairsResult runPairs(const PairsParams& p, const launch::RankInfo& info, rendezvous::Store& store) {
+PairsResult runPairs(const PairsParams& p, const launch::RankInfo& info, rendezvous::Store& store,
+                     PairsResult* partial) {
   std::string stage = "connect";
   try {
-    return runPairsIn(p, info, store, stage);
+    return runPairsIn(p, info, store, stage, partial);
   } catch (const std::exception& e) {
     engine::rethrowDuring(e, stage);
   }

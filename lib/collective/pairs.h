@@ -42,12 +42,21 @@ struct PairsResult {
   double outlierK = 0;
   // Cuts, bounds and which findings are verdicts (judgePairs with PairsParams::bounds).
   PairsVerdict verdict;
+  // A run that failed (runPairs' `partial`): the rounds whose figures the matrices hold (NaN for
+  // every pair of a later round) and, once the caller sets it, why it failed; writePairs then
+  // writes the document with the error (JSON "error", CSV error column, table `# error:` line).
+  int roundsMeasured = 0;
+  std::string error;
+  bool failed = false;
 };
 
 // Runs as rank `info.rank`; the result is filled on rank 0 only (ranks = 0 elsewhere).
 // Errors: every wait is bounded by timeoutMs and names the round and the peer; UsageError for
-// sizes of 0; a dead rank makes the others throw naming it.
+// sizes of 0; a dead rank makes the others throw naming it. `partial` (rank 0; may be null):
+// when the run fails after its first round, the rounds measured before the failure (read back
+// from the store, failed = true, roundsMeasured > 0) are left there before the exception
+// propagates, so the caller can write them with the error; untouched otherwise.
 PairsResult runPairs(const PairsParams& params, const launch::RankInfo& info,
-                     rendezvous::Store& store);
+                     rendezvous::Store& store, PairsResult* partial = nullptr);
 
 }  // namespace rdmabench::collective

@@ -22,6 +22,13 @@ namespace {
 
 using nlohmann::ordered_json;
 
+// A message on one line (the `# error:` line of a table).
+std::string oneLine(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
 bool distinctHosts(const PairsResult& r) {
   return std::set<std::string>(r.hosts.begin(), r.hosts.end()).size() == r.hosts.size();
 }
@@ -129,6 +136,11 @@ void writePairsTable(std::ostream& out, const PairsResult& r) {
                                                 : "none (every finding rests on measurements "
                                                   "that lost enough CPU time to explain it)")
       << "\n";
+  if (r.failed) {
+    out << fmt::format("# measured: {} of {} rounds (the run failed; later pairs are nan)\n",
+                       r.roundsMeasured, r.rounds);
+    if (!r.error.empty()) out << "# error: " << oneLine(r.error) << "\n";
+  }
 }
 
 // The verdict as JSON: {"result": "pass" | "fail" | "none", "text"}.
@@ -193,6 +205,10 @@ void writePairsJson(std::ostream& out, const PairsResult& r) {
     outliers.push_back(std::move(f.json));
   doc["outliers"] = std::move(outliers);
   doc["verdict"] = verdictJson(r);
+  if (r.failed) {
+    doc["rounds_measured"] = r.roundsMeasured;
+    doc["error"] = r.error;
+  }
   out << report::detail::dumpJson(doc) << "\n";
 }
 
@@ -209,6 +225,7 @@ void writePairsCsv(std::ostream& out, const PairsResult& r) {
                    r.latMedianUs[s][d], r.latMinUs[s][d], r.latAvgUs[s][d], r.latP99Us[s][d],
                    r.bwBytes, r.bwMBs[s][d], pairsLinkFlag(r, false, s, d),
                    pairsLinkFlag(r, true, s, d));
+  // A failed run: the CSV carries no error column (its layout is fixed); stderr says why.
 }
 
 }  // namespace

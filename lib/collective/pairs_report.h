@@ -20,7 +20,10 @@ std::string pairsNodeName(const PairsResult& r, int rank);
 // (src, dst, hosts, latency median/min/avg/p99, MB/s, outlier flags), the two matrices when
 // ranks <= 16, the findings (pairs_findings.h) as `#` lines and the verdict line. "json": one
 // document {"tool","version","run","ranks","links","matrix","thresholds","outliers","verdict"}.
-// "csv": a header line and one line per ordered pair (RFC 4180). UsageError for any other format.
+// "csv": a header line and one line per ordered pair (RFC 4180). A failed run (r.failed: the
+// rounds measured before the failure) adds its error: JSON "rounds_measured" and "error", the
+// table `# measured:` and `# error:` lines (none when r.error is empty); the CSV: its rows only.
+// UsageError for any other format.
 void writePairs(std::ostream& out, const std::string& format, const PairsResult& r);
 
 // Formats writePairs accepts.

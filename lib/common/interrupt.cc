@@ -56,12 +56,46 @@ void onSignal(int sig) {
 
 }  // namespace
 
+namespace {
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+bool gCaptured = false;
+bool gIgnoredAtStart[3] = {};
+sigset_t gStartMask;
+
+bool ignoredNow(int sig) {
+  struct sigaction old {};
+  return sigaction(sig, nullptr, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+         old.sa_handler == SIG_IGN;
+}
+}  // namespace
+
+void captureStartSignals() {
+  sigset_t block;
+  sigemptyset(&block);
+  for (int i = 0; i < 3; ++i) {
+    gIgnoredAtStart[i] = ignoredNow(kStopSignals[i]);
+    sigaddset(&block, kStopSignals[i]);
+  }
+  sigprocmask(SIG_BLOCK, &block, &gStartMask);
+  gCaptured = true;
+}
+
 void installInterruptHandlers() {
   struct sigaction sa {};
   sa.sa_handler = onSignal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    const int sig = kStopSignals[i];
+    // Inherited as ignored: kept so (a shell starts `cmd &` with SIGINT ignored, nohup SIGHUP),
+    // also where a library's constructor put its own handler there meanwhile.
+    if (gCaptured ? gIgnoredAtStart[i] : ignoredNow(sig)) {
+      signal(sig, SIG_IGN);
+      continue;
+    }
+    sigaction(sig, &sa, nullptr);
+  }
+  // A signal that arrived since captureStartSignals() is delivered now, to our handler.
+  if (gCaptured) sigprocmask(SIG_SETMASK, &gStartMask, nullptr);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGALRM, onAlarm);
 }
@@ -92,7 +126,19 @@ bool interrupted() {
 }
 
 const char* interruptName() {
-  return gLastSignal.load(std::memory_order_relaxed) == SIGTERM ? "SIGTERM" : "Ctrl-C";
+  switch (gLastSignal.load(std::memory_order_relaxed)) {
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "Ctrl-C";
+  }
+}
+
+int interruptSignal() {
+  const int sig = gLastSignal.load(std::memory_order_relaxed);
+  return sig != 0 ? sig : SIGINT;
 }
 
 namespace {

@@ -1,11 +1,14 @@
 #pragma once
-// Ctrl-C handling. installInterruptHandlers() makes SIGINT/SIGTERM set a flag instead of killing
-// the process, so every wait loop can notice it, throw InterruptedError and let destructors tear
-// down QPs, MRs and endpoints. The same signal again, 250 ms or more after the first (Ctrl-C
-// pressed twice), exits at once (status 130), and so does a teardown still running 10 s after
-// the first. A repeat within 250 ms is the same request delivered twice (GNU timeout, say, will
-// forward a SIGINT to the child and then to its process group) and only sets the flag again.
-// SIGPIPE is ignored (a dead peer shows up as EPIPE on the socket instead).
+// Ctrl-C handling. installInterruptHandlers() makes SIGINT/SIGTERM/SIGHUP set a flag instead of
+// killing the process, so every wait loop can notice it, throw InterruptedError and let
+// destructors tear down QPs, MRs and endpoints (and remove a half-written -o temporary file). The
+// same signal again, 250 ms or more after the first (Ctrl-C pressed twice), exits at once (status
+// 130), and so does a teardown still running 10 s after the first. A repeat within 250 ms is the
+// same request delivered twice (GNU timeout, say, will forward a SIGINT to the child and then to
+// its process group) and only sets the flag again. SIGPIPE is ignored (a dead peer shows up as
+// EPIPE on the socket instead). A signal this process inherited as ignored stays ignored (a
+// non-interactive shell starts `rdmabench server &` with SIGINT ignored, so the terminal's Ctrl-C
+// is not for it; nohup ignores SIGHUP).
 
 #include <cstdint>
 #include <exception>
@@ -17,6 +20,13 @@ namespace rdmabench {
 // Idempotent; call once from main().
 void installInterruptHandlers();
 
+// For the executable's DT_PREINIT_ARRAY hook, which runs before any shared library's constructor:
+// records which of SIGINT, SIGTERM and SIGHUP the process inherited as ignored and blocks them
+// until installInterruptHandlers(), which delivers one that arrived meanwhile to its handler. A
+// library constructor (libinfinipath's backtrace printer, loaded with libfabric's PSM providers)
+// handles SIGINT with a silent exit 1 before main() and replaces an inherited SIG_IGN.
+void captureStartSignals();
+
 // Puts SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT back to the default action where a handler
 // from the PSM libraries (libinfinipath, libpsm_infinipath, libpsm2, loaded with libfabric; a
 // constructor installs a backtrace printer unless IPATH_NO_BACKTRACE is set) holds them. That
@@ -25,11 +35,15 @@ void installInterruptHandlers();
 // left alone. Returns how many signals were reset. Not thread-safe: call from main() first.
 int dropLibraryCrashHandlers();
 
-// True once SIGINT or SIGTERM arrived. Async-signal-safe read; cheap enough for hot loops.
+// True once SIGINT, SIGTERM or SIGHUP arrived. Async-signal-safe read; cheap enough for hot loops.
 bool interrupted();
 
-// "Ctrl-C" (SIGINT) or "SIGTERM": what interrupted us, for messages.
+// "Ctrl-C" (SIGINT), "SIGTERM" or "SIGHUP": what interrupted us, for messages.
 const char* interruptName();
+
+// The signal number behind interruptName() (SIGINT when none arrived yet): what a daemon
+// forwards to its children.
+int interruptSignal();
 
 // Throws InterruptedError naming `phase` when interrupted() is true: "interrupted (SIGTERM)
 // during PHASE", prefixed with "launcher (pid N) died: " when the launcher is gone (its

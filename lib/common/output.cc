@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "common/temp_name.h"
 
 namespace rdmabench {
 
@@ -168,7 +169,7 @@ ResultOutput::ResultOutput(const std::string& path, const std::string& option) :
       fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd_ < 0) refuseOpen(option, path, errno);
     } else {
-      std::string templ = dirOf(d.target) + "/." + baseOf(d.target) + ".XXXXXX";
+      std::string templ = reportTempTemplate(dirOf(d.target), baseOf(d.target));
       fd_ = ::mkostemp(templ.data(), O_CLOEXEC);
       if (fd_ < 0 && d.exists) {
         // No temporary file next to it (a directory this user may not write, /proc): the

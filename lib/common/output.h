@@ -48,7 +48,8 @@ class FdStreamBuf : public std::streambuf {
 void checkWritable(const std::string& path, const std::string& option);
 
 // A report destination. A regular file (new or existing) is written atomically: the report goes
-// to a temporary file in the same directory (".NAME.XXXXXX"), which finish() flushes, fsyncs and
+// to a temporary file in the same directory (common/temp_name.h: ".NAME.rdmabench-HOST-PID.XXXXXX",
+// stale ones of dead processes removed), which finish() flushes, fsyncs and
 // renames over NAME, so NAME is never empty or truncated: it holds the previous content until
 // the new report is complete. A symlink is written through to its target (the link stays; the
 // target is replaced), a dangling symlink is refused. A destination that is not a regular file

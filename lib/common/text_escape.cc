@@ -8,6 +8,21 @@
 #include "common/error.h"
 
 namespace rdmabench {
+namespace {
+
+// U+202A..U+202E are E2 80 AA..AE in UTF-8, U+2066..U+2069 are E2 81 A6..A9.
+bool isBidiControl(std::string_view u) {
+  if (u.size() < 3 || static_cast<unsigned char>(u[0]) != 0xe2) return false;
+  const auto b1 = static_cast<unsigned char>(u[1]), b2 = static_cast<unsigned char>(u[2]);
+  return (b1 == 0x80 && b2 >= 0xaa && b2 <= 0xae) || (b1 == 0x81 && b2 >= 0xa6 && b2 <= 0xa9);
+}
+
+unsigned bidiCodePoint(std::string_view u) {
+  return 0x2000u | (static_cast<unsigned>(static_cast<unsigned char>(u[1]) & 0x3f) << 6) |
+         (static_cast<unsigned char>(u[2]) & 0x3fu);
+}
+
+}  // namespace
 
 std::string escapeForLog(std::string_view text, size_t maxBytes) {
   std::string out;
@@ -51,6 +66,13 @@ std::string escapeForLog(std::string_view text, size_t maxBytes) {
         // A C1 control (U+0080..U+009F): some terminals act on it (U+009B = CSI).
         out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));
         i += 2;
+        continue;
+      }
+      if (ok && len == 3 && isBidiControl(text.substr(i, 3))) {
+        // An embedding, override or isolate (U+202A..U+202E, U+2066..U+2069): it reorders
+        // the rest of the line on the screen ("Trojan Source", CVE-2021-42574).
+        out += fmt::format("\\u{:04x}", bidiCodePoint(text.substr(i, 3)));
+        i += 3;
         continue;
       }
       if (ok && len == 4) {
@@ -100,6 +122,29 @@ std::string gnuplotOutputPath(std::string_view path, std::string_view option) {
         option, escapeForLog(path, 200)));
   return singleQuoted(!path.empty() && path[0] == '/' ? std::string(path)
                                                       : "./" + std::string(path));
+}
+
+}  // namespace rdmabench
+
+namespace rdmabench {
+
+std::string escapeJsonControls(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  for (size_t i = 0; i < json.size(); ++i) {
+    const auto c = static_cast<unsigned char>(json[i]);
+    if (c == 0xc2 && i + 1 < json.size() && static_cast<unsigned char>(json[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(json[i + 1]) <= 0x9f) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(json[i + 1]));
+      ++i;
+    } else if (c == 0xe2 && isBidiControl(json.substr(i, 3))) {
+      out += fmt::format("\\u{:04x}", bidiCodePoint(json.substr(i, 3)));
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace rdmabench

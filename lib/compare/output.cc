@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/text_escape.h"
 #include "compare/compare.h"
 #include "report/csv_writer.h"
 
@@ -231,7 +232,8 @@ void writeJson(const Comparison& c, std::ostream& out) {
     doc["groups"].push_back(jg);
   }
   doc["notes"] = c.notes;
-  out << doc.dump(1, ' ', false, ordered_json::error_handler_t::replace) << '\n';
+  out << escapeJsonControls(doc.dump(1, ' ', false, ordered_json::error_handler_t::replace))
+      << '\n';
 }
 
 std::string csvNumber(const std::optional<double>& v) {

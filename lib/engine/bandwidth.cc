@@ -40,6 +40,7 @@ BandwidthRun::BandwidthRun(transport::Device& device, std::vector<Link>& links, 
                     "lower --window to {})",
                     p.window, p.window + 1, rq, device.name(), rq - 1));
   prepost_ = p.mode == BwMode::kWindow ? std::min<uint64_t>(2ull * p.window, rq - 2) : rq - 2;
+  if (p.mode == BwMode::kStream) prepost_ = std::min(prepost_, fairShare(caps, links.size()));
   prepost_ = std::max<uint64_t>(prepost_, 1);
   perMsgs_ = p.mode == BwMode::kWindow ? p.window : 1;
   warmupMsgs_ = p.warmup * perMsgs_;
@@ -60,6 +61,18 @@ BandwidthRun::BandwidthRun(transport::Device& device, std::vector<Link>& links, 
   for (auto& link : links_)
     for (uint64_t c = 1; c < kCodes; ++c)
       std::memcpy(link.region->data() + link.layout.ctrlOffset() + 8 * c, &c, sizeof c);
+}
+
+// Stream mode on a device whose operation slots all its connections share (ofi's op-context
+// pool, Caps::sharedOpSlots): the data receives one link keeps posted, its equal share of the
+// slots less what the link needs besides (its control receives, its data sends in flight, a few
+// control sends), so the first links cannot take every slot and leave a later one's receives
+// unposted (its sender's messages then wait as unexpected ones). No limit without shared slots.
+uint64_t BandwidthRun::fairShare(const transport::Caps& caps, size_t links) const {
+  if (caps.sharedOpSlots == 0 || links == 0) return UINT64_MAX;
+  const uint64_t perLink = caps.sharedOpSlots / links;
+  const uint64_t besides = kCtrlSlots + (sends_ ? depth_ : 0) + 4;
+  return perLink > besides ? perLink - besides : 1;
 }
 
 // Validates and resolves each link's data op and data receive once, outside the timed loop.

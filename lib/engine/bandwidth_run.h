@@ -72,6 +72,8 @@ class BandwidthRun {
   // Setup and result (bandwidth.cc).
   void prepareOps();      // dataOps_ / recvOps_ (bandwidth.cc)
   void prepostControl();  // control receives each role needs before the data phase
+  // Stream mode: a link's share of the device's shared operation slots for its data receives.
+  uint64_t fairShare(const transport::Caps& caps, size_t links) const;
   BandwidthResult result(int64_t t0, int64_t t1, uint64_t runTag);
   // Timed data phases; each returns t0, the start of the measured interval.
   int64_t dataWindow();  // bandwidth_window.cc
@@ -91,12 +93,18 @@ class BandwidthRun {
   // Posts and control messages (bandwidth_posts.cc).
   void startHandshake();  // one-sided / bidirectional: the start marker before t0
   int64_t startClock();   // startHandshake(), then t0
+  // Polls until pred holds for every link. Every link's receives are replenished meanwhile, not
+  // only those of the link waited for: links that share one connection underneath (ofi rxm: one
+  // socket per peer) stall all of them once one link's receives run dry while another is waited
+  // for (bw -t ofi -q 2 --mode stream stalled until --timeout).
   template <typename Pred>
   void waitAll(Pred pred) {
     for (size_t l = 0; l < links_.size(); ++l)
       while (!pred(state_[l])) {
         poll();
-        if (isSend_ && receives_) replenish(l);
+        if (isSend_ && receives_)
+          for (size_t k = 0; k < links_.size(); ++k)
+            replenish(k);
       }
   }
   void onCompletion(const transport::Completion& c);

@@ -405,7 +405,7 @@ class Daemon {
   // Ctrl-C / SIGTERM on the daemon: every child gets the same signal and tells its client;
   // SIGKILL after 10 s.
   void stopChildren() {
-    const int sig = std::string_view(interruptName()) == "SIGTERM" ? SIGTERM : SIGINT;
+    const int sig = interruptSignal();  // SIGINT, SIGTERM or SIGHUP, as the daemon got
     for (auto& [pid, c] : children_)
       kill(pid, sig);
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);

@@ -90,6 +90,10 @@ struct NoiseReport {
   std::vector<NodeAttribution> attribution;
   std::vector<Prediction> predictions;  // per (ranks, T)
   std::vector<std::string> warnings;    // oversubscription, interruption, truncation, clock
+  // A run that failed while rank 0 gathered (runNoiseRank's `partial`): `ranks` holds the ranks
+  // whose results arrived, and `error`, once the caller sets it, why the run failed.
+  bool failed = false;
+  std::string error;
 };
 
 // Rank 0: the report from every rank's result and every node's attribution. Pure.
@@ -105,6 +109,8 @@ std::vector<std::string> noiseFindings(const NoiseReport& r);
 
 // "table", "json" or "csv".
 const std::vector<std::string>& noiseFormatNames();
+// The report in `format`; a failed one (r.failed) carries r.error: the JSON "error" member (null
+// otherwise), for table and csv a `# measured:` line and the "# error: ..." line.
 void writeNoise(std::ostream& out, const std::string& format, const NoiseReport& r);
 // A document for a run that failed before its report: JSON {"test": "noise", "error": ...};
 // table and csv a "# error: ..." line.

@@ -159,7 +159,7 @@ void writeJson(std::ostream& out, const NoiseReport& r) {
                      {"slowdown", p.slowdown}});
   doc["collective_cost"] = {{"model", modelName()}, {"predictions", preds}};
   doc["warnings"] = r.warnings;
-  doc["error"] = nullptr;
+  doc["error"] = r.failed ? ordered_json(r.error) : ordered_json(nullptr);
   out << report::detail::dumpJson(doc) << "\n";
 }
 
@@ -345,12 +345,18 @@ void writeTable(std::ostream& out, const NoiseReport& r) {
 }  // namespace
 
 void writeNoise(std::ostream& out, const std::string& format, const NoiseReport& r) {
-  if (format == "json")
+  if (format == "json") {
     writeJson(out, r);
-  else if (format == "csv")
-    writeCsv(out, r);
-  else
-    writeTable(out, r);
+  } else {
+    if (format == "csv")
+      writeCsv(out, r);
+    else
+      writeTable(out, r);
+    if (r.failed) {  // as writeNoiseError: the last line says why the ranks end here
+      out << fmt::format("# measured: {} of the ranks (the run failed)\n", r.ranks.size());
+      if (!r.error.empty()) writeNoiseError(out, format, r.error);
+    }
+  }
   out.flush();
 }
 

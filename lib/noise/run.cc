@@ -18,6 +18,7 @@
 #include "common/json_read.h"
 #include "common/measure_clock.h"
 #include "common/text_escape.h"
+#include "engine/progress.h"
 
 namespace rdmabench::noise {
 
@@ -160,20 +161,10 @@ void publishAttribution(const NoiseRunOptions& o, const launch::RankInfo& info,
   }
 }
 
-// Rank 0: every rank's result and every node's attribution from the store, as the report.
-// ProtocolError for a malformed or mislabelled entry; TimeoutError for a missing one.
-NoiseReport gatherReport(const NoiseRunOptions& o, int n, rendezvous::Store& store) {
-  const NoiseConfig& c = o.config;
-  std::vector<RankResult> all;
+// The report of the results `all`, with every node's attribution from the store.
+NoiseReport reportOf(const NoiseRunOptions& o, std::vector<RankResult> all,
+                     rendezvous::Store& store) {
   std::vector<NodeAttribution> nodes;
-  for (int r = 0; r < n; ++r) {
-    const std::string what = fmt::format("noise result of rank {}", r);
-    json j = parseUntrustedJson(store.get(fmt::format("noise/result/{}", r), o.timeoutMs), what, 8,
-                                1u << 20);
-    all.push_back(RankResult::fromJson(j, what, c.predictTimesUs.size()));
-    if (all.back().rank != r)
-      throw ProtocolError(fmt::format("{}: names rank {}", what, all.back().rank));
-  }
   for (const RankResult& x : all) {
     auto it = std::find_if(nodes.begin(), nodes.end(),
                            [&](const NodeAttribution& a) { return a.host == x.host; });
@@ -199,10 +190,55 @@ NoiseReport gatherReport(const NoiseRunOptions& o, int n, rendezvous::Store& sto
   return buildReport(o.config, std::move(all), std::move(nodes));
 }
 
+// Rank 0: every rank's result and every node's attribution from the store, as the report.
+// ProtocolError for a malformed or mislabelled entry; TimeoutError for a missing one.
+NoiseReport gatherReport(const NoiseRunOptions& o, int n, rendezvous::Store& store) {
+  const NoiseConfig& c = o.config;
+  std::vector<RankResult> all;
+  for (int r = 0; r < n; ++r) {
+    const std::string what = fmt::format("noise result of rank {}", r);
+    json j = parseUntrustedJson(store.get(fmt::format("noise/result/{}", r), o.timeoutMs), what, 8,
+                                1u << 20);
+    all.push_back(RankResult::fromJson(j, what, c.predictTimesUs.size()));
+    if (all.back().rank != r)
+      throw ProtocolError(fmt::format("{}: names rank {}", what, all.back().rank));
+  }
+  return reportOf(o, std::move(all), store);
+}
+
+// Rank 0 after a failure while gathering: the results the store holds (each read with a short
+// wait; a rank that died has none) as a report marked failed, or nullopt when none is there.
+std::optional<NoiseReport> salvageReport(const NoiseRunOptions& o, int n,
+                                         rendezvous::Store& store) {
+  NoiseRunOptions quick = o;
+  quick.timeoutMs = 200;
+  std::vector<RankResult> got;
+  for (int r = 0; r < n; ++r) {
+    try {
+      const std::string what = fmt::format("noise result of rank {}", r);
+      json j = parseUntrustedJson(store.get(fmt::format("noise/result/{}", r), quick.timeoutMs),
+                                  what, 8, 1u << 20);
+      got.push_back(RankResult::fromJson(j, what, o.config.predictTimesUs.size()));
+      if (got.back().rank != r) got.pop_back();
+    } catch (const std::exception&) {
+    }
+  }
+  if (got.empty()) return std::nullopt;
+  NoiseReport report;
+  try {
+    report = reportOf(quick, got, store);
+  } catch (const std::exception&) {
+    report = buildReport(o.config, std::move(got), {});  // without the attribution
+  }
+  report.failed = true;
+  return report;
+}
+
 }  // namespace
 
 std::optional<NoiseReport> runNoiseRank(const NoiseRunOptions& o, const launch::RankInfo& info,
-                                        rendezvous::Store& store) {
+                                        rendezvous::Store& store,
+                                        std::optional<NoiseReport>* partial) {
   const NoiseConfig& c = o.config;
   const int me = info.rank, n = info.worldSize;
   const std::vector<int> allowed = allowedCpus();
@@ -218,6 +254,7 @@ std::optional<NoiseReport> runNoiseRank(const NoiseRunOptions& o, const launch::
   std::unique_ptr<Sampler> sampler;
   if (info.localRank == 0) sampler = std::make_unique<Sampler>(o.procRoot, c.sampleSec, allowed);
   storeBarrier(store, "start", n, o.timeoutMs);
+  engine::testHold("measure", me, "the noise measurement");  // tests: a fault while measuring
   if (sampler) sampler->startThread();
   const int64_t durationNs = static_cast<int64_t>(c.durationSec * 1e9);
   DetourTrace trace = runDetourLoop(durationNs, res.thresholdNs, res.medianStepNs);
@@ -245,7 +282,14 @@ std::optional<NoiseReport> runNoiseRank(const NoiseRunOptions& o, const launch::
             fmt::format("{} {}", res.pid, res.cpu));
   if (sampler) publishAttribution(o, info, store, *sampler);
   std::optional<NoiseReport> report;
-  if (me == 0) report = gatherReport(o, n, store);
+  if (me == 0) {
+    try {
+      report = gatherReport(o, n, store);
+    } catch (const std::exception&) {
+      if (partial) *partial = salvageReport(o, n, store);
+      throw;
+    }
+  }
   // Everyone stays until rank 0 has read every result.
   storeBarrier(store, "end", n, o.timeoutMs);
   return report;

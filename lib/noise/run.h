@@ -28,9 +28,12 @@ struct NoiseRunOptions {
   std::set<int> ownPids;
 };
 
-// Rank 0 returns the report, every other rank nullopt.
+// Rank 0 returns the report, every other rank nullopt. `partial` (rank 0; may be null): when
+// gathering the ranks' results fails (a rank died), the results the store holds are left there
+// as a report with failed = true before the exception propagates (nullopt when none is there).
 std::optional<NoiseReport> runNoiseRank(const NoiseRunOptions& o, const launch::RankInfo& info,
-                                        rendezvous::Store& store);
+                                        rendezvous::Store& store,
+                                        std::optional<NoiseReport>* partial = nullptr);
 
 // The CPUs this thread may run on (sched_getaffinity), ascending.
 std::vector<int> allowedCpus();

@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "common/json_read.h"
 #include "common/token.h"
 
@@ -58,6 +59,7 @@ void checkHelloAnswerStart(Channel& channel, const Deadline& deadline) {
   uint8_t b[64];
   const int64_t startNs = nowNs();
   for (;;) {
+    throwIfInterrupted("the hello answer");  // Ctrl-C at once, not after the 5 s deadline
     pollfd p{channel.fd(), POLLIN, 0};
     const int wait = deadline.remainingMs();
     if (wait == 0)

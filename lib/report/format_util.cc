@@ -77,7 +77,10 @@ std::string deviceName(const nlohmann::json& properties) {
 }
 
 std::string dumpJson(const nlohmann::ordered_json& value) {
-  return value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  // Strings from the wire (host, device, provider names of a peer) keep C1 and bidirectional
+  // controls only as \u escapes (common/text_escape.h).
+  return escapeJsonControls(
+      value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 namespace {

@@ -161,11 +161,11 @@ pair_cell() {
   else
     senv=(RDMABENCH_TEST_HOLD=$phase RDMABENCH_TEST_HOLD_MS=$HOLD_MS)
   fi
-  "${SX[@]}" env "${senv[@]}" "$RB" server --bind "$SIP" --port "$PORT" >"$CD/server.err" 2>&1 &
+  "${SX[@]}" env --default-signal=INT "${senv[@]}" "$RB" server --bind "$SIP" --port "$PORT" >"$CD/server.err" 2>&1 &
   local srv=$!
   CKILL+=("$srv")
   wait_line "$CD/server.err" "listening on" "$srv" 60
-  "${CX[@]}" env "${cenv[@]}" "$RB" lat "$SIP" -p "$PORT" "${TARGS[@]}" "${cargs[@]}" "${EVENT[@]}" -f csv \
+  "${CX[@]}" env --default-signal=INT "${cenv[@]}" "$RB" lat "$SIP" -p "$PORT" "${TARGS[@]}" "${cargs[@]}" "${EVENT[@]}" -f csv \
     --timeout "$TO" --connect-timeout "$TO" >"$CD/out" 2>"$CD/err" &
   local client=$!
   CKILL+=("$client")

@@ -29,7 +29,7 @@ json_check "$TMP/fail.json" "'Connection refused' in d['error']"
 pass "atomic -o: a failed run keeps the good file; stdout carries the error (json, csv, table)"
 
 # Interrupted A/B: the document written so far, valid, with the error; exit 4.
-"$RB" lat -t socket --compare socket,ofi:tcp\;ofi_rxm -s 8,16 -n 100000000 -f json -o "$TMP/ab.json" 2>"$TMP/ab.err" &
+env --default-signal=INT "$RB" lat -t socket --compare socket,ofi:tcp\;ofi_rxm -s 8,16 -n 100000000 -f json -o "$TMP/ab.json" 2>"$TMP/ab.err" &
 AB=$!
 CLEANUP+=("kill -9 $AB")
 sleep 2

@@ -17,7 +17,7 @@ PORT=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); pr
 args=(barrier --world-size 2 --rendezvous 127.0.0.1:$PORT -n 50000000 --warmup 10 --timeout 10 -e on)
 pids=()
 for r in 0 1; do
-  "$RB" "${args[@]}" --rank $r >"$TMP/out.$r" 2>"$TMP/err.$r" &
+  env --default-signal=INT "$RB" "${args[@]}" --rank $r >"$TMP/out.$r" 2>"$TMP/err.$r" &
   pids+=($!)
   CLEANUP+=("kill -9 $!")
 done

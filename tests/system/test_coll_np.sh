@@ -107,7 +107,7 @@ pass "a rank failing before it connects stops the others in $took ms (--timeout 
 ctrl_c() {  # NAME MARKER-REGEX CMD...: SIGINT to the group after the first row, expect 4
   local name=$1 marker=$2 rc=0 i
   shift 2
-  setsid "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+  setsid env --default-signal=INT "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
   local pid=$!
   CLEANUP+=("kill -9 -- -$pid")
   wait_for "$TMP/$name.out" "$marker" "$pid" 60

@@ -52,7 +52,7 @@ kill -0 "$SERVER" || fail "server died with its client"
 pass "dead client -> next client served"
 
 # 4. Ctrl-C on the client: clean exit, the server goes on.
-"${B[@]}" "$RB" lat "$IP_A" -p 18516 "${MIDRUN[@]}" >"$TMP/out4" 2>"$TMP/int.err" &
+"${B[@]}" env --default-signal=INT "$RB" lat "$IP_A" -p 18516 "${MIDRUN[@]}" >"$TMP/out4" 2>"$TMP/int.err" &
 CLIENT=$!
 wait_for "$TMP/out4" "$ROW" "$CLIENT"
 kill -INT "$CLIENT"
@@ -74,7 +74,7 @@ expect_error "--max-bytes" "${B[@]}" "$RB" bw "$IP_A" -p 18517 -t socket -s 4M -
 pass "--max-bytes enforced with a clear error on the client"
 
 # 7. Ctrl-C on the server mid-run: the client is told.
-background ip netns exec "$NS_A" "$RB" server --port 18518 --quiet
+background ip netns exec "$NS_A" env --default-signal=INT "$RB" server --port 18518 --quiet
 SERVER=$BG_PID
 wait_port "$NS_A" 18518
 "${B[@]}" timeout 60 "$RB" lat "$IP_A" -p 18518 "${MIDRUN[@]}" >"$TMP/out7" 2>"$TMP/sint.err" &

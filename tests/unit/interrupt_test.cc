@@ -23,10 +23,45 @@ namespace {
   _exit(interrupted() ? 4 : 0);
 }
 
+// installInterruptHandlers with SIGINT, SIGTERM and SIGHUP at their default first: a test binary
+// started in the background of a script inherits SIGINT ignored, which the handlers keep.
+void freshInstall() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+    signal(sig, SIG_DFL);
+  installInterruptHandlers();
+}
+
+TEST(InterruptDeathTest, SighupSetsTheFlagAndNamesSighup) {
+  EXPECT_EXIT(
+      {
+        freshInstall();
+        raise(SIGHUP);  // the terminal hung up: teardown (the -o temporary file goes), exit 4
+        if (std::string(interruptName()) != "SIGHUP" || interruptSignal() != SIGHUP) _exit(5);
+        exitAsTheToolWould();
+      },
+      ::testing::ExitedWithCode(4), "");
+}
+
+TEST(InterruptDeathTest, AnInheritedIgnoredSigintStaysIgnored) {
+  // `rdmabench server &` in a script: the shell starts it with SIGINT ignored, so the terminal's
+  // Ctrl-C (meant for the foreground job) leaves it running; SIGTERM still stops it.
+  EXPECT_EXIT(
+      {
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_DFL);
+        installInterruptHandlers();
+        raise(SIGINT);
+        if (interrupted()) _exit(5);
+        raise(SIGTERM);
+        exitAsTheToolWould();
+      },
+      ::testing::ExitedWithCode(4), "");
+}
+
 TEST(InterruptDeathTest, OneSigintSetsTheFlagAndNamesCtrlC) {
   EXPECT_EXIT(
       {
-        installInterruptHandlers();
+        freshInstall();
         raise(SIGINT);  // single-threaded: the handler has run when raise() returns
         if (std::string(interruptName()) != "Ctrl-C") _exit(5);
         exitAsTheToolWould();
@@ -37,7 +72,7 @@ TEST(InterruptDeathTest, OneSigintSetsTheFlagAndNamesCtrlC) {
 TEST(InterruptDeathTest, TheSameSigintDeliveredTwiceAtOnceIsOneRequest) {
   EXPECT_EXIT(
       {
-        installInterruptHandlers();
+        freshInstall();
         raise(SIGINT);
         raise(SIGINT);  // timeout's direct and process-group copies
         exitAsTheToolWould();
@@ -48,7 +83,7 @@ TEST(InterruptDeathTest, TheSameSigintDeliveredTwiceAtOnceIsOneRequest) {
 TEST(InterruptDeathTest, ASecondCtrlCLaterForcesExit130) {
   EXPECT_EXIT(
       {
-        installInterruptHandlers();
+        freshInstall();
         raise(SIGINT);
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         raise(SIGINT);
@@ -61,7 +96,7 @@ TEST(InterruptDeathTest, SigtermAfterSigintIsNotASecondRequest) {
   // Under --np a terminal's Ctrl-C reaches every rank and the launcher then sends SIGTERM.
   EXPECT_EXIT(
       {
-        installInterruptHandlers();
+        freshInstall();
         raise(SIGINT);
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         raise(SIGTERM);
@@ -75,7 +110,7 @@ TEST(InterruptDeathTest, ClearedFlagStartsANewWindow) {
   // first one again, even long after the old one.
   EXPECT_EXIT(
       {
-        installInterruptHandlers();
+        freshInstall();
         raise(SIGINT);
         clearInterrupted();
         if (interrupted()) _exit(5);
@@ -120,7 +155,7 @@ TEST(LauncherDeath, NamedOnlyWhenTheParentIsNoLongerTheLauncher) {
   EXPECT_EQ(launcherDeath(), "launcher (pid " + std::to_string(gone) + ") died");
   EXPECT_EXIT(
       {
-        installInterruptHandlers();
+        freshInstall();
         raise(SIGTERM);
         try {
           throwIfInterrupted("size 8, measuring");

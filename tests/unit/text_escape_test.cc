@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace rdmabench {
 namespace {
 
@@ -45,6 +47,41 @@ TEST(GnuplotString, OutputPath) {
                  "--plot a\\nb.png: a plot file name cannot hold control characters (gnuplot "
                  "strings are one line)");
   }
+}
+
+}  // namespace
+}  // namespace rdmabench
+
+namespace rdmabench {
+namespace {
+
+// Issue 36 item 8: C1 controls and bidirectional overrides from the wire reach a JSON report
+// only as \u escapes (nlohmann's dump with ensure_ascii off keeps them raw), and a log line
+// only escaped.
+TEST(EscapeJsonControls, WritesC1AndBidiControlsAsUnicodeEscapes) {
+  const std::string raw =
+      "{\"host\":\"a\xc2\x9b"
+      "31m\xc2\x85"
+      "b\xe2\x80\xae"
+      "c\xe2\x81\xa6"
+      "d\"}";
+  EXPECT_EQ(escapeJsonControls(raw), R"({"host":"a\u009b31m\u0085b\u202ec\u2066d"})");
+  // Other UTF-8 (é, U+2019, U+202F, U+206A) and ASCII stay as they are.
+  const std::string kept = "{\"h\":\"\xc3\xa9\xe2\x80\x99\xe2\x80\xaf\xe2\x81\xaa x\"}";
+  EXPECT_EQ(escapeJsonControls(kept), kept);
+  // The result parses to the same string.
+  EXPECT_EQ(nlohmann::json::parse(escapeJsonControls(raw))["host"],
+            nlohmann::json::parse(raw)["host"]);
+}
+
+TEST(EscapeForLog, EscapesBidiOverridesAndIsolates) {
+  EXPECT_EQ(escapeForLog("gpj\xe2\x80\xae"
+                         "exe"),
+            "gpj\\u202eexe");
+  EXPECT_EQ(escapeForLog("a\xe2\x81\xa9"
+                         "b\xe2\x80\xaa"),
+            "a\\u2069b\\u202a");
+  EXPECT_EQ(escapeForLog("\xe2\x80\x99"), "\xe2\x80\x99");  // U+2019 is no control
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/coll_options.h"
 #include "cli/help_gen.h"
@@ -37,6 +38,8 @@
 #include "launch/ifname.h"
 #include "launch/launch.h"
 #include "rendezvous/store.h"
+#include "report/csv_writer.h"
+#include "report/format_util.h"
 #include "report/progress.h"
 #include "report/report.h"
 #include "report/row_counter.h"
@@ -52,12 +55,61 @@ namespace po = boost::program_options;
 // text report on stdout, since its stderr line says the same on that terminal.
 bool oneTerminal = false;
 
+// A document that holds only the error, for a run that measured nothing (JSON {"tool","test",
+// "error"}, CSV an "error" column, a table its `# error:` line, none when `error` is empty).
+void writeErrorOnly(std::ostream& out, const std::string& format, const std::string& test,
+                    const std::string& error) {
+  if (format == "json") {
+    const nlohmann::ordered_json doc{{"tool", "rdmabench"}, {"test", test}, {"error", error}};
+    out << report::detail::dumpJson(doc) << "\n";
+  } else if (format == "csv") {
+    report::CsvWriter csv(out);
+    csv.row({"error"});
+    csv.row({error});
+  } else if (!error.empty()) {
+    std::string line = error;
+    for (char& c : line)
+      if (c == '\n' || c == '\r') c = ' ';
+    out << "# error: " << line << "\n";
+  }
+}
+
+// Rank 0 of a pairs or congestion run that failed: the document with the error, as lat / bw and
+// the other collectives write theirs (docs/cli.md, "Output files and failures"): what the
+// finished rounds / phases measured (partial.failed) and the error; with nothing measured, a
+// document holding only the error, on stdout only (an -o file keeps its previous content). The
+// `# error:` line of a table is left out when stderr says it on the same terminal. Never throws:
+// the run's own error is the one to report.
+template <class Result, class Write>
+void writeFailedRun(const cli::CollCommand& cmd, Result& partial, const std::string& error,
+                    const char* test, Write writer) noexcept {
+  try {
+    ResultOutput output(cmd.outputPath);
+    const bool text = cmd.format != "json" && cmd.format != "csv";
+    partial.error = text && oneTerminal && output.isStdout() ? std::string() : error;
+    if (partial.failed)
+      writer(output.stream(), cmd.format, partial);
+    else if (output.isStdout())
+      writeErrorOnly(output.stream(), cmd.format, test, partial.error);
+    output.finishAfterFailure();
+  } catch (const std::exception& e) {
+    std::cerr << "rdmabench: error: writing the report of the failed run: " << e.what() << "\n";
+  }
+}
+
 // `pairs` on one rank after the store is up: measure, then rank 0 writes the report, the heat
-// map and the outlier verdict. Exceptions go to runRank's handler.
+// map and the outlier verdict. Exceptions go to runRank's handler (rank 0 first writes what was
+// measured with the error).
 int runPairsRank(const cli::CollCommand& cmd, const collective::PairsParams& p,
                  const launch::RankInfo& info, rendezvous::Store& store,
                  std::unique_ptr<rendezvous::TcpStoreServer>& server) {
-  collective::PairsResult r = collective::runPairs(p, info, store);
+  collective::PairsResult r, partial;
+  try {
+    r = collective::runPairs(p, info, store, info.rank == 0 ? &partial : nullptr);
+  } catch (const std::exception& e) {
+    if (info.rank == 0) writeFailedRun(cmd, partial, e.what(), "pairs", collective::writePairs);
+    throw;
+  }
   collective::PairsVerdictLine verdict;
   if (info.rank == 0) {
     ResultOutput output(cmd.outputPath);
@@ -87,7 +139,14 @@ int runPairsRank(const cli::CollCommand& cmd, const collective::PairsParams& p,
 int runCongestionRank(const cli::CollCommand& cmd, const collective::CongestionParams& p,
                       const launch::RankInfo& info, rendezvous::Store& store,
                       std::unique_ptr<rendezvous::TcpStoreServer>& server) {
-  collective::CongestionResult r = collective::runCongestion(p, info, store);
+  collective::CongestionResult r, partial;
+  try {
+    r = collective::runCongestion(p, info, store, info.rank == 0 ? &partial : nullptr);
+  } catch (const std::exception& e) {
+    if (info.rank == 0)
+      writeFailedRun(cmd, partial, e.what(), "congestion", collective::writeCongestion);
+    throw;
+  }
   if (info.rank == 0) {
     ResultOutput output(cmd.outputPath);
     collective::writeCongestion(output.stream(), cmd.format, r);

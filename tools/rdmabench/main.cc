@@ -282,6 +282,27 @@ int runServerCommand(const std::vector<std::string>& args) {
   return 0;
 }
 
+// The command's own function; its exit status.
+int runCommand(const std::string& command, const std::vector<std::string>& args,
+               const std::string& commandLine) {
+  if (command == "lat" || command == "bw") return runClientCommand(command, args, commandLine);
+  if (command == "server") return runServerCommand(args);
+  if (command == "info") return runInfoCommand(args);
+  if (command == "compare") return runCompareCommand(args);
+  if (command == "plot") return runPlotCommand(args);
+  if (command == "barrier" || command == "allreduce" || command == "ring" || command == "pairs" ||
+      command == "congestion")
+    return runCollectiveCommand(command, args, commandLine);
+  if (command == "noise") return runNoiseCommand(args, commandLine);
+  if (command == "check") return runCheckCommand(args, commandLine);
+  if (command == "rendezvous") return runRendezvousCommand(args);
+  if (command == "help") return runHelpCommand(args);
+  if (command == "version" || command == "--version") return runVersionCommand(args);
+  std::string hint = cli::didYouMean(command, commandNames());
+  if (hint.empty()) hint = fmt::format(" (valid: {})", fmt::join(commandNames(), ", "));
+  throw UsageError(fmt::format("unknown command '{}'{}", command, hint));
+}
+
 }  // namespace
 
 std::vector<cli::CommandDoc> commandDocs() {
@@ -326,6 +347,14 @@ std::vector<cli::CommandDoc> commandDocs() {
 
 }  // namespace rdmabench
 
+// Before any shared library's constructor (the executable's DT_PREINIT_ARRAY runs first): a
+// Ctrl-C from exec on is handled by ours (common/interrupt.h captureStartSignals).
+static void preinitSignals(int, char**, char**) {
+  rdmabench::captureStartSignals();
+}
+__attribute__((section(".preinit_array"),
+               used)) static void (*const kPreinit)(int, char**, char**) = preinitSignals;
+
 int main(int argc, char** argv) {
   using namespace rdmabench;
   // First, before anything slow (probing devices, connecting): a Ctrl-C from here on is
@@ -333,10 +362,12 @@ int main(int argc, char** argv) {
   installInterruptHandlers();
   dropLibraryCrashHandlers();
   // A closed stdin/stdout/stderr (`rdmabench lat >&-`) would be reused by the first socket, and
-  // the report written into the peer's connection: each closed one is held by /dev/null.
+  // the report written into the peer's connection: each closed one is held by /dev/null, opened
+  // the wrong way round, so a report written there still fails with EBADF as on the closed
+  // descriptor (a lost report is an error, not an exit 0).
   for (int fd = 0; fd <= 2; ++fd)
     if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
-      const int held = ::open("/dev/null", O_RDWR);
+      const int held = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
       if (held >= 0 && held != fd) ::close(held);  // not the lowest free one: leave it
     }
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -360,22 +391,14 @@ int main(int argc, char** argv) {
   if (command == "lat" || command == "bw" || command == "server")
     ::setenv("FI_UNIVERSE_SIZE", "64", 0);
   try {
-    if (command == "lat" || command == "bw") return runClientCommand(command, args, commandLine);
-    if (command == "server") return runServerCommand(args);
-    if (command == "info") return runInfoCommand(args);
-    if (command == "compare") return runCompareCommand(args);
-    if (command == "plot") return runPlotCommand(args);
-    if (command == "barrier" || command == "allreduce" || command == "ring" || command == "pairs" ||
-        command == "congestion")
-      return runCollectiveCommand(command, args, commandLine);
-    if (command == "noise") return runNoiseCommand(args, commandLine);
-    if (command == "check") return runCheckCommand(args, commandLine);
-    if (command == "rendezvous") return runRendezvousCommand(args);
-    if (command == "help") return runHelpCommand(args);
-    if (command == "version" || command == "--version") return runVersionCommand(args);
-    std::string hint = cli::didYouMean(command, commandNames());
-    if (hint.empty()) hint = fmt::format(" (valid: {})", fmt::join(commandNames(), ", "));
-    throw UsageError(fmt::format("unknown command '{}'{}", command, hint));
+    const int rc = runCommand(command, args, commandLine);
+    // What went to std::cout (info, version, help; a report goes through ResultOutput, which
+    // checks its own writes): EBADF, EPIPE, ENOSPC on it is a lost report.
+    std::cout.flush();
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) || std::cout.bad())
+      throw SystemError("writing to stdout", errno != 0 ? errno : EIO);
+    return rc;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::cerr << "rdmabench: error: " << e.what() << "\n";

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -27,12 +28,23 @@
 namespace rdmabench {
 namespace {
 
+// The facts of this process a report carries (rank 0's).
+void stampReport(noise::NoiseReport& report, const std::string& commandLine) {
+  report.date = isoDateUtc();
+  report.commandLine = commandLine;
+  report.version = RDMABENCH_VERSION;
+  report.clock = measureClockFacts();
+  if (!measureClockFacts().warning.empty())
+    report.warnings.push_back("clock: " + measureClockFacts().warning);
+}
+
 // One rank, start to end: its exit status; prints its own one-line error.
 int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
                     const std::string& commandLine, bool launched) {
   std::unique_ptr<rendezvous::TcpStoreServer> server;
   std::unique_ptr<rendezvous::Store> store;
   bool reported = false;
+  std::optional<noise::NoiseReport> partial;  // rank 0, a failed gather: the ranks that reported
   try {
     info.ifname = cmd.ifname;
     store = launch::connectStore(info, cmd.timeoutMs, server);
@@ -42,15 +54,10 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
     if (const char* root = std::getenv("RDMABENCH_NOISE_PROC_ROOT"); root && *root)
       o.procRoot = root;
     if (launched) o.ownPids.insert(static_cast<int>(getppid()));  // the --np launcher
-    std::optional<noise::NoiseReport> report = noise::runNoiseRank(o, info, *store);
+    std::optional<noise::NoiseReport> report = noise::runNoiseRank(o, info, *store, &partial);
     std::vector<std::string> findings;
     if (report) {
-      report->date = isoDateUtc();
-      report->commandLine = commandLine;
-      report->version = RDMABENCH_VERSION;
-      report->clock = measureClockFacts();
-      if (!measureClockFacts().warning.empty())
-        report->warnings.push_back("clock: " + measureClockFacts().warning);
+      stampReport(*report, commandLine);
       ResultOutput output(cmd.outputPath);
       noise::writeNoise(output.stream(), cmd.format, *report);
       output.finish();
@@ -85,11 +92,23 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
       }
     }
     msg = withLauncherDeath(launch::stripOwnRank(msg, info.rank));
-    // JSON on stdout stays one valid document: rank 0 prints the error as one when it had not
-    // printed its report (a file keeps its previous content, as with the other commands).
-    if (info.rank == 0 && !reported && cmd.format == "json" &&
-        (cmd.outputPath.empty() || cmd.outputPath == "-"))
+    // Rank 0: the ranks that reported with the error, as the other commands write what they
+    // measured (docs/cli.md, "Output files and failures"); with nothing measured, JSON on
+    // stdout stays one valid document holding the error (a file keeps its previous content).
+    if (info.rank == 0 && !reported && partial) {
+      try {
+        stampReport(*partial, commandLine);
+        partial->error = msg;
+        ResultOutput output(cmd.outputPath);
+        noise::writeNoise(output.stream(), cmd.format, *partial);
+        output.finishAfterFailure();
+      } catch (const std::exception& w) {
+        std::cerr << "rdmabench: error: writing the report of the failed run: " << w.what() << "\n";
+      }
+    } else if (info.rank == 0 && !reported && cmd.format == "json" &&
+               (cmd.outputPath.empty() || cmd.outputPath == "-")) {
       noise::writeNoiseError(std::cout, cmd.format, msg);
+    }
     std::cout.flush();
     std::cerr << fmt::format("rdmabench: error: rank {} on {}: {}\n", info.rank, info.host, msg);
     return exitStatusFor(e);

@@ -244,7 +244,7 @@ pass "killed server: client exit $rc after ${took}s: $(cat "$TMP/dead.err")"
 # Ctrl-C after the first result row: the client is past its start (a SIGINT during start-up
 # in the slow VM once killed it before main() ran), in the middle of the 1 MiB size.
 rc=0
-timeout 600 "$RB" bw "${C[@]}" -s 1,1M -n 500 -w 16 -f csv >"$TMP/int.out" 2>"$TMP/int.err" &
+timeout 600 env --default-signal=INT "$RB" bw "${C[@]}" -s 1,1M -n 500 -w 16 -f csv >"$TMP/int.out" 2>"$TMP/int.err" &
 CL=$!
 wait_for "$TMP/int.out" '^bw,verbs,send,false,false,16,1,500,[0-9]' "$CL"
 kill -INT "$CL"
