@@ -18,13 +18,17 @@ using nlohmann::json;
 
 namespace {
 
-// Mean one-way latency (RTT/2, us) of `iters` ping-pongs of `bytes` between ranks 0 and 1 on
-// the measurement core's ping-pong loop (pairs' loops, pairs_loops.h); rank 0 measures, rank 1
+// Mean one-way latency (RTT/2, us) of `iters` ping-pongs of `bytes` between ranks 0 and 1: the
+// ping-pong engine on their link (pairs' measurements, pairs_loops.h); rank 0 measures, rank 1
 // answers (and returns 0: every rank takes rank 0's model from the store).
 double pingPong01(Communicator& c, uint64_t bytes, uint64_t warmup, uint64_t iters) {
-  constexpr const char* kStep = "model ping-pong with rank {}";
-  if (c.rank() == 0) return pingInitiator(c, 1, bytes, warmup, iters, kStep).mean;
-  pingResponder(c, 0, bytes, warmup + iters, kStep);
+  PairLatency t;
+  t.bytes = bytes;
+  t.warmup = warmup;
+  t.iterations = iters;
+  t.step = "model ping-pong with rank {}";
+  if (c.rank() == 0) return pairLatency(c, 1, true, t).samples.summarize().mean;
+  pairLatency(c, 0, false, t);
   return 0;
 }
 
