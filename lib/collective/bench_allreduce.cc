@@ -24,9 +24,9 @@ namespace {
 // answers (and returns 0: every rank takes rank 0's model from the store).
 double pingPong01(Communicator& c, uint64_t bytes, uint64_t warmup, uint64_t iters) {
   PairLatency t;
-  t.bytes = bytes;
-  t.warmup = warmup;
-  t.iterations = iters;
+  t.run.bytes = bytes;
+  t.run.warmup = warmup;
+  t.run.iterations = iters;
   t.step = "model ping-pong with rank {}";
   if (c.rank() == 0) return pairLatency(c, 1, true, t).samples.summarize().mean;
   pairLatency(c, 0, false, t);

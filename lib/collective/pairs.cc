@@ -80,13 +80,13 @@ struct PairTests {
 
 PairTests pairTests(const PairsParams& p, const engine::ProbeCounts& k) {
   PairTests t;
-  t.lat.bytes = p.latBytes;
-  t.lat.warmup = k.latWarm;
-  t.lat.iterations = k.latIters;
-  t.bw.bytes = p.bwBytes;
-  t.bw.window = p.window;
-  t.bw.warmup = k.bwWarm;
-  t.bw.iterations = k.bwIters;
+  t.lat.run.bytes = p.latBytes;
+  t.lat.run.warmup = k.latWarm;
+  t.lat.run.iterations = k.latIters;
+  t.bw.run.bytes = p.bwBytes;
+  t.bw.run.window = p.window;
+  t.bw.run.warmup = k.bwWarm;
+  t.bw.run.iterations = k.bwIters;
   return t;
 }
 

@@ -48,33 +48,19 @@ void checkPairSize(Communicator& c, uint64_t bytes, const char* option) {
 
 engine::PingPongResult pairLatency(Communicator& c, int peer, bool initiator,
                                    const PairLatency& t) {
-  engine::Link link = meetOnLink(c, peer, t.bytes, t.step, "--lat-size");
-  engine::PingPongParams p;
-  p.op = t.op;
-  p.bytes = t.bytes;
-  p.iterations = t.iterations;
-  p.warmup = t.warmup;
+  engine::Link link = meetOnLink(c, peer, t.run.bytes, t.step, "--lat-size");
+  engine::PingPongParams p = t.run;
   p.initiator = initiator;
-  p.clock = t.clock;
-  c.setWarmup(t.warmup > 0);
+  c.setWarmup(p.warmup > 0);
   return engineCall(c, [&] { return engine::runPingPong(c.device(), link, c.progress(), p); });
 }
 
 engine::BandwidthResult pairBandwidth(Communicator& c, int peer, bool sender,
                                       const PairBandwidth& t) {
-  std::vector<engine::Link> links{meetOnLink(c, peer, t.bytes, t.step, "--bw-size")};
-  engine::BandwidthParams p;
-  p.op = t.op;
-  p.mode = t.mode;
-  p.bytes = t.bytes;
-  p.iterations = t.iterations;
-  p.warmup = t.warmup;
-  p.window = t.window;
-  p.cqModeration = t.cqModeration;
-  p.postList = t.postList;
+  std::vector<engine::Link> links{meetOnLink(c, peer, t.run.bytes, t.step, "--bw-size")};
+  engine::BandwidthParams p = t.run;
   p.sender = sender;
-  p.clock = t.clock;
-  c.setWarmup(t.warmup > 0);
+  c.setWarmup(p.warmup > 0);
   return engineCall(c, [&] { return engine::runBandwidth(c.device(), links, c.progress(), p); });
 }
 

@@ -26,29 +26,21 @@ inline engine::BufferLayout pairLayout(uint64_t maxBytes) {
   return engine::BufferLayout::forMaxMessage(maxBytes);
 }
 
-// One latency measurement: `warmup` + `iterations` ping-pongs of `bytes` (engine/pingpong.h:
-// one-way = RTT / 2 for send and write, the round trip for read).
+// One latency measurement: the ping-pong engine's parameters (engine/pingpong.h: one-way =
+// RTT / 2 for send and write, the round trip for read); `initiator` is set per side.
 struct PairLatency {
-  engine::DataOp op = engine::DataOp::kSend;
-  uint64_t bytes = 8;
-  uint64_t warmup = 0, iterations = 0;
+  engine::PingPongParams run;
   // Names the pair's handshake in errors: an engine::Step pattern whose argument is the peer
   // (a string literal).
   const char* step = "latency ping-pong with rank {}";
-  int64_t (*clock)() = nullptr;  // nullptr: the measurement clock (tests inject a fake)
 };
 
-// One bandwidth measurement (engine/bandwidth.h): window mode counts windows of `window`
-// messages, stream mode messages with `window` in flight.
+// One bandwidth measurement: the bandwidth engine's parameters (engine/bandwidth.h: window mode
+// counts windows of `window` messages, stream mode messages with `window` in flight); `sender`
+// is set per side.
 struct PairBandwidth {
-  engine::DataOp op = engine::DataOp::kSend;
-  engine::BwMode mode = engine::BwMode::kWindow;
-  uint64_t bytes = 1 << 20;
-  uint32_t window = 16;
-  uint32_t cqModeration = 1, postList = 1;
-  uint64_t warmup = 0, iterations = 0;
+  engine::BandwidthParams run;
   const char* step = "bandwidth with rank {}";
-  int64_t (*clock)() = &measureNs;
 };
 
 // UsageError "OPTION BYTES: above the transport's largest message of N bytes" when one message

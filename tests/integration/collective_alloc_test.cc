@@ -115,14 +115,14 @@ int64_t loopAllocations(Communicator& c, uint64_t iters) {
     c.barrier();
   };
   detail::PairLatency lat;
-  lat.bytes = kLat;
-  lat.warmup = kWarm;
-  lat.iterations = iters;
+  lat.run.bytes = kLat;
+  lat.run.warmup = kWarm;
+  lat.run.iterations = iters;
   detail::PairBandwidth bw;
-  bw.bytes = kBw;
-  bw.window = kWindow;
-  bw.warmup = kWarm;
-  bw.iterations = iters;
+  bw.run.bytes = kBw;
+  bw.run.window = kWindow;
+  bw.run.warmup = kWarm;
+  bw.run.iterations = iters;
   counted([&] {
     const engine::PingPongResult r = detail::pairLatency(c, peer, me == 0, lat);
     if (me == 0) counts = counts && r.samples.count() == iters;
