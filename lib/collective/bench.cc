@@ -12,6 +12,7 @@
 #include "collective/allreduce.h"
 #include "collective/bench_run.h"
 #include "collective/comm.h"
+#include "collective/pairs_loops.h"
 #include "collective/rank_placement.h"
 #include "collective/sharp/sharp.h"
 #include "collective/topology.h"
@@ -61,7 +62,9 @@ CommOptions sizedCommOptions(const CollectiveParams& p, int me, int n, bool useS
     co.bufferFor = fmt::format("SHARP {} of up to {} bytes: input, result and staging",
                                toString(p.test), maxBytes);
   } else if (p.test == report::Test::kAllreduce) {
-    co.dataBytes = allreduceDataBytes(me, n, std::max<uint64_t>(maxBytes, 65536));
+    // --algo auto's cost model ping-pongs up to 64 KiB on the engine's layout (pairs_loops.h).
+    co.dataBytes = std::max(allreduceDataBytes(me, n, std::max<uint64_t>(maxBytes, 65536)),
+                            detail::pairLayout(65536).total());
     co.bufferFor =
         fmt::format("allreduce of up to {} bytes per rank: input, result and scratch", maxBytes);
   } else if (p.test == report::Test::kRing) {

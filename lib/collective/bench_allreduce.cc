@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collective/allreduce.h"
+#include "collective/bench_calls.h"
 #include "collective/bench_run.h"
 #include "collective/pairs_loops.h"
 #include "common/error.h"
@@ -18,13 +19,17 @@ using nlohmann::json;
 
 namespace {
 
-// Mean one-way latency (RTT/2, us) of `iters` ping-pongs of `bytes` between ranks 0 and 1 on
-// the measurement core's ping-pong loop (pairs' loops, pairs_loops.h); rank 0 measures, rank 1
+// Mean one-way latency (RTT/2, us) of `iters` ping-pongs of `bytes` between ranks 0 and 1: the
+// ping-pong engine on their link (pairs' measurements, pairs_loops.h); rank 0 measures, rank 1
 // answers (and returns 0: every rank takes rank 0's model from the store).
 double pingPong01(Communicator& c, uint64_t bytes, uint64_t warmup, uint64_t iters) {
-  constexpr const char* kStep = "model ping-pong with rank {}";
-  if (c.rank() == 0) return pingInitiator(c, 1, bytes, warmup, iters, kStep).mean;
-  pingResponder(c, 0, bytes, warmup + iters, kStep);
+  PairLatency t;
+  t.run.bytes = bytes;
+  t.run.warmup = warmup;
+  t.run.iterations = iters;
+  t.step = "model ping-pong with rank {}";
+  if (c.rank() == 0) return pairLatency(c, 1, true, t).samples.summarize().mean;
+  pairLatency(c, 0, false, t);
   return 0;
 }
 
@@ -43,15 +48,21 @@ struct SizeRun {
   AllreducePlan plan;  // the data plane's (unused with SHARP)
 };
 
-// One allreduce of the size: data plane or SHARP.
-void allreduceOnce(BenchRun& r, const SizeRun& s) {
-  const CollectiveParams& p = r.p;
-  if (!r.sharp) {
+// One allreduce of the size (bench_calls.h): data plane or SHARP, then an untimed barrier
+// (osu_allreduce, IMB's -sync on).
+struct AllreduceCalls {
+  BenchRun& r;
+  const SizeRun& s;
+  int call() {
+    if (r.sharp) return r.sharp->allreduce(0, s.bytes, s.count, r.p.dtype, r.p.op);
     s.plan.run(r.c);
-  } else if (int rc = r.sharp->allreduce(0, s.bytes, s.count, p.dtype, p.op); rc != 0) {
-    r.sharp->fail("sharp_coll_do_allreduce", rc);
+    return 0;
   }
-}
+  void failed(int rc) { r.sharp->fail("sharp_coll_do_allreduce", rc); }
+  void after() { r.c.barrier(); }
+  // A reduction of the buffered times used the data area: the input goes back (untimed).
+  void reduced() { fillInput(r.c.data(), s.count, r.p.dtype, r.me()); }
+};
 
 // Warmup, each call followed by a barrier; the agreed iteration count of the timed loop.
 uint64_t warmupAndAgree(BenchRun& r, const SizeRun& s, uint64_t warm) {
@@ -59,51 +70,18 @@ uint64_t warmupAndAgree(BenchRun& r, const SizeRun& s, uint64_t warm) {
   fillInput(r.c.data(), s.count, p.dtype, r.me());
   r.enter(fmt::format("size {}", s.bytes), warm > 0);
   if (s.index == 0 && warm > 0) engine::testHold("warmup", r.me(), r.stage);
-  int64_t w0 = measureNs();
-  for (uint64_t i = 0; i < warm; ++i) {
-    allreduceOnce(r, s);
-    r.c.barrier();
-  }
-  const int64_t perIter = warm ? (measureNs() - w0) / static_cast<int64_t>(warm) : 0;
+  AllreduceCalls calls{r, s};
+  const int64_t perIter = warmupCalls(warm, calls);
   return budgetedIterations(p, itersFor(p, s.bytes), agreeMax(r.c, perIter));
-}
-
-// The timed loop: each call timed on its own, then an untimed barrier (osu_allreduce, IMB's
-// -sync on).
-RankResult timeAllreduces(BenchRun& r, const SizeRun& s, uint64_t iters,
-                          SlowestPerIteration& samples) {
-  const CollectiveParams& p = r.p;
-  RankResult rr;
-  int64_t sum = 0;
-  for (uint64_t i = 0; i < iters; ++i) {
-    int64_t t0 = measureNs();
-    int rc = 0;
-    if (r.sharp)
-      rc = r.sharp->allreduce(0, s.bytes, s.count, p.dtype, p.op);
-    else
-      s.plan.run(r.c);
-    int64_t dt = measureNs() - t0;
-    if (rc != 0) r.sharp->fail("sharp_coll_do_allreduce", rc);
-    r.c.barrier();
-    // A reduction of the buffered times used the data area: the input goes back (untimed).
-    if (samples.add(dt)) fillInput(r.c.data(), s.count, p.dtype, r.me());
-    sum += dt;
-  }
-  rr.meanUs = static_cast<double>(sum) / static_cast<double>(iters) / 1000;
-  return rr;
 }
 
 // --check: one more call, its result compared with the local computation; wrong elements.
 uint64_t checkOnce(BenchRun& r, const SizeRun& s) {
   const CollectiveParams& p = r.p;
   std::memset(r.c.data() + s.bytes, 0xee, s.bytes);  // a stale result cannot pass
-  if (r.sharp) {
-    if (int rc = r.sharp->allreduce(0, s.bytes, s.count, p.dtype, p.op))
-      r.sharp->fail("sharp_coll_do_allreduce", rc);
-  } else {
-    s.plan.run(r.c);
-  }
-  r.c.barrier();
+  AllreduceCalls calls{r, s};
+  if (const int rc = calls.call(); rc != 0) calls.failed(rc);
+  calls.after();
   return countWrong(r.c.data() + s.bytes, s.count, p.dtype, p.op, r.n());
 }
 
@@ -139,7 +117,8 @@ void runSize(BenchRun& r, const SizeRun& s) {
   if (s.index == 1) engine::testHold("mid-run", r.me(), r.stage);
   SlowestPerIteration samples(r.c, iters);
   const DeschedProbe probe;  // read before and after the timed loop, not inside it
-  RankResult rr = timeAllreduces(r, s, iters, samples);
+  AllreduceCalls calls{r, s};
+  RankResult rr = timeCalls(iters, samples, calls);
   const DeschedDelta lost = probe.stop();
   if (p.check) {
     rr.wrong = checkOnce(r, s);

@@ -26,6 +26,7 @@ namespace {
 
 constexpr uint64_t kSlotBytes = 64;
 constexpr uint64_t kCtrlSlots = 64;  // send slot + one receive slot per barrier round (<= 32)
+constexpr uint64_t kPairSlot = kCtrlSlots - 1;  // pairSync's receive slot
 
 inline uint64_t makeContext(bool recv, int peer, uint32_t tag) {
   return (recv ? 1ull << 63 : 0) | static_cast<uint64_t>(peer & 0x7fffff) << 32 | tag;
@@ -66,6 +67,10 @@ Communicator::Communicator(rendezvous::Store& store, int rank, int size, std::st
   ps.erase(rank_);
   peers_.assign(ps.begin(), ps.end());
 
+  exportRegion_ = o.exportRegion;
+  if (o.exportRegion)
+    store_.set(fmt::format("region/{}", rank_),
+               rendezvous::toHex(region_->exportRegion().encode()));
   std::string myAddr = o.device.localHost;
   store_.set(fmt::format("host/{}", rank_), json{{"host", host_}, {"addr", myAddr}}.dump());
   for (int p : peers_) {
@@ -123,6 +128,29 @@ transport::Endpoint& Communicator::endpoint(int peer) {
   if (peer < 0 || peer >= size_ || !byRank_[static_cast<size_t>(peer)])
     throw UsageError(fmt::format("rank {}: rank {} is not a connected peer", rank_, peer));
   return *byRank_[static_cast<size_t>(peer)];
+}
+
+engine::Link Communicator::link(int peer, const engine::BufferLayout& layout) {
+  transport::Endpoint& ep = endpoint(peer);
+  if (layout.total() > dataBytes_)
+    throw std::logic_error(
+        fmt::format("Communicator::link: a layout of {} bytes in a data area of {}", layout.total(),
+                    dataBytes_));
+  engine::Link l{&ep, region_.get(), {}, layout};
+  if (!exportRegion_) return l;
+  auto known = regions_.find(peer);
+  if (known == regions_.end()) {
+    const std::string what = fmt::format("the region of rank {}", peer);
+    // decode() bounds the key; fromHex bounds what is read at the encoding's largest size.
+    transport::RemoteRegion r = transport::RemoteRegion::decode(rendezvous::fromHex(
+        store_.get(fmt::format("region/{}", peer), timeoutMs_), 64 + transport::kMaxKeyBytes));
+    if (r.length < layout.total())
+      throw ProtocolError(fmt::format("{}: {} bytes, less than the {} bytes of the layout", what,
+                                      r.length, layout.total()));
+    known = regions_.emplace(peer, std::move(r)).first;
+  }
+  l.remote = known->second;
+  return l;
 }
 
 void Communicator::post(bool recv, int peer, uint64_t offset, uint64_t bytes, uint32_t tag) {
@@ -246,6 +274,12 @@ void Communicator::rethrowWithCause(const std::exception& original) {
   if (dynamic_cast<const TimeoutError*>(&original))
     throw TimeoutError(fmt::format("rank {}: {}", rank_, original.what()));
   throw TransportError(fmt::format("rank {}: {}", rank_, original.what()));
+}
+
+void Communicator::pairSync(int peer, const engine::Step& step) {
+  postRecv(peer, ctrlOffset() + kSlotBytes * kPairSlot, 8);
+  postSend(peer, ctrlOffset(), 8);
+  waitAll(step);
 }
 
 void Communicator::barrier() {

@@ -27,6 +27,7 @@
 
 #include "collective/topology.h"
 #include "engine/buffers.h"
+#include "engine/link.h"
 #include "engine/progress.h"
 #include "rendezvous/store.h"
 #include "transport/transport.h"
@@ -42,6 +43,9 @@ struct CommOptions {
   // What the data area holds, for errors: "allreduce of up to 64M per rank: input, result and
   // scratch". "" = not said.
   std::string bufferFor;
+  // Publish this rank's region (store key "region/<rank>") so that link() can give the peers'
+  // regions to one-sided operations (pairs --op write|read).
+  bool exportRegion = false;
 };
 
 class Communicator {
@@ -94,6 +98,27 @@ class Communicator {
   // error names it (engine::Step: no allocation; what timed loops that poll() set).
   void setStep(const engine::Step& step) { progress_->setStep(step); }
 
+  // The point-to-point engines' view of the connection to `peer` (engine/link.h), for
+  // engine::runPingPong / runBandwidth: this rank's endpoint to it, the registered buffer laid
+  // out as `layout` from the start of the data area, and the peer's region (laid out alike)
+  // when CommOptions::exportRegion, else empty. The engines poll progress() and use the
+  // engine's contexts: call with no Communicator post outstanding (outstanding() == 0) and
+  // leave none of the engine's behind (the engines drain their own). Errors: UsageError for a
+  // rank that is not a peer; std::logic_error when the data area is smaller than
+  // layout.total(); TimeoutError / ProtocolError for the peer's region (not published in time,
+  // malformed, or smaller than layout.total()). Blocks on the store the first time a peer's
+  // region is asked for.
+  engine::Link link(int peer, const engine::BufferLayout& layout);
+  // The progress engine of every wait (the engines' poll loop), with the store's dead-rank
+  // watchdog.
+  engine::Progress& progress() { return *progress_; }
+
+  // The two ranks of a pair meet (both call it): a token each way over the control slots, both
+  // its completions awaited, so no post of either side is outstanding afterwards and each knows
+  // the other reached this point (the engines' "caller has synchronised both sides"). Errors
+  // name `step` (argument: the peer), as waitAll's.
+  void pairSync(int peer, const engine::Step& step);
+
   // Dissemination barrier over the control slots (ceil(log2 n) rounds, planned at
   // construction: no allocation or formatting per call).
   void barrier();
@@ -141,6 +166,8 @@ class Communicator {
   std::vector<transport::Completion> delivering_;  // being handed to poll()'s callback
   bool inPoll_ = false;
   std::map<int, std::pair<std::string, std::string>> hosts_;
+  bool exportRegion_ = false;                       // CommOptions::exportRegion
+  std::map<int, transport::RemoteRegion> regions_;  // peers' regions fetched by link()
   double wireupSeconds_ = 0;
   uint32_t busyPolls_ = 0;
   int64_t nextBusyCheckNs_ = 0;

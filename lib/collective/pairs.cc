@@ -17,125 +17,15 @@
 #include "common/desched.h"
 #include "common/error.h"
 #include "common/json_read.h"
-#include "common/measure_clock.h"
 #include "engine/iterations.h"
 #include "engine/progress.h"
-#include "engine/timed_loop.h"
 #include "stats/summary.h"
 
 namespace rdmabench::collective {
 
 using nlohmann::json;
 
-namespace detail {
 namespace {
-constexpr uint64_t kAckBytes = 4;
-
-// Counts delivered completions per direction of the one active pair.
-struct Counts {
-  uint64_t recv = 0, sent = 0;
-  void pollUntil(Communicator& c, uint64_t recvWanted, uint64_t sentWanted) {
-    while (recv < recvWanted || sent < sentWanted)
-      c.poll([this](int, bool isRecv, uint32_t, uint32_t) { ++(isRecv ? recv : sent); });
-  }
-};
-
-}  // namespace
-
-// Initiator side of the latency ping-pong, the measurement core's loop (engine/timed_loop.h)
-// with the ping-pong engine's method: the reply's receive is posted before the clock starts and
-// reposted after it stops; one-way latency = RTT / 2 per measured iteration.
-stats::Summary pingInitiator(Communicator& c, int peer, uint64_t bytes, uint64_t warm,
-                             uint64_t iters, const char* step) {
-  struct Ops : engine::IterationHooks {
-    Communicator& c;
-    int peer;
-    uint64_t bytes, k, total;
-    Counts n;
-    stats::SampleSet samples;
-    void exchange(uint64_t i) {
-      c.postSend(peer, 0, bytes);
-      n.pollUntil(c, (i + 1) * k, 0);
-    }
-    void finish(uint64_t i) {
-      if (i + 1 < total) c.postRecv(peer, bytes, bytes);
-    }
-    void record(int64_t ns) { samples.add(ns); }
-  } ops{{}, c, peer, bytes, c.chunksOf(bytes), warm + iters, {}, stats::SampleSet()};
-  ops.samples.reserve(iters);
-  c.setStep(engine::Step{step, peer});
-  c.postRecv(peer, bytes, bytes);
-  engine::runIterations(engine::IterationLoop{warm, iters, /*halfRoundTrip=*/true}, measureNs, ops);
-  ops.n.pollUntil(c, ops.total * ops.k, ops.total * ops.k);
-  return ops.samples.summarize();
-}
-
-// Responder side: the next receive is always posted before the reply leaves.
-void pingResponder(Communicator& c, int peer, uint64_t bytes, uint64_t total, const char* step) {
-  if (step) c.setStep(engine::Step{step, peer});
-  const uint64_t k = c.chunksOf(bytes);
-  Counts n;
-  c.postRecv(peer, bytes, bytes);
-  for (uint64_t i = 0; i < total; ++i) {
-    n.pollUntil(c, (i + 1) * k, 0);
-    if (i + 1 < total) c.postRecv(peer, bytes, bytes);
-    c.postSend(peer, 0, bytes);
-  }
-  n.pollUntil(c, total * k, total * k);
-}
-
-// Sender side of the windowed stream, the measurement core's window loop (osu_bw's method, as
-// bw --mode window): returns MB/s over the measured windows, the clock started before the first
-// measured window and stopped by the target's acknowledgement of the last one.
-double streamSender(Communicator& c, int peer, uint64_t bytes, uint64_t window, uint64_t warm,
-                    uint64_t iters) {
-  struct Ops {
-    Communicator& c;
-    int peer;
-    uint64_t bytes, window, total;
-    Counts n;
-    void measuring() {}
-    void post(uint64_t) {
-      for (uint64_t w = 0; w < window; ++w)
-        c.postSend(peer, 0, bytes);
-    }
-    void wait(uint64_t it) {
-      n.pollUntil(c, it + 1, 0);
-      if (it + 1 < total) c.postRecv(peer, bytes, kAckBytes);
-    }
-  } ops{c, peer, bytes, window, warm + iters, {}};
-  const uint64_t k = c.chunksOf(bytes), total = warm + iters;
-  c.postRecv(peer, bytes, kAckBytes);
-  const int64_t t0 = engine::runWindows(engine::WindowLoop{warm, iters}, measureNs, ops);
-  const int64_t t1 = measureNs();
-  ops.n.pollUntil(c, total, total * window * k);
-  const double seconds = static_cast<double>(std::max<int64_t>(t1 - t0, 1)) / 1e9;
-  return static_cast<double>(iters * window * bytes) / seconds / 1e6;
-}
-
-void streamReceiver(Communicator& c, int peer, uint64_t bytes, uint64_t window, uint64_t total) {
-  const uint64_t k = c.chunksOf(bytes);
-  Counts n;
-  for (uint64_t w = 0; w < window; ++w)
-    c.postRecv(peer, 0, bytes);
-  for (uint64_t it = 0; it < total; ++it) {
-    n.pollUntil(c, (it + 1) * window * k, 0);
-    if (it + 1 < total)
-      for (uint64_t w = 0; w < window; ++w)
-        c.postRecv(peer, 0, bytes);
-    c.postSend(peer, bytes, kAckBytes);
-  }
-  n.pollUntil(c, total * window * k, total);
-}
-
-}  // namespace detail
-
-namespace {
-
-using detail::pingInitiator;
-using detail::pingResponder;
-using detail::streamReceiver;
-using detail::streamSender;
 
 std::vector<int> everyoneBut(int me, int n) {
   std::vector<int> v;
@@ -169,15 +59,35 @@ void checkPairsParams(const PairsParams& p, int n) {
         "pairs: a world of {} rank: pairs measures every pair of ranks and needs at least 2", n));
 }
 
-// The target keeps one window of receives posted while the next window is on its way.
-void checkReceiveQueue(Communicator& c, const PairsParams& p) {
+// Sizes the transport sends in one message (the engines do not split), and a window of
+// receives the target can keep posted.
+void checkTransportLimits(Communicator& c, const PairsParams& p) {
+  detail::checkPairSize(c, p.latBytes, "--lat-size");
+  detail::checkPairSize(c, p.bwBytes, "--bw-size");
   const uint32_t rq = c.device().caps().maxRecvQueue;
-  if (rq > 0 && p.window * c.chunksOf(p.bwBytes) > rq)
-    throw UsageError(fmt::format(
-        "--window {}: {} receives in flight ({} per {}-byte message) exceed the {} transport's "
-        "receive queue of {}; at most --window {} here",
-        p.window, p.window * c.chunksOf(p.bwBytes), c.chunksOf(p.bwBytes), p.bwBytes, p.transport,
-        rq, rq / c.chunksOf(p.bwBytes)));
+  if (rq > 0 && p.window > rq)
+    throw UsageError(
+        fmt::format("--window {}: {} receives in flight exceed the {} transport's receive queue "
+                    "of {}; at most --window {} here",
+                    p.window, p.window, p.transport, rq, rq));
+}
+
+// A pair's latency and bandwidth tests (pairs_loops.h), the same on both sides.
+struct PairTests {
+  detail::PairLatency lat;
+  detail::PairBandwidth bw;
+};
+
+PairTests pairTests(const PairsParams& p, const engine::ProbeCounts& k) {
+  PairTests t;
+  t.lat.run.bytes = p.latBytes;
+  t.lat.run.warmup = k.latWarm;
+  t.lat.run.iterations = k.latIters;
+  t.bw.run.bytes = p.bwBytes;
+  t.bw.run.window = p.window;
+  t.bw.run.warmup = k.bwWarm;
+  t.bw.run.iterations = k.bwIters;
+  return t;
 }
 
 json pairsExtra(const PairsParams& p, const PairCounts& k, double wireup, size_t peers,
@@ -200,16 +110,16 @@ json pairsExtra(const PairsParams& p, const PairCounts& k, double wireup, size_t
 // One ordered pair with this rank in it: the initiator measures latency then bandwidth and
 // returns the figures (runRounds stores them under pairs/<me>/<peer>); the other side answers
 // (null).
-json measurePair(Communicator& c, const PairsParams& p, const PairCounts& k, int peer,
+json measurePair(Communicator& c, const PairsParams& p, const PairTests& t, int peer,
                  bool initiator) {
   if (!initiator) {
-    pingResponder(c, peer, p.latBytes, k.latWarm + k.latIters);
-    streamReceiver(c, peer, p.bwBytes, p.window, k.bwWarm + k.bwIters);
+    detail::pairLatency(c, peer, false, t.lat);
+    detail::pairBandwidth(c, peer, false, t.bw);
     return nullptr;
   }
   const DeschedProbe probe;  // read before and after the pair's loops (docs/metrics.md)
-  stats::Summary lat = pingInitiator(c, peer, p.latBytes, k.latWarm, k.latIters);
-  double mbs = streamSender(c, peer, p.bwBytes, p.window, k.bwWarm, k.bwIters);
+  const stats::Summary lat = detail::pairLatency(c, peer, true, t.lat).samples.summarize();
+  const double mbs = detail::pairBandwidth(c, peer, true, t.bw).megabytesPerSec;
   json result{{"median_us", lat.median},
               {"min_us", lat.min},
               {"mean_us", lat.mean},
@@ -226,7 +136,7 @@ json measurePair(Communicator& c, const PairsParams& p, const PairCounts& k, int
 // `done`: the rounds every rank finished (their figures are in the store), for a failed run's
 // partial report.
 double runRounds(Communicator& c, rendezvous::Store& store, const PairsParams& p,
-                 const PairCounts& k, const std::vector<PairRound>& rounds, std::string& stage,
+                 const PairTests& t, const std::vector<PairRound>& rounds, std::string& stage,
                  size_t& done) {
   const int me = c.rank();
   const int64_t t0 = nowNs();
@@ -246,7 +156,7 @@ double runRounds(Communicator& c, rendezvous::Store& store, const PairsParams& p
                             mine ? peer : me);
         c.setStage(stage);
         c.setWarmup(false);
-        if (json res = measurePair(c, p, k, peer, mine); !res.is_null())
+        if (json res = measurePair(c, p, t, peer, mine); !res.is_null())
           mineResult = std::move(res);
       }
     }
@@ -340,13 +250,14 @@ PairsResult runPairsIn(const PairsParams& p, const launch::RankInfo& info, rende
   const int me = info.rank, n = info.worldSize;
   checkPairsParams(p, n);
   const int64_t start = nowNs();
-  CommOptions co = commOptions(p, everyoneBut(me, n), std::max(p.bwBytes + 64, 2 * p.latBytes));
+  CommOptions co = commOptions(p, everyoneBut(me, n),
+                               detail::pairLayout(std::max(p.bwBytes, p.latBytes)).total());
   co.bufferFor =
       fmt::format("pairs (--bw-size {} bytes, --lat-size {} bytes)", p.bwBytes, p.latBytes);
   engine::testHold("connect", me, stage);
   Communicator c(store, me, n, info.host, co);
   c.setStage(stage);
-  checkReceiveQueue(c, p);
+  checkTransportLimits(c, p);
   const PlacementFacts placement = placeRank(c, p.placement, info);
   c.barrier();
   const double wireup = static_cast<double>(nowNs() - start) / 1e9;
@@ -363,7 +274,7 @@ PairsResult runPairsIn(const PairsParams& p, const launch::RankInfo& info, rende
   const int64_t roundsStart = nowNs();
   double seconds = 0;
   try {
-    seconds = runRounds(c, store, p, k, rounds, stage, done);
+    seconds = runRounds(c, store, p, pairTests(p, k), rounds, stage, done);
   } catch (const std::exception&) {
     // Rank 0 keeps what the finished rounds stored (their keys are there; the store may be
     // gone, then nothing is kept) for the document with the error.

@@ -5,12 +5,14 @@
 // and no measurement shares a node with another. Per round and pair (a < b): a initiates
 // (latency, then bandwidth), then b does; then every rank meets in a barrier before the next
 // round.
-//  - Latency: ping-pong of `latBytes`, `iterations` (0 = 1000) after `warmup` (-1 = 100),
-//    one-way = RTT/2 per iteration on the initiator's clock, microseconds (as `lat`).
-//  - Bandwidth: windowed stream (osu_bw's window mode): per iteration `window` messages of
-//    `bwBytes`, then a 4-byte acknowledgement from the target once all of them arrived,
-//    so the clock stops on delivery; `bwIters` measured after `warmup` (-1 = 2)
-//    iterations. MB/s = 10^6 B/s on the sender's clock.
+// Both measurements are the point-to-point engines' own on the link to the peer
+// (pairs_loops.h), so pairs and `lat` / `bw` give the same figures between the same two ranks:
+//  - Latency: engine::runPingPong, ping-pong of `latBytes`, `iterations` (0 = 1000) after
+//    `warmup` (-1 = 100), one-way = RTT/2 per iteration on the initiator's clock, microseconds.
+//  - Bandwidth: engine::runBandwidth in window mode (osu_bw): per iteration `window` messages of
+//    `bwBytes`, then the target's acknowledgement once all of them arrived, so the clock stops
+//    on delivery; `bwIters` measured after `warmup` (-1 = 2) iterations. MB/s = 10^6 B/s on the
+//    sender's clock. A size above the transport's largest message is refused (UsageError).
 // Results travel through the store under pairs/<src>/<dst> (a few dozen bytes each); rank 0
 // builds the matrices and classifies outliers (pairs_outliers.h; bandwidth on cost = 1/(MB/s)).
 // Thread-safety: one thread per rank.

@@ -1,36 +1,58 @@
 #pragma once
 // Internal to lib/collective (pairs.cc, allreduce's cost model in bench_allreduce.cc) and its
-// tests: the two sides of a pair's measurements, run on the measurement core's loops
-// (engine/timed_loop.h) over a connected
-// Communicator whose data area holds at least max(2 * latency bytes, bandwidth bytes + 4).
-// Both sides run the same counts; errors are the Communicator's (TimeoutError, TransportError
-// naming the stage). Nothing allocates or formats per iteration. Thread-safety: one thread.
+// tests: a pair's measurements are the point-to-point engines' own, run on the link to the peer
+// (Communicator::link): latency is engine::runPingPong, bandwidth engine::runBandwidth, so pairs
+// and `lat` / `bw` measure with one loop each (engine/timed_loop.h) and give the same figures
+// between the same two ranks. Both sides call with the same description; each call starts with
+// a handshake of the two (Communicator::pairSync, untimed), after which the receive area is
+// zeroed and the pair's receives may be posted in any order. The Communicator's data area must
+// hold pairLayout(largest size).total() bytes. Errors: the engines' (TimeoutError,
+// TransportError naming the stage), turned into the root cause when the store knows a rank died
+// (Communicator::rethrowWithCause); UsageError for a size above the transport's largest
+// message. Nothing allocates or formats per iteration. Thread-safety: one thread.
 
 #include <cstdint>
 
 #include "collective/comm.h"
-#include "stats/summary.h"
+#include "engine/bandwidth.h"
+#include "engine/buffers.h"
+#include "engine/pingpong.h"
+#include "engine/spec.h"
 
 namespace rdmabench::collective::detail {
 
-// Latency initiator: `warm` + `iters` ping-pongs of `bytes` with `peer` (the ping-pong engine's
-// method: the reply's receive posted outside the timed interval); the summary of the measured
-// iterations' one-way latency (round trip / 2, microseconds). Its waits' errors name `step`
-// (an engine::Step pattern whose argument is the peer; a string literal).
-stats::Summary pingInitiator(Communicator& c, int peer, uint64_t bytes, uint64_t warm,
-                             uint64_t iters, const char* step = "latency ping-pong with rank {}");
-// Latency responder: echoes `total` (= warm + iters) messages, its next receive posted before
-// each reply leaves. `step` as pingInitiator's (nullptr: the step set before stays).
-void pingResponder(Communicator& c, int peer, uint64_t bytes, uint64_t total,
-                   const char* step = nullptr);
+// The engines' buffer layout (engine/buffers.h) for messages of up to `maxBytes`.
+inline engine::BufferLayout pairLayout(uint64_t maxBytes) {
+  return engine::BufferLayout::forMaxMessage(maxBytes);
+}
 
-// Bandwidth sender: osu_bw's window loop, `warm` + `iters` windows of `window` x `bytes`, each
-// acknowledged by the receiver; MB/s (10^6 B/s) of the measured windows, from before the first
-// measured window to the last acknowledgement.
-double streamSender(Communicator& c, int peer, uint64_t bytes, uint64_t window, uint64_t warm,
-                    uint64_t iters);
-// Bandwidth receiver: `total` windows, the next window's receives posted before each
-// acknowledgement leaves.
-void streamReceiver(Communicator& c, int peer, uint64_t bytes, uint64_t window, uint64_t total);
+// One latency measurement: the ping-pong engine's parameters (engine/pingpong.h: one-way =
+// RTT / 2 for send and write, the round trip for read); `initiator` is set per side.
+struct PairLatency {
+  engine::PingPongParams run;
+  // Names the pair's handshake in errors: an engine::Step pattern whose argument is the peer
+  // (a string literal).
+  const char* step = "latency ping-pong with rank {}";
+};
+
+// One bandwidth measurement: the bandwidth engine's parameters (engine/bandwidth.h: window mode
+// counts windows of `window` messages, stream mode messages with `window` in flight); `sender`
+// is set per side.
+struct PairBandwidth {
+  engine::BandwidthParams run;
+  const char* step = "bandwidth with rank {}";
+};
+
+// UsageError "OPTION BYTES: above the transport's largest message of N bytes" when one message
+// of `bytes` is more than the transport sends at once (the engines do not split messages).
+void checkPairSize(Communicator& c, uint64_t bytes, const char* option);
+
+// runPingPong on the link to `peer`: the initiator's result carries the samples, the
+// responder's is empty of them.
+engine::PingPongResult pairLatency(Communicator& c, int peer, bool initiator, const PairLatency& t);
+// runBandwidth on the link to `peer`, `sender` the unidirectional role (the initiator of
+// write and read).
+engine::BandwidthResult pairBandwidth(Communicator& c, int peer, bool sender,
+                                      const PairBandwidth& t);
 
 }  // namespace rdmabench::collective::detail

@@ -31,6 +31,7 @@ BandwidthRun::BandwidthRun(transport::Device& device, std::vector<Link>& links, 
   cqMod_ = std::max<uint32_t>(1, std::min({p.cqModeration, sq, depth_}));
   if (p.op == DataOp::kRead) cqMod_ = 1;  // reads complete one by one (data lands locally)
   postList_ = std::max<uint32_t>(1, std::min(p.postList, depth_));
+  signal_ = SignalRule{cqMod_, postList_};
   runs_ = postList_ > 1 && postList_ <= transport::kMaxRunPosts && cqMod_ >= postList_ &&
           p.op != DataOp::kRead;
   if (isSend_ && receives_ && p.mode == BwMode::kWindow && p.window + 1 > rq)

@@ -79,21 +79,21 @@ void BandwidthRun::poll() {
       }
 }
 
-// Posts up to `n` data messages on link l in one batch (--post-list); the post with sequence
-// number `lastSeq` (the last of a window or of the run) is always signaled, and so is the last
-// post of a batch after which a whole batch no longer fits in the depth (else, with --cq-mod
-// not a divisor of the room, the next signaled post might never be posted: a deadlock).
-// Returns how many the transport accepted (fewer: its queue is full, the caller polls).
+// Posts up to `n` data messages on link l in one batch (--post-list), each signaled or not by
+// the rule (signal_rule.h) as a post of its own; the room bound applies to the batch's last
+// post only (the room is checked per batch). Returns how many the transport accepted (fewer:
+// its queue is full, the caller polls).
 uint32_t BandwidthRun::postData(size_t l, uint32_t n, uint64_t lastSeq) {
   LinkState& s = state_[l];
   transport::BatchPost* b = batch_.data();
   const uint64_t ctx0 = makeCtx(Ctx::kData, static_cast<uint32_t>(l), 0);
   const uint64_t seq0 = s.posted;
+  const uint64_t limit = s.completed + depth_;
   uint64_t since = s.sinceSignal;
-  const bool tight = depth_ < seq0 + n - s.completed + postList_;
   for (uint32_t k = 0; k < n; ++k) {
     const uint64_t seq = seq0 + k;
-    const bool signaled = seq == lastSeq || since + 1 >= cqMod_ || (tight && k + 1 == n);
+    const bool signaled =
+        signal_.signals(seq, 1, since, lastSeq, k + 1 == n ? limit : SignalRule::kNoLimit);
     b[k].context = ctx0 | (seq & kCtxSeqMask);
     b[k].signaled = signaled;
     since = signaled ? 0 : since + 1;

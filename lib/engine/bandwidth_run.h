@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/stall.h"
 #include "engine/bandwidth.h"
+#include "engine/signal_rule.h"
 
 namespace rdmabench::engine::bw {
 
@@ -80,10 +81,10 @@ class BandwidthRun {
   void waitWindow(size_t l, uint64_t it, uint64_t total);
   int64_t dataStream();  // bandwidth_stream.cc
   void streamUntil(uint64_t upTo);
-  // Stream mode, --post-list 1: n posts of one each in a loop that keeps its counters in
-  // registers (postOneData's signaling rules: the last of the n, which either fills the depth
-  // or is the run's last, and every --cq-mod-th). Stops at the first refused post.
-  void streamSingles(size_t l, LinkState& s, uint64_t n);
+  // Stream mode, --post-list 1: the posts that fit below the depth and `upTo`, one each, in a
+  // loop that keeps its counters in registers (the signaling rule of signal_rule.h, as
+  // postOneData). Stops at the first refused post.
+  void streamSingles(size_t l, LinkState& s, uint64_t upTo);
   // Stream mode with runs_: the batches that fit, as runs (postRunData's rules), in one loop
   // with its counters in registers. Stops at the first batch that does not fit or is cut.
   void streamRuns(size_t l, LinkState& s, uint64_t upTo);
@@ -111,11 +112,11 @@ class BandwidthRun {
   void poll();
   uint32_t postData(size_t l, uint32_t n, uint64_t lastSeq);
   // postData for a batch of one (--post-list 1, the default), inline in the stream loop: the
-  // same signaling rules without the batch array, the loop and the partial-count bookkeeping.
+  // same signaling rule (signal_rule.h) without the batch array, the loop and the partial-count
+  // bookkeeping.
   uint32_t postOneData(size_t l, LinkState& s, uint64_t lastSeq) {
     const uint64_t seq = s.posted;
-    const bool signaled =
-        seq == lastSeq || s.sinceSignal + 1 >= cqMod_ || depth_ < seq + 1 - s.completed + postList_;
+    const bool signaled = signal_.signals(seq, 1, s.sinceSignal, lastSeq, s.completed + depth_);
     const transport::BatchPost b{s.dataCtx | (seq & kCtxSeqMask), signaled};
     if (links_[l].endpoint->postBatch(dataOps_[l], &b, 1) == 0) return 0;
     s.sinceSignal = signaled ? 0 : s.sinceSignal + 1;
@@ -124,13 +125,13 @@ class BandwidthRun {
   }
   // A batch of n > 1 as a run (transport.h: Endpoint::postRun, perftest -l): one context, the
   // sequence number of the run's last post (whose completion retires the whole batch), and at
-  // most one signaled post, the last: the engine pays per batch, not per message. Signaled when
-  // the run holds `lastSeq`, reaches --cq-mod (so a completion may come up to n - 1 posts after
-  // the cq-mod-th, at the end of its batch), or leaves less than a batch of room (as postData).
+  // most one signaled post, the last: the engine pays per batch, not per message. Signaled by
+  // the rule (signal_rule.h) for a batch of n: it holds `lastSeq`, reaches --cq-mod (so a
+  // completion may come up to n - 1 posts after the cq-mod-th, at the end of its batch), or
+  // leaves less than a batch of room.
   uint32_t postRunData(size_t l, LinkState& s, uint32_t n, uint64_t lastSeq) {
     const uint64_t last = s.posted + n - 1;
-    const bool signaled = last == lastSeq || s.sinceSignal + n >= cqMod_ ||
-                          depth_ < last + 1 - s.completed + postList_;
+    const bool signaled = signal_.signals(last, n, s.sinceSignal, lastSeq, s.completed + depth_);
     const uint32_t got =
         links_[l].endpoint->postRun(dataOps_[l], s.dataCtx | (last & kCtxSeqMask), n, signaled);
     s.sinceSignal = got == n && signaled ? 0 : s.sinceSignal + got;
@@ -162,6 +163,7 @@ class BandwidthRun {
   uint32_t depth_ = 1;
   uint32_t cqMod_ = 1;
   uint32_t postList_ = 1;
+  SignalRule signal_;  // {cqMod_, postList_}: which post asks for a completion
   // Batches go as runs (postRunData): --post-list 2..kMaxRunPosts, at most one --cq-mod signal
   // per batch (cq-mod >= post list), not reads (each read completes).
   bool runs_ = false;

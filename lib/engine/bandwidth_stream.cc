@@ -34,10 +34,7 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
     bool all = true;
     for (size_t l = 0; l < links_.size(); ++l) {
       LinkState& s = state_[l];
-      if (postList_ == 1) {
-        const uint64_t n = std::min(depth_ - (s.posted - s.completed), upTo - s.posted);
-        if (n > 0) streamSingles(l, s, n);
-      }
+      if (postList_ == 1) streamSingles(l, s, upTo);
       if (runs_) streamRuns(l, s, upTo);
       // A batch of --post-list posts once that many slots are free (perftest -l).
       while (postList_ > 1 && !runs_ && s.posted < upTo) {
@@ -62,14 +59,16 @@ void BandwidthRun::streamUntil(uint64_t upTo) {
   }
 }
 
-void BandwidthRun::streamSingles(size_t l, LinkState& s, uint64_t n) {
+void BandwidthRun::streamSingles(size_t l, LinkState& s, uint64_t upTo) {
   transport::Endpoint& ep = *links_[l].endpoint;
   const transport::PreparedOp& op = dataOps_[l];
-  const uint64_t ctx = s.dataCtx, cqMod = cqMod_, end = s.posted + n;
+  const SignalRule rule = signal_;
+  const uint64_t ctx = s.dataCtx, limit = s.completed + depth_, runLast = upTo - 1;
+  const uint64_t end = std::min(limit, upTo);
   uint64_t since = s.sinceSignal, seq = s.posted;
   for (; seq < end; ++seq) {
-    // The last of the n fills the depth (n = the free room) or is the run's last post.
-    const bool signaled = seq + 1 == end || since + 1 >= cqMod;
+    // Signaled: the run's last post, the --cq-mod-th, or the one that fills the depth.
+    const bool signaled = rule.signals(seq, 1, since, runLast, limit);
     const transport::BatchPost b{ctx | (seq & kCtxSeqMask), signaled};
     if (ep.postBatch(op, &b, 1) == 0) break;
     since = signaled ? 0 : since + 1;
@@ -81,15 +80,16 @@ void BandwidthRun::streamSingles(size_t l, LinkState& s, uint64_t n) {
 void BandwidthRun::streamRuns(size_t l, LinkState& s, uint64_t upTo) {
   transport::Endpoint& ep = *links_[l].endpoint;
   const transport::PreparedOp& op = dataOps_[l];
-  const uint64_t ctx = s.dataCtx, cqMod = cqMod_, list = postList_;
+  const SignalRule rule = signal_;
+  const uint64_t ctx = s.dataCtx, list = postList_, runLast = upTo - 1;
   const uint64_t limit = s.completed + depth_;  // posts may go up to (not including) this seq
   uint64_t posted = s.posted, since = s.sinceSignal, cap = s.batchCap;
   for (;;) {
     const uint64_t want = std::min(cap, upTo - posted);
     if (want == 0 || limit - posted < want) break;
     const uint64_t last = posted + want - 1;
-    // postRunData's rule: the run's last post, --cq-mod reached, or less than a batch left.
-    const bool signaled = last + 1 == upTo || since + want >= cqMod || limit < last + 1 + list;
+    // The run's last post, --cq-mod reached, or less than a batch left (signal_rule.h).
+    const bool signaled = rule.signals(last, want, since, runLast, limit);
     const uint32_t got =
         ep.postRun(op, ctx | (last & kCtxSeqMask), static_cast<uint32_t>(want), signaled);
     if (got < want) {  // cut by the transport's own queue: the rest goes next

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/measure_clock.h"
 #include "engine/pattern.h"
+#include "engine/signal_rule.h"
 #include "engine/timed_loop.h"
 
 namespace rdmabench::engine {
@@ -84,11 +85,13 @@ class PingPong {
   // Signaled posts carry kSignaled in the context's sequence field.
   static constexpr uint64_t kSignaled = 1;
 
-  // Moderated completions (ib_send_lat's cq_mod): the data post of iteration `i` of `total`
-  // is signaled every signalEvery_ posts and for the last one, so each size ends with an
-  // empty send queue once run() has drained `outstanding_`.
+  // Moderated completions (ib_send_lat's cq_mod), the engines' rule (signal_rule.h): the data
+  // post of iteration `i` of `total` is signaled every signalEvery_ posts and for the last one,
+  // so each size ends with an empty send queue once run() has drained `outstanding_`. One post
+  // is in flight at a time: no room bound.
   bool signalFor(uint64_t i, uint64_t total) const {
-    return (i + 1) % signalEvery_ == 0 || i + 1 == total;
+    return SignalRule{signalEvery_, 1}.signals(i, 1, i % signalEvery_, total - 1,
+                                               SignalRule::kNoLimit);
   }
   void postSend(uint64_t offset, uint32_t len, Ctx kind, bool signaled = true) {
     const uint64_t ctx = makeCtx(kind, 0, signaled ? kSignaled : 0);

@@ -114,17 +114,22 @@ int64_t loopAllocations(Communicator& c, uint64_t iters) {
     allocations += testing::stopCountingAllocations();
     c.barrier();
   };
+  detail::PairLatency lat;
+  lat.run.bytes = kLat;
+  lat.run.warmup = kWarm;
+  lat.run.iterations = iters;
+  detail::PairBandwidth bw;
+  bw.run.bytes = kBw;
+  bw.run.window = kWindow;
+  bw.run.warmup = kWarm;
+  bw.run.iterations = iters;
   counted([&] {
-    if (me == 0)
-      counts = counts && detail::pingInitiator(c, peer, kLat, kWarm, iters).count == iters;
-    else
-      detail::pingResponder(c, peer, kLat, kWarm + iters);
+    const engine::PingPongResult r = detail::pairLatency(c, peer, me == 0, lat);
+    if (me == 0) counts = counts && r.samples.count() == iters;
   });
   counted([&] {
-    if (me == 0)
-      counts = counts && detail::streamSender(c, peer, kBw, kWindow, kWarm, iters) > 0;
-    else
-      detail::streamReceiver(c, peer, kBw, kWindow, kWarm + iters);
+    const engine::BandwidthResult r = detail::pairBandwidth(c, peer, me == 0, bw);
+    if (me == 0) counts = counts && r.megabytesPerSec > 0;
   });
   counted([&] {
     counts = counts && detail::ringPhase(c, peer, peer, kLat, kWarm, iters).count == iters;
