@@ -26,6 +26,8 @@ expect() {
   [ "$have" = "$want" ] || fail "complete '$*': got '$have', expected '$want' ($(cat "$TMP/err"))"
 }
 expect "allreduce" rdmabench allr
+expect "-V" rdmabench -V
+expect "--version" rdmabench --vers
 expect "barrier bw" rdmabench b
 expect "read send tagged write" rdmabench bw --op "''"
 expect "ofi socket verbs" rdmabench lat -t "''"

@@ -15,6 +15,8 @@ MANWIDTH=100 man -l "$PAGE" 2>"$TMP/man.err" | col -b >"$TMP/man.txt" || fail "m
 for s in NAME SYNOPSIS DESCRIPTION COMMANDS "EXIT STATUS" ENVIRONMENT EXAMPLES "SEE ALSO"; do
   grep -q "^$s" "$TMP/man.txt" || fail "man page lacks section $s"
 done
+grep -qE '^ +rdmabench -V \| --version$' "$TMP/man.txt" ||
+  fail "SYNOPSIS lacks 'rdmabench -V | --version': $(sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' "$TMP/man.txt")"
 for c in lat bw server barrier allreduce ring pairs congestion rendezvous compare plot info; do
   grep -q "^   rdmabench $c\$" "$TMP/man.txt" || fail "man page lacks the section of $c"
 done

@@ -300,7 +300,7 @@ std::vector<cli::CommandDoc> commandDocs() {
       {"plot", "FILE..", "latency or bandwidth vs size, PNG or SVG through gnuplot (-o OUT)",
        plotCommandOptions},
       {"info", "", "transports, devices, ports, GID tables and providers usable here", infoOptions},
-      {"version", "", "print the version", nullptr},
+      {"version", "", "print the version (also -V, --version, as perftest's -V)", nullptr},
   };
 }
 
@@ -345,7 +345,8 @@ int main(int argc, char** argv) {
     if (command == "noise") return runNoiseCommand(args, commandLine);
     if (command == "rendezvous") return runRendezvousCommand(args);
     if (command == "help") return runHelpCommand(args);
-    if (command == "version" || command == "--version") return runVersionCommand(args);
+    if (command == "version" || command == "--version" || command == "-V")
+      return runVersionCommand(args);
     std::string hint = cli::didYouMean(command, commandNames());
     if (hint.empty()) hint = fmt::format(" (valid: {})", fmt::join(commandNames(), ", "));
     throw UsageError(fmt::format("unknown command '{}'{}", command, hint));
