@@ -3,7 +3,7 @@
 # command and every option of `lat --help`.
 source "$(dirname "$0")/lib.sh"
 PAGE=$(dirname "$RB")/doc/rdmabench.1
-[ -f "$PAGE" ] || fail "$PAGE missing: the build's rdmabench_docs target (cmake/Docs.cmake) did not run"
+[ -f "$PAGE" ] || fail "$PAGE missing: the rdmabench target's POST_BUILD step (cmake/Docs.cmake) did not run"
 "$RB" help --man >"$TMP/fresh.1"
 cmp -s "$PAGE" "$TMP/fresh.1" || fail "$PAGE is stale: it differs from \`rdmabench help --man\`"
 command -v groff >/dev/null || fail "groff is missing (ci/install-deps.sh: groff-base)"
