@@ -77,14 +77,18 @@ sed 's/^/  | /' <<<"$RECIPE"
   # The hardening the packages get from this Release build (cmake/Hardening.cmake), read as
   # lintian and hardening-check read it: BIND_NOW, a RELRO segment, PIE, fortified libc calls,
   # the stack protector.
+  # Outputs are read whole first: under pipefail, `readelf | grep -q` fails when grep stops
+  # early and readelf dies of SIGPIPE.
   elf=$PREFIX/bin/rdmabench
-  readelf -d "$elf" | grep -qE "FLAGS_1.*\bNOW\b" || fail "$elf: not linked with -z now: $(readelf -d "$elf" | grep FLAGS)"
-  readelf -d "$elf" | grep -qE "FLAGS_1.*\bPIE\b" || fail "$elf: not a PIE"
-  readelf -lW "$elf" | grep -q GNU_RELRO || fail "$elf: no RELRO segment"
-  readelf --dyn-syms -W "$elf" | grep -qE " __[a-z_]+_chk(@|$)" || fail "$elf: no fortified libc call (_FORTIFY_SOURCE)"
-  readelf --dyn-syms -W "$elf" | grep -q " __stack_chk_fail" || fail "$elf: no stack protector"
+  dyn=$(readelf -d "$elf") segs=$(readelf -lW "$elf") syms=$(readelf --dyn-syms -W "$elf")
+  grep -qE "FLAGS_1.*\bNOW\b" <<<"$dyn" || fail "$elf: not linked with -z now: $(grep FLAGS <<<"$dyn")"
+  grep -qE "FLAGS_1.*\bPIE\b" <<<"$dyn" || fail "$elf: not a PIE"
+  grep -q GNU_RELRO <<<"$segs" || fail "$elf: no RELRO segment"
+  grep -qE " __[a-z_]+_chk(@|$)" <<<"$syms" || fail "$elf: no fortified libc call (_FORTIFY_SOURCE)"
+  grep -q " __stack_chk_fail" <<<"$syms" || fail "$elf: no stack protector"
+  versions=$(rdmabench version)
   for b in $BACKENDS; do
-    rdmabench version | grep -qE "^  $b +built" || fail "backend $b is not built in: $(rdmabench version)"
+    grep -qE "^  $b +built" <<<"$versions" || fail "backend $b is not built in: $versions"
   done
   echo "readme-install: ok: the recipe ran as written; $PREFIX/bin/rdmabench $VERSION on PATH, man page, completion, system man pages kept, hardened (relro, now, PIE, fortify, stack protector)${BACKENDS:+, backends $BACKENDS built}"
 ' readme-install "$DIR" "$SRC"
