@@ -2,7 +2,8 @@
 #
 #   cmake -S . -B build-pkg -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
 #         -DRDMABENCH_BUILD_TESTS=OFF
-#   cmake --build build-pkg --target rdmabench && (cd build-pkg && cpack -G "DEB;RPM")
+#   cmake --build build-pkg --target rdmabench
+#   (cd build-pkg && DEBFULLNAME='Your Name' DEBEMAIL=you@your.site cpack -G "DEB;RPM")
 #
 # Runtime dependencies are computed from the binary, never typed here: dpkg-shlibdeps for the
 # .deb (package dpkg-dev, which also needs `file`; without it CPack silently drops them, so
@@ -56,8 +57,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)
-# man-db / bash-completion / lmod are suggestions, never dependencies.
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, lmod | environment-modules, gnuplot-nox")
+# bash-completion and gnuplot (`rdmabench plot`) are suggestions, never dependencies (no
+# modulefile in the package: nothing for lmod to read).
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, gnuplot-nox")
 
 # RPM (rpmbuild from Debian's `rpm` package works; RHEL-family build hosts for real RPMs)
 set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
