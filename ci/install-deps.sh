@@ -33,8 +33,9 @@ PKGS=(
   groff-base man-db bash-completion
   # packaging (tests/system/test_install.sh): .deb dependencies (dpkg-shlibdeps needs `file`),
   # .rpm (rpmbuild from Debian's rpm), the clean Debian 12 root (debootstrap), Lmod for the
-  # modulefiles (Debian's environment-modules conflicts with lmod; Lmod reads the Tcl file too)
-  dpkg-dev file rpm debootstrap lmod
+  # modulefiles (Debian's environment-modules conflicts with lmod; Lmod reads the Tcl file too),
+  # lintian for the .deb as Debian checks it
+  dpkg-dev file rpm debootstrap lmod lintian
 )
 # Another apt-get/dpkg (unattended-upgrades, a second CI job) may hold the dpkg lock: wait for it
 # up to 5 minutes instead of failing at once with exit 100.

@@ -1,11 +1,20 @@
-# `git describe --always --dirty` of the source tree, written into a one-function C++ file that is
-# rewritten only when the text changes: the custom target that runs this script on every build
-# costs one `git describe`, and a new commit recompiles that one file and relinks (nothing else).
+# `git describe --tags --match 'v[0-9]*' --always --dirty` of the source tree, written into a
+# one-function C++ file that is rewritten only when the text changes: the custom target that runs
+# this script on every build costs two `git describe`s, and a new commit recompiles that one file
+# and relinks (nothing else).
+#
+# Releases are the tags vX.Y.Z (docs/releasing.md): with one, the describe names the release and
+# the distance from it (v0.2.0, v0.2.0-14-g1234abc, ...-dirty); without any (a clone without
+# tags, a shallow one) it is the abbreviated commit, as before. The release number itself stays
+# project(VERSION) in CMakeLists.txt, so that a tarball knows it too; a tag that contradicts it
+# fails the build: vX.Y.Z newer than VERSION (the bump was forgotten), or HEAD tagged vX.Y.Z
+# while VERSION says another release.
 #
 # Included from CMakeLists.txt: defines the target rdmabench_git_describe and the variable
-# RDMABENCH_GIT_DESCRIBE_SOURCE (the generated file). Run as a script (cmake -P) with SOURCE_DIR
-# and OUTPUT: writes OUTPUT. Outside a git checkout (a release tarball, or a tarball unpacked
-# inside somebody else's repository) the describe is empty and `rdmabench version` omits it.
+# RDMABENCH_GIT_DESCRIBE_SOURCE (the generated file). Run as a script (cmake -P) with SOURCE_DIR,
+# OUTPUT and VERSION: writes OUTPUT. Outside a git checkout (a release tarball, or a tarball
+# unpacked inside somebody else's repository) the describe is empty and `rdmabench version` omits
+# it.
 if(CMAKE_SCRIPT_MODE_FILE)
   set(describe "")
   find_program(_git git)
@@ -16,11 +25,29 @@ if(CMAKE_SCRIPT_MODE_FILE)
     get_filename_component(top "${top}" REALPATH)
     get_filename_component(src "${SOURCE_DIR}" REALPATH)
     if(rc EQUAL 0 AND top STREQUAL src)
-      execute_process(COMMAND ${_git} -C "${SOURCE_DIR}" describe --always --dirty
+      execute_process(COMMAND ${_git} -C "${SOURCE_DIR}" describe --tags --match "v[0-9]*"
+                              --always --dirty
                       OUTPUT_VARIABLE describe OUTPUT_STRIP_TRAILING_WHITESPACE
                       RESULT_VARIABLE rc ERROR_QUIET)
       if(NOT rc EQUAL 0)
         set(describe "")
+      endif()
+      execute_process(COMMAND ${_git} -C "${SOURCE_DIR}" describe --tags --match "v[0-9]*"
+                              --abbrev=0
+                      OUTPUT_VARIABLE tag OUTPUT_STRIP_TRAILING_WHITESPACE
+                      RESULT_VARIABLE rc ERROR_QUIET)
+      if(rc EQUAL 0 AND VERSION AND tag MATCHES "^v([0-9]+[.][0-9]+[.][0-9]+)$")
+        set(tagged ${CMAKE_MATCH_1})
+        if(tagged VERSION_GREATER VERSION)
+          message(FATAL_ERROR "rdmabench: the release tag ${tag} is newer than project(VERSION "
+                              "${VERSION}) in CMakeLists.txt: set the version to ${tagged} or "
+                              "later (docs/releasing.md)")
+        endif()
+        if(describe MATCHES "^${tag}(-dirty)?$" AND NOT tagged VERSION_EQUAL VERSION)
+          message(FATAL_ERROR "rdmabench: this commit is tagged ${tag} but project(VERSION) in "
+                              "CMakeLists.txt says ${VERSION}: a release tag goes on the commit "
+                              "that sets its version (docs/releasing.md)")
+        endif()
       endif()
       # A tag may hold any character; the C++ string literal must not.
       string(REGEX REPLACE "[^A-Za-z0-9._+/~-]" "_" describe "${describe}")
@@ -42,6 +69,7 @@ set(RDMABENCH_GIT_DESCRIBE_SOURCE ${CMAKE_CURRENT_BINARY_DIR}/generated/git_desc
 # it, so an unchanged file rebuilds nothing.
 add_custom_target(rdmabench_git_describe
   COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}
-          -DOUTPUT=${RDMABENCH_GIT_DESCRIBE_SOURCE} -P ${CMAKE_CURRENT_LIST_FILE}
+          -DOUTPUT=${RDMABENCH_GIT_DESCRIBE_SOURCE} -DVERSION=${PROJECT_VERSION}
+          -P ${CMAKE_CURRENT_LIST_FILE}
   BYPRODUCTS ${RDMABENCH_GIT_DESCRIBE_SOURCE}
   COMMENT "git describe" VERBATIM)

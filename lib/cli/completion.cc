@@ -68,7 +68,7 @@ std::string renderBashCompletion(const std::vector<CommandDoc>& commands) {
        "  if ((cword == 1)); then\n"
        "    COMPREPLY=($(compgen -W \"" +
        names +
-       " help --help --version\" -- \"$cur\"))\n"
+       " help --help --version -V\" -- \"$cur\"))\n"
        "    return\n"
        "  fi\n"
        "  local cmd=${words[1]} opts=\"\"\n"

@@ -342,7 +342,8 @@ std::string renderMan(const std::vector<CommandDoc>& commands, std::string_view 
   o += ".SH NAME\nrdmabench \\- interconnect benchmarks without MPI: latency, bandwidth, "
        "collectives, fabric maps\n";
   o += ".SH SYNOPSIS\n.B rdmabench\n.I command\n.RI [ options ]\n.br\n.B rdmabench\n"
-       ".I command\n.B \\-\\-help\n.br\n.B rdmabench help\n.RI [ command ]\n";
+       ".I command\n.B \\-\\-help\n.br\n.B rdmabench help\n.RI [ command ]\n.br\n"
+       ".B rdmabench\n.BR \\-V \" | \" \\-\\-version\n";
   o += ".SH DESCRIPTION\n"
        ".B rdmabench\n"
        "measures HPC interconnects without MPI: point-to-point latency and bandwidth over "

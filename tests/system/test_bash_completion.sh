@@ -2,7 +2,7 @@
 # bash-completion loads it: COMPREPLY for subcommands, options, option values and files.
 source "$(dirname "$0")/lib.sh"
 FILE=$(dirname "$RB")/doc/rdmabench.bash
-[ -f "$FILE" ] || fail "$FILE missing: the build's rdmabench_docs target (cmake/Docs.cmake) did not run"
+[ -f "$FILE" ] || fail "$FILE missing: the rdmabench target's POST_BUILD step (cmake/Docs.cmake) did not run"
 "$RB" help --bash-completion | cmp -s - "$FILE" || fail "$FILE is stale"
 BC=/usr/share/bash-completion/bash_completion
 [ -f "$BC" ] || fail "bash-completion is missing (ci/install-deps.sh: bash-completion)"
@@ -26,6 +26,8 @@ expect() {
   [ "$have" = "$want" ] || fail "complete '$*': got '$have', expected '$want' ($(cat "$TMP/err"))"
 }
 expect "allreduce" rdmabench allr
+expect "-V" rdmabench -V
+expect "--version" rdmabench --vers
 expect "barrier bw" rdmabench b
 expect "read send tagged write" rdmabench bw --op "''"
 expect "ofi socket verbs" rdmabench lat -t "''"

@@ -3,7 +3,7 @@
 # command and every option of `lat --help`.
 source "$(dirname "$0")/lib.sh"
 PAGE=$(dirname "$RB")/doc/rdmabench.1
-[ -f "$PAGE" ] || fail "$PAGE missing: the build's rdmabench_docs target (cmake/Docs.cmake) did not run"
+[ -f "$PAGE" ] || fail "$PAGE missing: the rdmabench target's POST_BUILD step (cmake/Docs.cmake) did not run"
 "$RB" help --man >"$TMP/fresh.1"
 cmp -s "$PAGE" "$TMP/fresh.1" || fail "$PAGE is stale: it differs from \`rdmabench help --man\`"
 command -v groff >/dev/null || fail "groff is missing (ci/install-deps.sh: groff-base)"
@@ -15,6 +15,8 @@ MANWIDTH=100 man -l "$PAGE" 2>"$TMP/man.err" | col -b >"$TMP/man.txt" || fail "m
 for s in NAME SYNOPSIS DESCRIPTION COMMANDS "EXIT STATUS" ENVIRONMENT EXAMPLES "SEE ALSO"; do
   grep -q "^$s" "$TMP/man.txt" || fail "man page lacks section $s"
 done
+grep -qE '^ +rdmabench -V \| --version$' "$TMP/man.txt" ||
+  fail "SYNOPSIS lacks 'rdmabench -V | --version': $(sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' "$TMP/man.txt")"
 for c in lat bw server barrier allreduce ring pairs congestion rendezvous compare plot info; do
   grep -q "^   rdmabench $c\$" "$TMP/man.txt" || fail "man page lacks the section of $c"
 done

@@ -297,7 +297,8 @@ int runCommand(const std::string& command, const std::vector<std::string>& args,
   if (command == "check") return runCheckCommand(args, commandLine);
   if (command == "rendezvous") return runRendezvousCommand(args);
   if (command == "help") return runHelpCommand(args);
-  if (command == "version" || command == "--version") return runVersionCommand(args);
+  if (command == "version" || command == "--version" || command == "-V")
+    return runVersionCommand(args);
   std::string hint = cli::didYouMean(command, commandNames());
   if (hint.empty()) hint = fmt::format(" (valid: {})", fmt::join(commandNames(), ", "));
   throw UsageError(fmt::format("unknown command '{}'{}", command, hint));
@@ -341,7 +342,7 @@ std::vector<cli::CommandDoc> commandDocs() {
       {"plot", "FILE..", "latency or bandwidth vs size, PNG or SVG through gnuplot (-o OUT)",
        plotCommandOptions},
       {"info", "", "transports, devices, ports, GID tables and providers usable here", infoOptions},
-      {"version", "", "print the version", nullptr},
+      {"version", "", "print the version (also -V, --version, as perftest's -V)", nullptr},
   };
 }
 
