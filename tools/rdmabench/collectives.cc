@@ -91,7 +91,7 @@ void writeFailedRun(const cli::CollCommand& cmd, Result& partial, const std::str
       writer(output.stream(), cmd.format, partial);
     else if (output.isStdout())
       writeErrorOnly(output.stream(), cmd.format, test, partial.error);
-    output.finishAfterFailure();
+    output.finishAfterFailure(partial.failed);
   } catch (const std::exception& e) {
     std::cerr << "rdmabench: error: writing the report of the failed run: " << e.what() << "\n";
   }

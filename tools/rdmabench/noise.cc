@@ -101,7 +101,7 @@ int runNoiseProcess(const noise::NoiseCommand& cmd, launch::RankInfo info,
         partial->error = msg;
         ResultOutput output(cmd.outputPath);
         noise::writeNoise(output.stream(), cmd.format, *partial);
-        output.finishAfterFailure();
+        output.finishAfterFailure(true);  // the ranks that reported
       } catch (const std::exception& w) {
         std::cerr << "rdmabench: error: writing the report of the failed run: " << w.what() << "\n";
       }
