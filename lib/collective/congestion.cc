@@ -437,18 +437,16 @@ CongestionResult runIn(const CongestionParams& p, const launch::RankInfo& info,
     ri.window = p.window;
   }
   r.isolatedPhase();
+  // Rank 0 keeps the isolated phase's figures (in the store since its barrier) before any rank
+  // starts the congested phase: after a rank's failure the store answers every get with that
+  // failure, so a congested phase that fails still leaves them for the document with the error.
+  if (me == 0 && partial) *partial = gatherResult(r, nodes, ri, 1);
+  r.enter("barrier after reading the isolated phase");
+  c.barrier();
   try {
     r.congestedPhase();
   } catch (const std::exception&) {
-    // Rank 0 keeps the isolated phase's figures (in the store since its barrier; the store may
-    // be gone, then nothing is kept) for the document with the error.
-    if (me == 0 && partial) {
-      try {
-        *partial = gatherResult(r, nodes, ri, 1, std::min<int64_t>(p.timeoutMs, 2000));
-        partial->failed = true;
-      } catch (const std::exception&) {
-      }
-    }
+    if (me == 0 && partial) partial->failed = true;
     throw;
   }
   CongestionResult res;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <limits>
 
 #include <fmt/format.h>
@@ -42,6 +43,8 @@ std::vector<std::vector<double>> nanMatrix(int n) {
 
 // The counts of a pair's measurements (engine/iterations.h probeCounts).
 using PairCounts = engine::ProbeCounts;
+// Rank 0: the stored result of each ordered pair (src, dst) as JSON text, "" until its round ran.
+using PairFigures = std::vector<std::vector<std::string>>;
 
 PairCounts pairCounts(const PairsParams& p) {
   return engine::probeCounts(p.iterations, p.warmup, p.bwIters);
@@ -135,9 +138,12 @@ json measurePair(Communicator& c, const PairsParams& p, const PairTests& t, int 
 // barrier. Returns the seconds of all rounds.
 // `done`: the rounds every rank finished (their figures are in the store), for a failed run's
 // partial report.
+// `figures` (rank 0 only, else null): every finished round's stored results, read before the
+// round's barrier (a get waits for its key), so a run that fails later still has them: after a
+// rank's failure the store answers every get with that failure.
 double runRounds(Communicator& c, rendezvous::Store& store, const PairsParams& p,
                  const PairTests& t, const std::vector<PairRound>& rounds, std::string& stage,
-                 size_t& done) {
+                 size_t& done, PairFigures* figures) {
   const int me = c.rank();
   const int64_t t0 = nowNs();
   for (size_t r = 0; r < rounds.size(); ++r) {
@@ -169,6 +175,14 @@ double runRounds(Communicator& c, rendezvous::Store& store, const PairsParams& p
         mineResult["desched"] = detail::deschedOfRank(d, p.yieldCpuShare, shortfall);
       store.set(fmt::format("pairs/{}/{}", me, peer), mineResult.dump());
     }
+    if (figures) {
+      stage = fmt::format("reading the results of round {}", r + 1);
+      c.setStage(stage);
+      for (auto [a, b] : rounds[r]) {
+        (*figures)[a][b] = store.get(fmt::format("pairs/{}/{}", a, b), p.timeoutMs);
+        (*figures)[b][a] = store.get(fmt::format("pairs/{}/{}", b, a), p.timeoutMs);
+      }
+    }
     stage = fmt::format("barrier after round {}", r + 1);
     c.setStage(stage);
     c.barrier();
@@ -181,8 +195,8 @@ double runRounds(Communicator& c, rendezvous::Store& store, const PairsParams& p
 // Rank 0: the figures of every ordered pair of rounds [0, upTo) from the store into the matrices
 // (cost = 1 / (MB/s) for the bandwidth outliers; NaN for pairs of later rounds); pairs whose
 // initiator lost the CPU are noted in res.info.
-void readMatrices(Communicator& c, rendezvous::Store& store, const PairsParams& p, PairsResult& res,
-                  const std::vector<PairRound>& rounds, size_t upTo) {
+void readMatrices(Communicator& c, const PairFigures& figures, const PairsParams& p,
+                  PairsResult& res, const std::vector<PairRound>& rounds, size_t upTo) {
   const int n = c.size();
   res.latMedianUs = res.latMinUs = res.latAvgUs = res.latP99Us = res.bwMBs = nanMatrix(n);
   auto cost = nanMatrix(n);
@@ -197,8 +211,7 @@ void readMatrices(Communicator& c, rendezvous::Store& store, const PairsParams& 
       if (s == d || !measured[s][d]) continue;
       ++pairs;
       const std::string what = fmt::format("pairs result {} -> {}", s, d);
-      json j = parseUntrustedJson(store.get(fmt::format("pairs/{}/{}", s, d), p.timeoutMs), what, 4,
-                                  4096);
+      json j = parseUntrustedJson(figures[s][d], what, 4, 4096);
       if (!j.is_object()) throw ProtocolError(fmt::format("malformed {}", what));
       res.latMedianUs[s][d] = jsonDouble(j, "median_us", what, 0.0, 0.0, 1e15);
       res.latMinUs[s][d] = jsonDouble(j, "min_us", what, 0.0, 0.0, 1e15);
@@ -220,7 +233,7 @@ void readMatrices(Communicator& c, rendezvous::Store& store, const PairsParams& 
 }
 
 // Rank 0: the result's figures and facts.
-PairsResult gatherResult(Communicator& c, rendezvous::Store& store, const PairsParams& p,
+PairsResult gatherResult(Communicator& c, const PairFigures& figures, const PairsParams& p,
                          const PairCounts& k, report::RunInfo info, double seconds,
                          const std::vector<PairRound>& rounds, size_t upTo) {
   PairsResult res;
@@ -241,7 +254,7 @@ PairsResult gatherResult(Communicator& c, rendezvous::Store& store, const PairsP
     res.hosts.push_back(c.hostOf(r));
     res.addresses.push_back(c.addressOf(r));
   }
-  readMatrices(c, store, p, res, rounds, upTo);
+  readMatrices(c, figures, p, res, rounds, upTo);
   return res;
 }
 
@@ -273,25 +286,27 @@ PairsResult runPairsIn(const PairsParams& p, const launch::RankInfo& info, rende
   size_t done = 0;
   const int64_t roundsStart = nowNs();
   double seconds = 0;
+  PairFigures figures(me == 0 ? n : 0, std::vector<std::string>(n));
   try {
-    seconds = runRounds(c, store, p, pairTests(p, k), rounds, stage, done);
+    seconds =
+        runRounds(c, store, p, pairTests(p, k), rounds, stage, done, me == 0 ? &figures : nullptr);
   } catch (const std::exception&) {
-    // Rank 0 keeps what the finished rounds stored (their keys are there; the store may be
-    // gone, then nothing is kept) for the document with the error.
+    // Rank 0 keeps what the finished rounds measured (read round by round, runRounds) for the
+    // document with the error.
     if (me == 0 && partial && done > 0) {
       try {
-        PairsParams quick = p;
-        quick.timeoutMs = std::min<int64_t>(p.timeoutMs, 2000);
-        *partial = gatherResult(c, store, quick, k, ri,
+        *partial = gatherResult(c, figures, p, k, ri,
                                 static_cast<double>(nowNs() - roundsStart) / 1e9, rounds, done);
         partial->failed = true;
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
+        std::cerr << "rdmabench: warning: the rounds measured before the failure are lost: "
+                  << e.what() << "\n";
       }
     }
     throw;
   }
   PairsResult res;
-  if (me == 0) res = gatherResult(c, store, p, k, std::move(ri), seconds, rounds, rounds.size());
+  if (me == 0) res = gatherResult(c, figures, p, k, std::move(ri), seconds, rounds, rounds.size());
   // Everyone stays until rank 0 has read every result.
   stage = "teardown";
   c.setStage(stage);

@@ -211,16 +211,27 @@ NoiseReport gatherReport(const NoiseRunOptions& o, int n, rendezvous::Store& sto
 std::optional<NoiseReport> salvageReport(const NoiseRunOptions& o, int n,
                                          rendezvous::Store& store) {
   NoiseRunOptions quick = o;
-  quick.timeoutMs = 200;
+  // Ranks alive finish their measurement at about the same time (one start, one duration):
+  // 2 s for each result to arrive; a dead rank costs that wait once.
+  quick.timeoutMs = std::min<int64_t>(o.timeoutMs, 2000);
   std::vector<RankResult> got;
   for (int r = 0; r < n; ++r) {
-    try {
-      const std::string what = fmt::format("noise result of rank {}", r);
-      json j = parseUntrustedJson(store.get(fmt::format("noise/result/{}", r), quick.timeoutMs),
-                                  what, 8, 1u << 20);
-      got.push_back(RankResult::fromJson(j, what, o.config.predictTimesUs.size()));
-      if (got.back().rank != r) got.pop_back();
-    } catch (const std::exception&) {
+    // A get answers with the failure notifications still queued on the store connection (each
+    // read once: the dead rank, then the ranks that failed because of it) before the value: a
+    // PeerError is such a notice, and the next try reads the key itself.
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      try {
+        const std::string what = fmt::format("noise result of rank {}", r);
+        json j = parseUntrustedJson(store.get(fmt::format("noise/result/{}", r), quick.timeoutMs),
+                                    what, 8, 1u << 20);
+        got.push_back(RankResult::fromJson(j, what, o.config.predictTimesUs.size()));
+        if (got.back().rank != r) got.pop_back();
+        break;
+      } catch (const PeerError&) {
+        continue;
+      } catch (const std::exception&) {
+        break;
+      }
     }
   }
   if (got.empty()) return std::nullopt;
@@ -277,18 +288,18 @@ std::optional<NoiseReport> runNoiseRank(const NoiseRunOptions& o, const launch::
     res.delays.push_back(std::move(h));
   }
   trace = DetourTrace{};  // free the trace before the report
-  store.set(fmt::format("noise/result/{}", me), res.toJson().dump());
-  store.set(fmt::format("noise/local/{}/{}", info.host, info.localRank),
-            fmt::format("{} {}", res.pid, res.cpu));
-  if (sampler) publishAttribution(o, info, store, *sampler);
   std::optional<NoiseReport> report;
-  if (me == 0) {
-    try {
-      report = gatherReport(o, n, store);
-    } catch (const std::exception&) {
-      if (partial) *partial = salvageReport(o, n, store);
-      throw;
-    }
+  try {
+    store.set(fmt::format("noise/result/{}", me), res.toJson().dump());
+    store.set(fmt::format("noise/local/{}/{}", info.host, info.localRank),
+              fmt::format("{} {}", res.pid, res.cpu));
+    if (sampler) publishAttribution(o, info, store, *sampler);
+    if (me == 0) report = gatherReport(o, n, store);
+  } catch (const std::exception&) {
+    // A set that read a failure notice was still sent (the server holds its key): salvage reads
+    // what is there, this rank's own result included.
+    if (me == 0 && partial) *partial = salvageReport(o, n, store);
+    throw;
   }
   // Everyone stays until rank 0 has read every result.
   storeBarrier(store, "end", n, o.timeoutMs);
