@@ -171,7 +171,15 @@ void throwPeerReport(const std::string& peer, std::string_view text, std::string
   std::string message = fmt::format("{} reported: {}", peer, theirs);
   // Both sides failing alike (a loopback server without a device: its text is this side's plus
   // " (during connect)") say it once; the raw texts are compared, not the escaped, cut one.
-  if (!here.empty() && here.find(text) == std::string_view::npos &&
+  // So do both sides refusing the same option value ("--size 8388609: above the server ...
+  // limit" and "--size 8388609: above the local ... limit" on one rxe device).
+  auto optionOf = [](std::string_view t) {
+    const size_t colon = t.find(": ");
+    return t.substr(0, t.size() > 0 && t[0] == '-' && colon != std::string_view::npos ? colon : 0);
+  };
+  const std::string_view option = optionOf(text);
+  const bool sameOption = !option.empty() && option == optionOf(here);
+  if (!here.empty() && !sameOption && here.find(text) == std::string_view::npos &&
       text.find(here) == std::string_view::npos)
     message += fmt::format(" (here: {})", here);
   if (timeout) throw TimeoutError(message);

@@ -62,6 +62,13 @@ TEST(ExitCode, PeerErrorKeepsItsClassAcrossTheWire) {
   EXPECT_EQ(m.find("(here:"), std::string::npos) << m;
   statusAcrossTheWire(Error("x failed"), &m, "y failed");
   EXPECT_EQ(m, "server 10.0.0.1:18515 reported: x failed (here: y failed)");
+  // Both sides refusing the same option value on one rxe device (seen in the VM): said once.
+  statusAcrossTheWire(
+      UsageError("--size 8388609: above the server verbs device rxe0 limit of 8388608 bytes"), &m,
+      "--size 8388609: above the local verbs device rxe0 limit of 8388608 bytes");
+  EXPECT_EQ(m.find("(here:"), std::string::npos) << m;
+  statusAcrossTheWire(UsageError("--size 9: too big"), &m, "--mtu 4096: above the active MTU");
+  EXPECT_NE(m.find("(here: --mtu 4096"), std::string::npos) << m;
   // An untagged text that merely starts like a tag word is not a tag.
   try {
     rendezvous::throwPeerReport("p", "usage:x");
