@@ -63,7 +63,9 @@ pass "server --clock"
 # A window above the receiver's queue is refused when the devices open, before any connection
 # (it was found at the first size): the message names the side and its device.
 expect_status 2 "--window 2000: needs 2001 posted receives (the window and a control message), above the receive queue depth 512 of the server socket device lo (raise --rx-depth or lower --window to 511)" "$RB" bw -t socket -w 2000 -s 8 -n 2
-expect_status 2 "of the local socket device lo" "$RB" bw -t socket -b -w 2000 -s 8 -n 2
+# Bidirectional: both sides refuse the same value; said once (issue 35 item 13), not "X (here: X)".
+expect_status 2 "--window 2000: needs 2001 posted receives" "$RB" bw -t socket -b -w 2000 -s 8 -n 2
+"$RB" bw -t socket -b -w 2000 -s 8 -n 2 2>&1 | grep -q "(here: " && fail "bw -b -w 2000: the refusal said twice"
 pass "bw --window above the receive queue: refused at device open"
 
 # ci/install-deps.sh waits for a dpkg lock held by another apt-get (DPkg::Lock::Timeout) instead
@@ -104,9 +106,18 @@ pass "bad input: one-line errors"
 
 # A closed stdout is not reused by a socket (the report went into the peer's connection before:
 # "malformed frame header (reserved bytes not zero)").
-timeout 60 "$RB" lat -t socket -s 8 -n 10 >&- 2>"$TMP/closed.err" || fail "lat with stdout closed: $(cat "$TMP/closed.err")"
-timeout 60 "$RB" allreduce --np 2 -t socket -s 8 -n 10 >&- 2>"$TMP/closed2.err" || fail "allreduce with stdout closed: $(cat "$TMP/closed2.err")"
-pass "stdout closed: the run measures, nothing reaches the peer"
+# The run measures; its report is lost, which is an error (issue 36 item 8): exit 1 with one line
+# naming stdout, and never a frame error from the peer.
+for cmd in "lat -t socket -s 8 -n 10" "allreduce --np 2 -t socket -s 8 -n 10"; do
+  rc=0
+  # shellcheck disable=SC2086
+  timeout 60 "$RB" $cmd >&- 2>"$TMP/closed.err" || rc=$?
+  [ "$rc" = 1 ] || fail "$cmd with stdout closed: exit $rc: $(cat "$TMP/closed.err")"
+  grep -q "writing the report to stdout: Bad file descriptor" "$TMP/closed.err" ||
+    fail "$cmd with stdout closed: $(cat "$TMP/closed.err")"
+  ! grep -qi "malformed\|frame" "$TMP/closed.err" || fail "$cmd: the report reached the peer"
+done
+pass "stdout closed: the run measures, the lost report is exit 1 naming stdout, nothing reaches the peer"
 
 # Without -t, an option the chosen transport does not read is refused (ofi never is the default;
 # on a host without a usable RDMA device the default is socket, which reads no -d).

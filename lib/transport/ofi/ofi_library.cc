@@ -3,8 +3,10 @@
 #include <dlfcn.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
+#include <signal.h>
 
 #include <atomic>
+#include <iterator>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -39,7 +41,32 @@ bool bind(void* lib, const char* name, F& fn) {
   return fn != nullptr;
 }
 
+// The signal dispositions a library loaded now must not change. libfabric is opened on first use,
+// after main() set them up, and the PSM libraries it pulls in install handlers in their
+// constructors: libinfinipath's SIGINT handler exits 1 silently (a Ctrl-C of an A/B run with an
+// ofi variant left its temporary -o file and no word), and its backtrace printer on SIGSEGV & co.
+// turns a crashing server session into an ordinary exit (docs/cli.md, crash isolation).
+class KeepSignals {
+ public:
+  KeepSignals() {
+    for (size_t i = 0; i < std::size(kSignals); ++i)
+      ::sigaction(kSignals[i], nullptr, &saved_[i]);
+  }
+  ~KeepSignals() {
+    for (size_t i = 0; i < std::size(kSignals); ++i)
+      ::sigaction(kSignals[i], &saved_[i], nullptr);
+  }
+  KeepSignals(const KeepSignals&) = delete;
+  KeepSignals& operator=(const KeepSignals&) = delete;
+
+ private:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGSEGV,
+                                     SIGBUS, SIGILL,  SIGFPE, SIGABRT};
+  struct sigaction saved_[std::size(kSignals)]{};
+};
+
 void load() {
+  const KeepSignals keep;
   // RTLD_LOCAL: the providers libfabric opens link it themselves.
   void* lib = ::dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
 #ifdef RDMABENCH_LIBFABRIC_LIBDIR
