@@ -31,7 +31,8 @@ for sig in INT TERM; do
   for daemon in server rendezvous; do
     open=()  # a standalone store starts without a token only when asked to
     [ "$daemon" = rendezvous ] && open=(--token "")
-    "$RB" "$daemon" -p "$dport" "${open[@]}" 2>"$TMP/daemon.err" &
+    # A non-interactive shell starts background jobs with SIGINT ignored, which rdmabench keeps.
+    env --default-signal=INT "$RB" "$daemon" -p "$dport" "${open[@]}" 2>"$TMP/daemon.err" &
     dpid=$!
     wait_port "" "$dport"
     kill -"$sig" "$dpid"

@@ -62,7 +62,7 @@ np_cell() {
   local phase=$1 f=$2 victim r line ph
   ph=$(coll_phase "$phase")
   env RDMABENCH_TEST_HOLD="$phase@2" RDMABENCH_TEST_HOLD_MS=$HOLD_MS \
-    "$RB" "${COLL[@]}" --np 4 >"$CD/out" 2>"$CD/err" &
+    env --default-signal=INT "$RB" "${COLL[@]}" --np 4 >"$CD/out" 2>"$CD/err" &
   local launcher=$!
   CKILL+=("$launcher")
   wait_for "$CD/err" "test hook: pid [0-9]+ holding at $phase" "$launcher" 60
@@ -122,7 +122,7 @@ net_cell() {
   for k in 1 2 3 4; do
     local env=()
     [ $k = 3 ] && env=(RDMABENCH_TEST_HOLD="$phase@2" RDMABENCH_TEST_HOLD_MS=$HOLD_MS)
-    ip netns exec "fm${ID}h$k.$3" env "${env[@]}" "$RB" "${COLL[@]}" --rank $((k - 1)) --world-size 4 \
+    ip netns exec "fm${ID}h$k.$3" env --default-signal=INT "${env[@]}" "$RB" "${COLL[@]}" --rank $((k - 1)) --world-size 4 \
       --rendezvous 10.79.1.1:18700 --run-id fm >"$CD/out$k" 2>"$CD/err$k" &
     pids+=($!)
     CKILL+=($!)

@@ -72,7 +72,7 @@ keeps_good "bw, server session died during the first size" 1 \
 # Ctrl-C during the first size (1e9 iterations do not end): once the report's temporary file
 # exists (the handlers are installed long before), SIGINT; exit 4, nothing measured.
 echo '{"good":true}' >"$TMP/g.json"
-"$RB" lat -t socket -s 8 -n 1000000000 -f json -o "$TMP/g.json" 2>"$TMP/int.err" &
+env --default-signal=INT "$RB" lat -t socket -s 8 -n 1000000000 -f json -o "$TMP/g.json" 2>"$TMP/int.err" &
 LAT=$!
 CLEANUP+=("kill -9 $LAT")
 for _ in $(seq 1 300); do

@@ -37,6 +37,7 @@
 #include "launch/fold.h"
 #include "launch/ifname.h"
 #include "launch/launch.h"
+#include "launch/limits.h"
 #include "rendezvous/store.h"
 #include "report/csv_writer.h"
 #include "report/format_util.h"
@@ -275,8 +276,13 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
   if (cmd.launch.np > 0 || info.rank == 0) {
     for (const std::string& note : cmd.notes)
       if (!cmd.quiet) std::cerr << "rdmabench: warning: " << note << "\n";
-    // Ranks far beyond the CPUs (barrier --np 1000 on 2 CPUs): said before the long wait.
+    // Ranks far beyond the CPUs (barrier --np 1000 on 2 CPUs): said before the long wait, but
+    // after the refusal of a run that cannot start (one root cause, one line).
     const bool np = cmd.launch.np > 0;
+    if (np)
+      launch::ensureDescriptors(
+          launch::storeServerDescriptors(static_cast<uint64_t>(cmd.launch.np)),
+          fmt::format("--np {}", cmd.launch.np));
     const std::string crowded = cli::oversubscriptionWarning(
         np ? fmt::format("--np {}", cmd.launch.np)
            : fmt::format("{} ranks on this host", info.localRanks),
