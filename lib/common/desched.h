@@ -6,7 +6,8 @@
 //  - its run delay: time runnable but waiting for a CPU (/proc/thread-self/schedstat, 2nd field,
 //    ns; absent without CONFIG_SCHED_INFO);
 //  - steal time of the CPUs it may run on (/proc/stat "cpuN" lines, 8th value, USER_HZ ticks);
-//  - its run time on a CPU (/proc/thread-self/schedstat, 1st field, ns), and the irq + softirq
+//  - its run time on a CPU (CLOCK_THREAD_CPUTIME_ID, ns: exact when read, where schedstat's
+//    1st field lags a running thread by up to a scheduler tick), and the irq + softirq
 //    time of the CPUs it may run on (/proc/stat, 6th and 7th values), for yield mode's rule
 //    (sharedCpusLost below).
 // Thread-safety: a DeschedProbe belongs to the thread that created it (RUSAGE_THREAD).
@@ -23,7 +24,7 @@ struct DeschedDelta {
   int64_t involuntarySwitches = 0;
   double stealUs = 0;      // steal of the allowed CPUs, summed (10 ms granularity)
   double runDelayUs = -1;  // -1 = not available on this kernel
-  double cpuUs = -1;       // run time on a CPU; -1 = not available on this kernel
+  double cpuUs = -1;       // run time on a CPU (<= wallUs); -1 = not available
   double wallUs = 0;       // the loop's wall time
   // irq + softirq time of the allowed CPUs, summed (/proc/stat, 10 ms granularity): the
   // kernel's work for every task on those CPUs (loopback TCP's receive path runs there), not in

@@ -104,7 +104,10 @@ TEST(Desched, ProbeReadsRunTime) {
   const DeschedDelta d = probe.stop();
   if (d.runDelayUs < 0) GTEST_SKIP() << "no /proc/thread-self/schedstat (CONFIG_SCHED_INFO)";
   EXPECT_GT(d.cpuUs, 0);
-  EXPECT_LE(d.cpuUs, d.wallUs + 1000);  // a thread runs at most for the wall time (+ rounding)
+  // A thread runs at most for the wall time: the CPU window nests inside the wall window and
+  // CLOCK_THREAD_CPUTIME_ID is exact when read (schedstat's lagged by a tick: 23.9 ms of CPU in
+  // 21.0 ms on a loaded CI host). An order, not a timing margin.
+  EXPECT_LE(d.cpuUs, d.wallUs);
 }
 
 TEST(Desched, JsonShape) {
