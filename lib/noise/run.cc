@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -214,19 +215,22 @@ std::optional<NoiseReport> salvageReport(const NoiseRunOptions& o, int n,
   // Ranks alive finish their measurement at about the same time (one start, one duration):
   // 2 s for each result to arrive; a dead rank costs that wait once.
   quick.timeoutMs = std::min<int64_t>(o.timeoutMs, 2000);
-  std::vector<RankResult> got;
+  // By the rank each result names: after the failure a get may read an answer owed to an earlier
+  // one (TcpStoreClient::request), which is then kept as that rank's and the key read again.
+  std::map<int, RankResult> byRank;
   for (int r = 0; r < n; ++r) {
     // A get answers with the failure notifications still queued on the store connection (each
     // read once: the dead rank, then the ranks that failed because of it) before the value: a
     // PeerError is such a notice, and the next try reads the key itself.
-    for (int attempt = 0; attempt < 8; ++attempt) {
+    for (int attempt = 0; attempt < 8 && !byRank.count(r); ++attempt) {
       try {
         const std::string what = fmt::format("noise result of rank {}", r);
         json j = parseUntrustedJson(store.get(fmt::format("noise/result/{}", r), quick.timeoutMs),
                                     what, 8, 1u << 20);
-        got.push_back(RankResult::fromJson(j, what, o.config.predictTimesUs.size()));
-        if (got.back().rank != r) got.pop_back();
-        break;
+        RankResult got = RankResult::fromJson(j, what, o.config.predictTimesUs.size());
+        const int named = got.rank;
+        if (named < 0 || named >= n || byRank.count(named)) break;
+        byRank.emplace(named, std::move(got));
       } catch (const PeerError&) {
         continue;
       } catch (const std::exception&) {
@@ -234,6 +238,9 @@ std::optional<NoiseReport> salvageReport(const NoiseRunOptions& o, int n,
       }
     }
   }
+  std::vector<RankResult> got;
+  for (auto& [rank, result] : byRank)
+    got.push_back(std::move(result));
   if (got.empty()) return std::nullopt;
   NoiseReport report;
   try {

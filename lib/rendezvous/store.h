@@ -104,8 +104,9 @@ class TcpStoreClient : public Store {
   std::string localAddress() const { return channel_.localAddress(); }
 
  private:
-  // Receives frames until one of `type` (or kError / kStoreTimeout) arrives; push messages
-  // (kStoreRankLost) on the way throw.
+  // Receives frames until one of `type` (or kError / kStoreTimeout) arrives; a push message
+  // (kStoreRankLost) on the way throws PeerError once the request's own answer is read (a get
+  // still waiting is then owed, see owedGets_).
   struct Reply {
     uint16_t type;
     std::string payload;
@@ -122,6 +123,9 @@ class TcpStoreClient : public Store {
   // 10 s. 1024 ranks on 2 cores kept the one-threaded server busy for longer than 10 s.
   int64_t replyMs_ = 10'000;
   bool left_ = false;
+  // Keys of gets a rank-lost notice ended before their answer: the server still answers them
+  // (a timeout naming the key, or the value once set), and that answer is not a later request's.
+  std::vector<std::string> owedGets_;
 };
 
 // Event-driven (epoll) store server. One thread drives it through serve(); connections never

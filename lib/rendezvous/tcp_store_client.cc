@@ -123,14 +123,15 @@ std::string TcpStoreClient::describe() const {
 void TcpStoreClient::throwLost(const std::string& payload) {
   json j = json::parse(payload, nullptr, false);
   // Several pushes may be queued (a killed rank, then neighbours failing because of it): prefer
-  // the first rank that vanished without notice, the root cause.
+  // the first rank that vanished without notice, the root cause. Only notices are read here
+  // (peekType): a reply on the way belongs to a request and is left for it.
   json best = j;
   for (int i = 0; i < 20 && best.is_object() && best.value("clean", true); ++i) {
     pollfd p{channel_.fd(), POLLIN, 10};
     if (::poll(&p, 1, 10) <= 0) continue;
     try {
+      if (channel_.peekType() != kStoreRankLost) break;
       Frame f = channel_.receive(Deadline(200), "rendezvous notifications");
-      if (f.type != kStoreRankLost) break;
       json k = json::parse(f.payload.begin(), f.payload.end(), nullptr, false);
       if (k.is_object() && !k.value("clean", true)) best = k;
     } catch (const std::exception&) {
@@ -148,6 +149,14 @@ void TcpStoreClient::throwLost(const std::string& payload) {
                               escapeForLog(jsonText(best, "reason", "was lost"), 4200)));
 }
 
+// A rank-lost notice that arrives while a request waits ends the request with a PeerError, but
+// the server still answers the request. Read that answer first, or the next request (the
+// salvage of a partial report after the failure) reads it as its own: a set's "ok" taken for a
+// get's value, every later reply one request behind (noise --np 4 with a rank killed kept 1 or
+// 2 of the 3 results measured). A set and an add are answered at once; a get of a key the
+// server holds too, so a get waits a moment for its answer and otherwise is owed: its timeout
+// answer (which names the key) is dropped when it comes; its value, if the key is set later,
+// cannot be told from a later get's or add's (callers after a PeerError check what they read).
 TcpStoreClient::Reply TcpStoreClient::request(uint16_t type, const std::string& payload,
                                               uint16_t want, int64_t waitMs,
                                               const std::string& what) {
@@ -155,18 +164,61 @@ TcpStoreClient::Reply TcpStoreClient::request(uint16_t type, const std::string& 
   channel_.send(type, payload.data(), payload.size(), sendDl);
   // The server answers a get by its own deadline; allow it 5 s more to say so.
   Deadline dl(waitMs < 0 ? -1 : waitMs + 5000);
+  std::string lost;  // the first rank-lost notice read while waiting
+  std::string getKey;
+  if (type == kStoreGet) {
+    std::string rest;
+    decodeKeyRecord(std::string_view(payload).substr(4), getKey, rest);
+  }
   for (;;) {
     Frame f;
+    if (!lost.empty() && type == kStoreGet) {
+      // The get's answer now only if the server holds the key (it answers such a get at once).
+      pollfd p{channel_.fd(), POLLIN, 0};
+      int t = -1;
+      if (::poll(&p, 1, 200) > 0) {
+        try {
+          t = channel_.peekType();
+        } catch (const std::exception&) {
+        }
+      }
+      if (t != kStoreValue && t != kStoreTimeout) {
+        owedGets_.push_back(getKey);
+        throwLost(lost);
+      }
+    }
     try {
-      f = channel_.receive(dl, what);
+      f = channel_.receive(lost.empty() ? dl : Deadline(replyMs_), what);
     } catch (const ProtocolError& e) {
+      if (!lost.empty()) throwLost(lost);
       throw ProtocolError(closedBecause(fmt::format(
           "rendezvous server {} closed the connection while waiting for {} (rank 0 or the "
           "launcher died?): {}",
           where_, what, e.what())));
+    } catch (const std::exception&) {
+      if (!lost.empty()) throwLost(lost);
+      throw;
     }
     std::string p = f.text();
-    if (f.type == kStoreRankLost) throwLost(p);
+    if (f.type == kStoreRankLost) {
+      if (lost.empty()) lost = std::move(p);
+      continue;
+    }
+    if (f.type == kStoreTimeout && !owedGets_.empty()) {
+      // An owed get's timeout answer (it names its key): not this request's.
+      json j = json::parse(p, nullptr, false);
+      const std::string key = j.is_object() ? jsonText(j, "key", "") : "";
+      auto it = std::find(owedGets_.begin(), owedGets_.end(), key);
+      if (it != owedGets_.end() && !(type == kStoreGet && key == getKey)) {
+        owedGets_.erase(it);
+        continue;
+      }
+    }
+    if (f.type == kStoreValue && want == kStoreOk && !owedGets_.empty()) {
+      owedGets_.erase(owedGets_.begin());  // a set is answered "ok": an owed get's value
+      continue;
+    }
+    if (!lost.empty()) throwLost(lost);  // this request's answer is read: the stream stays in step
     if (f.type == kError)
       throw ProtocolError(fmt::format("rendezvous {} reported: {}", where_, escapeForLog(p, 1024)));
     if (f.type == want || f.type == kStoreTimeout) return Reply{f.type, std::move(p)};
