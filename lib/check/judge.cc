@@ -103,8 +103,14 @@ void judgeCounters(CheckResult& r, const std::map<std::string, uint64_t>& limits
 
 void judgeMeasurements(CheckResult& r) {
   for (const Measurement& m : r.measurements) {
+    if (!m.skipped.empty())
+      r.notes.push_back(fmt::format("measure {}: not measured: {}", m.subject, m.skipped));
     if (!m.error.empty())
-      r.findings.push_back({m.subject, "loopback measurement failed: " + m.error, "measure", true});
+      r.findings.push_back({m.subject,
+                            (m.peer.empty() ? "loopback measurement failed: "
+                                            : "measurement against the peer failed: ") +
+                                m.error,
+                            "measure", true});
     if (m.latWrong || m.bwWrong)
       r.findings.push_back({m.subject,
                             fmt::format("wrong data under --check: {} latency iteration(s), {} "
@@ -136,7 +142,7 @@ namespace {
 
 const PortState* findPort(CheckResult& r, const std::string& subject) {
   for (PortState* p : r.inventory.ports())
-    if (p->name() == subject) return p;
+    if (p->name() == subjectPort(subject)) return p;
   return nullptr;
 }
 

@@ -6,6 +6,10 @@
 #include <sstream>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/json_read.h"
 #include "noise/report.h"
 #include "noise/run.h"
 #include "rendezvous/store.h"
@@ -64,6 +68,58 @@ NoiseStep runNoiseStep(double seconds, const std::string& host) {
   noise::writeNoise(doc, "json", *report);
   s.report = nlohmann::json::parse(doc.str(), nullptr, false);
   return s;
+}
+
+nlohmann::json toJson(const NoiseStep& n) {
+  nlohmann::json cores = nlohmann::json::array();
+  for (const CoreNoise& c : n.cores)
+    cores.push_back({{"cpu", c.cpu},
+                     {"stolen_pct", c.stolenPct},
+                     {"detours_per_s", c.detoursPerSec},
+                     {"max_us", c.maxUs},
+                     {"sources", c.sources}});
+  return {{"seconds", n.seconds},
+          {"mean_stolen_pct", n.meanStolenPct},
+          {"cores", cores},
+          {"findings", n.findings},
+          {"report", n.report}};
+}
+
+namespace {
+
+std::vector<std::string> strings(const nlohmann::json& j, std::string_view key,
+                                 std::string_view what) {
+  std::vector<std::string> out;
+  if (const nlohmann::json* a = jsonArray(j, key, what, 1u << 16))
+    for (const nlohmann::json& x : *a) {
+      if (!x.is_string()) throw ProtocolError(fmt::format("{}: {}: not a string", what, key));
+      out.push_back(x.get<std::string>());
+    }
+  return out;
+}
+
+}  // namespace
+
+NoiseStep noiseStepFromJson(const nlohmann::json& j) {
+  const std::string what = "check noise step";
+  if (!j.is_object()) throw ProtocolError(what + ": not an object");
+  NoiseStep n;
+  n.seconds = jsonDouble(j, "seconds", what, 0, 0, 1e6);
+  n.meanStolenPct = jsonDouble(j, "mean_stolen_pct", what, 0, 0, 100);
+  if (const nlohmann::json* cores = jsonArray(j, "cores", what, 1u << 16))
+    for (const nlohmann::json& x : *cores) {
+      if (!x.is_object()) throw ProtocolError(what + ": a core is not an object");
+      CoreNoise c;
+      c.cpu = static_cast<int>(jsonInt(x, "cpu", what, -1, -1, 1 << 20));
+      c.stolenPct = jsonDouble(x, "stolen_pct", what, 0, 0, 100);
+      c.detoursPerSec = jsonDouble(x, "detours_per_s", what, 0, 0, 1e12);
+      c.maxUs = jsonDouble(x, "max_us", what, 0, 0, 1e15);
+      c.sources = strings(x, "sources", what);
+      n.cores.push_back(std::move(c));
+    }
+  n.findings = strings(j, "findings", what);
+  if (const nlohmann::json* r = jsonFind(j, "report", what)) n.report = *r;
+  return n;
 }
 
 }  // namespace rdmabench::check

@@ -32,4 +32,10 @@ struct NoiseStep {
 // Runs the detour loop for `seconds` on every allowed core at once.
 NoiseStep runNoiseStep(double seconds, const std::string& host);
 
+// The step as the report's JSON member "noise" ({seconds, mean_stolen_pct, cores: [{cpu,
+// stolen_pct, detours_per_s, max_us, sources}], findings, report}), and back (ProtocolError for
+// a document that is not one; check's step child sends it to the parent this way).
+nlohmann::json toJson(const NoiseStep& n);
+NoiseStep noiseStepFromJson(const nlohmann::json& j);
+
 }  // namespace rdmabench::check

@@ -5,9 +5,12 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/text_escape.h"
+#include "common/token.h"
 
 namespace rdmabench::check {
 
@@ -23,7 +26,8 @@ cli::OptionGroups checkOptionGroups() {
   po::options_description general(
       "Usage: rdmabench check [options]\nNode health gate for Slurm's HealthCheckProgram, NHC "
       "and prologs: inventory of the RDMA devices, ports and netdevs (sysfs), their counters "
-      "over the test window, a loopback latency and bandwidth run with --check on each port, "
+      "over the test window, a latency and bandwidth run with --check on each port (loopback, or "
+      "against `rdmabench server` on --peer), "
       "and a short OS noise run, within --budget. Exit 0 healthy, 1 unhealthy (the first line "
       "is the drain reason), 2 usage, 3 could not run (docs/check.md).\n\nSteps");
   general.add_options()("help,h", "show this help")(
@@ -34,7 +38,17 @@ cli::OptionGroups checkOptionGroups() {
           .c_str())("device,d", po::value<std::vector<std::string>>(),
                     "check this RDMA device only (repeatable; default: every device)")(
       "skip", po::value<std::vector<std::string>>(),
-      "leave out a step: measure | noise (repeatable)")(
+      "leave out a step, a loop or a transport: measure | noise | lat | bw | verbs | ofi (lat, "
+      "bw: one loop of the measurement; verbs, ofi: its runs; repeatable)")(
+      "provider", po::value<std::vector<std::string>>(),
+      "libfabric provider measured after verbs on each port, on the domain named like the "
+      "device (repeatable; default verbs;ofi_rxm; absent here: a note)")(
+      "peer", po::value<std::string>(),
+      "measure each active port against `rdmabench server` on HOST, across the fabric "
+      "(default: a loopback server on this node)")("port,p", po::value<std::string>(),
+                                                   "the peer's control port (default 18515)")(
+      "token", po::value<std::string>(),
+      "access token the peer's server requires (default: $RDMABENCH_TOKEN)")(
       "require-rdma", po::bool_switch(),
       "no RDMA device (or none of -d) is unhealthy (default: healthy, with a note)");
   po::options_description judge("Judging");
@@ -98,6 +112,26 @@ void parseJudging(const po::variables_map& vm, CheckCommand& cmd) {
   if (has("node")) cmd.node = str("node");
 }
 
+// --peer, --port, --token.
+void parsePeer(const po::variables_map& vm, CheckCommand& cmd) {
+  auto str = [&](const char* k) { return vm[k].as<std::string>(); };
+  for (const char* k : {"port", "token"})
+    if (vm.count(k) && !vm.count("peer"))
+      throw UsageError(fmt::format("--{}: only with --peer (the loopback server needs none)", k));
+  if (vm.count("peer")) {
+    cmd.peer = str("peer");
+    if (cmd.peer.empty())
+      throw UsageError(
+          "--peer '': empty host name (an unset shell variable?); omit --peer for "
+          "the loopback measurement");
+    if (vm.count("port"))
+      cmd.peerPort = static_cast<uint16_t>(cli::parseUnsigned(str("port"), "--port", 1, 65535));
+    cli::splitHostPort(cmd.peer, cmd.peerPort, vm.count("port") > 0);
+    cmd.token = resolveToken(
+        vm.count("token") ? std::optional<std::string>(str("token")) : std::nullopt, false);
+  }
+}
+
 }  // namespace
 
 CheckCommand parseCheckCommand(const std::vector<std::string>& args) {
@@ -119,11 +153,26 @@ CheckCommand parseCheckCommand(const std::vector<std::string>& args) {
   if (vm.count("device")) cmd.devices = vm["device"].as<std::vector<std::string>>();
   if (vm.count("skip"))
     for (const auto& s : vm["skip"].as<std::vector<std::string>>()) {
-      if (s != "measure" && s != "noise")
-        throw UsageError(fmt::format("--skip {}: no such step (valid: measure, noise)", s));
+      static const std::vector<std::string> kSteps{"measure", "noise", "lat", "bw", "verbs", "ofi"};
+      if (std::find(kSteps.begin(), kSteps.end(), s) == kSteps.end())
+        throw UsageError(fmt::format("--skip {}: no such step (valid: {})", escapeForLog(s, 40),
+                                     fmt::join(kSteps, ", ")));
       cmd.skip.push_back(s);
     }
+  if (((cmd.skips("lat") && cmd.skips("bw")) || (cmd.skips("verbs") && cmd.skips("ofi"))) &&
+      !cmd.skips("measure"))
+    cmd.skip.push_back("measure");
   cmd.requireRdma = vm["require-rdma"].as<bool>();
+  parsePeer(vm, cmd);
+  if (vm.count("provider")) {
+    cmd.providers = vm["provider"].as<std::vector<std::string>>();
+    for (const std::string& p : cmd.providers)
+      if (p.empty() || p.size() > 64 || p.find_first_of(" ,\t") != std::string::npos)
+        throw UsageError(
+            fmt::format("--provider '{}': expected one libfabric provider string "
+                        "such as verbs;ofi_rxm (repeat the option for more)",
+                        escapeForLog(p, 80)));
+  }
   parseJudging(vm, cmd);
   if (vm.count("format")) cmd.format = str("format");
   if (cmd.format != "table" && cmd.format != "json")

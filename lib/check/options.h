@@ -20,15 +20,24 @@ inline constexpr size_t kMaxMinRuns = 1000;
 struct CheckCommand {
   double budgetSec = kDefaultBudgetSec;  // --budget
   std::vector<std::string> devices;      // -d/--device (repeatable); empty = every device
-  std::vector<std::string> skip;         // --skip measure|noise (repeatable)
-  std::string recordDir;                 // --record DIR
-  std::string baselineDir;               // --baseline DIR
-  RuleParams rule;                       // --mad-k, --margin, --min-runs
-  size_t window = 30;                    // --window: newest healthy runs the baseline uses
-  std::vector<Expectation> expects;      // --expect (repeatable)
+  std::vector<std::string> skip;         // --skip measure|noise|lat|bw|ofi (repeatable)
+  // --provider (repeatable): the libfabric providers measured after verbs on each port, on the
+  // domain named like the device; not present here = a note, not a failure.
+  std::vector<std::string> providers{"verbs;ofi_rxm"};
+  std::string recordDir;             // --record DIR
+  std::string baselineDir;           // --baseline DIR
+  RuleParams rule;                   // --mad-k, --margin, --min-runs
+  size_t window = 30;                // --window: newest healthy runs the baseline uses
+  std::vector<Expectation> expects;  // --expect (repeatable)
   // --counter-limit NAME=N (repeatable): the error counter NAME ("hw_counters/rcvd_seq_err") may
   // rise by up to N in the window before it fails; every other error counter: 0.
   std::map<std::string, uint64_t> counterLimits;
+  // --peer HOST[:PORT]: measure each ACTIVE port against `rdmabench server` on HOST (the data
+  // crosses the fabric, so the port counters see loss and the baseline sees the link) instead
+  // of the loopback server; "" = loopback. peerPort: --port or HOST:PORT (default 18515).
+  std::string peer;
+  uint16_t peerPort = 18515;
+  std::string token;             // --token / $RDMABENCH_TOKEN: the peer server's access token
   bool requireRdma = false;      // --require-rdma
   std::string node;              // --node (default: the host name)
   std::string format = "table";  // -f table | json

@@ -80,21 +80,6 @@ json stepsJson(const CheckResult& r) {
   return out;
 }
 
-json noiseJson(const NoiseStep& n) {
-  json cores = json::array();
-  for (const CoreNoise& c : n.cores)
-    cores.push_back({{"cpu", c.cpu},
-                     {"stolen_pct", c.stolenPct},
-                     {"detours_per_s", c.detoursPerSec},
-                     {"max_us", c.maxUs},
-                     {"sources", c.sources}});
-  return {{"seconds", n.seconds},
-          {"mean_stolen_pct", n.meanStolenPct},
-          {"cores", cores},
-          {"findings", n.findings},
-          {"report", n.report}};
-}
-
 }  // namespace
 
 json inventoryJson(const Inventory& inv) {
@@ -146,7 +131,7 @@ json toJson(const CheckResult& r) {
           {"inventory", inventoryJson(r.inventory)},
           {"counters", countersJson(r.counters)},
           {"measurements", measurements},
-          {"noise", r.noise ? noiseJson(*r.noise) : json(nullptr)},
+          {"noise", r.noise ? toJson(*r.noise) : json(nullptr)},
           {"figures", figures},
           {"expect", expects},
           {"baseline", baselineJson(r)},

@@ -55,10 +55,11 @@ void writeMeasurements(std::ostream& out, const CheckResult& r) {
                  m.latP50Us, m.latP99Us, m.latIterations,
                  m.latWrong ? fmt::format("{} wrong", m.latWrong) : std::string("data checked"));
     if (m.bwDone)
-      fmt::print(out, "  bandwidth {:.0f} MB/s (64 KiB RDMA write, {} messages, {})\n", m.bwMBs,
-                 m.bwMessages,
+      fmt::print(out, "  bandwidth {:.0f} MB/s (64 KiB {}, {} messages, {})\n", m.bwMBs,
+                 m.transport == "ofi" ? "send" : "RDMA write", m.bwMessages,
                  m.bwWrong ? fmt::format("{} wrong", m.bwWrong) : std::string("data checked"));
     if (!m.error.empty()) fmt::print(out, "  failed: {}\n", m.error);
+    if (!m.skipped.empty()) fmt::print(out, "  not measured: {}\n", m.skipped);
   }
 }
 

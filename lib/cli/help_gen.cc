@@ -135,6 +135,8 @@ const std::map<std::string, std::string>& valueNames() {
       {"port", "PORT"},
       {"token", "TOKEN"},
       {"bind", "ADDR"},
+      {"peer", "HOST[:PORT]"},
+      {"skip", "STEP"},
       {"device", "NAME"},
       {"remote-device", "NAME"},
       {"domain", "NAME"},

@@ -3,7 +3,7 @@
 # whose measurement cannot run), -f json and -o, the history (--record twice at once, --baseline
 # with too few runs, a corrupt and another node's history: exit 3, file untouched), bad input
 # (exit 2), and the noise step naming a pinned hog on its core. The RDMA cases with a real device
-# are in tests/system/rxe/check_verbs.sh (soft-RoCE VM). About 15 s.
+# are in tests/system/test_rxe_check.sh (soft-RoCE VMs; --peer against a server here). About 15 s.
 source "$(dirname "$0")/lib.sh"
 
 SYS=$TMP/sys
@@ -76,6 +76,45 @@ assert c["netdev/rx_errors"]["class"] == "error", c
 assert [s["name"] for s in d["steps"]][:2] == ["inventory", "measure"], d["steps"]
 PY
 pass "unmeasurable port: exit 1 naming the connection, JSON with inventory and counters, ${took}s"
+
+# libfabric after verbs: this host's libfabric has no verbs domain mlx5_0 (no RDMA here), so the
+# ofi run is not measured and says why in a note; a missing transport is not an unhealthy node.
+run ofi --skip noise --skip verbs --budget 10 -f json -o "$TMP/ofi.json"
+[ "$rc" = 0 ] || fail "--skip verbs, no libfabric domain: exit $rc, expected 0: $(cat "$TMP/ofi.err")"
+python3 - "$TMP/ofi.json" <<'PY' || fail "ofi run not stated as not measured: $(cat "$TMP/ofi.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["measurements"]
+assert len(m) == 1 and m[0]["subject"] == "mlx5_0/1 ofi:verbs;ofi_rxm", m
+assert m[0]["transport"] == "ofi" and m[0]["skipped"] and not m[0]["error"], m[0]
+assert any(n.startswith("measure mlx5_0/1 ofi:verbs;ofi_rxm: not measured: libfabric") for n in d["notes"]), d["notes"]
+print("ofi:", m[0]["skipped"])
+PY
+pass "libfabric absent for the device: a note, exit 0"
+
+# --peer: the measurement goes to `rdmabench server` on the peer (here one on 127.0.0.1 with a
+# token; the known answers across a wire are in tests/system/rxe/check_pair_verbs.sh). The
+# subject names port and peer; a wrong token and a peer with no server are named on the first
+# line, within the budget.
+PPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+RDMABENCH_TOKEN=right "$RB" server -p "$PPORT" --quiet &
+SPID=$!
+for i in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$PPORT") 2>/dev/null && break; sleep 0.1; done
+run peer1 --skip noise --budget 10 --peer "127.0.0.1:$PPORT" --token wrong -f json -o "$TMP/peer1.json"
+[ "$rc" = 1 ] || fail "--peer with a wrong token: exit $rc, expected 1: $(cat "$TMP/peer1.err")"
+grep -q "^rdmabench check: mlx5_0/1->127.0.0.1: measurement against the peer failed: latency: server 127.0.0.1:$PPORT refused: access refused: wrong token" "$TMP/peer1.err" ||
+  fail "--peer wrong token reason: $(cat "$TMP/peer1.err")"
+python3 -c "import json; m=json.load(open('$TMP/peer1.json'))['measurements'][0]; assert m['peer']=='127.0.0.1' and m['connection'].startswith('mlx5_0/1 -> 127.0.0.1:$PPORT (verbs RC, \`rdmabench server\` on the peer'), m" ||
+  fail "--peer JSON measurement"
+kill "$SPID"
+wait "$SPID" 2>/dev/null
+run peer2 --skip noise --budget 10 --peer 127.0.0.1 -p "$PPORT"
+[ "$rc" = 1 ] && grep -q "^rdmabench check: mlx5_0/1->127.0.0.1: measurement against the peer failed: latency: connect to 127.0.0.1:$PPORT (is .rdmabench server. running there?)" "$TMP/peer2.out" ||
+  fail "--peer without a server: exit $rc: $(cat "$TMP/peer2.out" "$TMP/peer2.err")"
+run peer3 --skip noise --peer ''
+[ "$rc" = 2 ] && grep -q "^rdmabench: error: --peer '': empty host name" "$TMP/peer3.err" ||
+  fail "--peer '': exit $rc: $(cat "$TMP/peer3.err")"
+pass "--peer: wrong token and no server named on the first line (exit 1), --peer '' (exit 2)"
 
 # Usage errors: exit 2, one line naming the option.
 run bad --budget 2

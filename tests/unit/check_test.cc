@@ -4,14 +4,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
+#include "check/child.h"
 #include "check/counters.h"
 #include "check/expect.h"
 #include "check/history.h"
 #include "check/inventory.h"
 #include "check/judge.h"
+#include "check/measure.h"
+#include "check/noise_step.h"
 #include "check/options.h"
 #include "check/rule.h"
 #include "common/error.h"
@@ -345,6 +349,110 @@ std::string optionError(const std::vector<std::string>& args) {
     return e.what();
   }
   return "(no error)";
+}
+
+TEST(CheckOptions, PeerAndLoops) {
+  CheckCommand c = parseCheckCommand({"--peer", "node7:19000", "--token", "t0k", "--skip", "bw"});
+  EXPECT_EQ(c.peer, "node7");
+  EXPECT_EQ(c.peerPort, 19000);
+  EXPECT_EQ(c.token, "t0k");
+  EXPECT_TRUE(c.skips("bw"));
+  EXPECT_FALSE(c.skips("measure"));
+  c = parseCheckCommand({"--peer", "node7", "-p", "19001"});
+  EXPECT_EQ(c.peerPort, 19001);
+  EXPECT_EQ(parseCheckCommand({"--peer", "node7"}).peerPort, 18515);
+  // Both loops left out is the measure step left out.
+  EXPECT_TRUE(parseCheckCommand({"--skip", "lat", "--skip", "bw"}).skips("measure"));
+  EXPECT_NE(optionError({"--port", "19000"}).find("--port: only with --peer"), std::string::npos);
+  EXPECT_NE(optionError({"--token", "x"}).find("--token: only with --peer"), std::string::npos);
+  EXPECT_NE(optionError({"--peer", ""}).find("--peer '': empty host name"), std::string::npos);
+  EXPECT_NE(optionError({"--peer", "n", "-p", "0"}).find("--port 0"), std::string::npos);
+  EXPECT_NE(optionError({"--peer", "n:1", "-p", "2"}).find("-p"), std::string::npos);
+}
+
+TEST(CheckMeasure, PeerSubjectAndConnection) {
+  MeasureRequest q;
+  q.clientDevice = "mlx5_0";
+  q.clientPort = 1;
+  q.serverDevice = "mlx5_0";
+  EXPECT_EQ(measureSubject(q), "mlx5_0/1");
+  q.peer = "10.0.0.7";
+  q.peerPort = 19000;
+  EXPECT_EQ(measureSubject(q), "mlx5_0/1->10.0.0.7");
+  EXPECT_EQ(subjectPort(measureSubject(q)), "mlx5_0/1");
+  EXPECT_EQ(subjectPort("node"), "node");
+  EXPECT_EQ(connectionText(q).rfind("mlx5_0/1 -> 10.0.0.7:19000 (verbs RC, `rdmabench server` on "
+                                    "the peer",
+                                    0),
+            0u);
+  q.peer = "fe80::1";
+  EXPECT_NE(connectionText(q).find("-> [fe80::1]:19000"), std::string::npos);
+  // libfabric runs are a series of their own, on the same port.
+  q.peer.clear();
+  q.transport = "ofi";
+  q.provider = "verbs;ofi_rxm";
+  EXPECT_EQ(measureSubject(q), "mlx5_0/1 ofi:verbs;ofi_rxm");
+  EXPECT_EQ(subjectPort(measureSubject(q)), "mlx5_0/1");
+  EXPECT_EQ(connectionText(q),
+            "mlx5_0/1 -> mlx5_0/1 (one port to itself, ofi verbs;ofi_rxm, loopback server on "
+            "127.0.0.1)");
+  q.peer = "ref1";
+  EXPECT_EQ(measureSubject(q), "mlx5_0/1->ref1 ofi:verbs;ofi_rxm");
+  EXPECT_EQ(subjectPort(measureSubject(q)), "mlx5_0/1");
+}
+
+TEST(CheckOptions, Providers) {
+  EXPECT_EQ(parseCheckCommand({}).providers, std::vector<std::string>{"verbs;ofi_rxm"});
+  EXPECT_EQ(parseCheckCommand({"--provider", "verbs", "--provider", "tcp;ofi_rxm"}).providers,
+            (std::vector<std::string>{"verbs", "tcp;ofi_rxm"}));
+  EXPECT_TRUE(parseCheckCommand({"--skip", "ofi"}).skips("ofi"));
+  EXPECT_NE(optionError({"--provider", "a,b"}).find("--provider 'a,b': expected one libfabric"),
+            std::string::npos);
+}
+
+TEST(CheckChild, MergesLinesAndKillsAtTheDeadline) {
+  ChildOutput ok = runInChild("test child", 30'000, [](int fd) {
+    writeJsonLine(fd, {{"phase", "a"}, {"x", 1}});
+    writeJsonLine(fd, {{"phase", "done"}});
+  });
+  EXPECT_TRUE(ok.finished);
+  EXPECT_EQ(ok.merged.value("phase", ""), "done");
+  EXPECT_EQ(ok.merged.value("x", 0), 1);
+  // A child that overruns is killed with everything it forked: the grandchild's line never comes.
+  const auto t0 = std::chrono::steady_clock::now();
+  ChildOutput cut = runInChild("test child", 300, [](int fd) {
+    writeJsonLine(fd, {{"phase", "sleeping"}});
+    if (::fork() == 0) {
+      ::sleep(30);
+      writeJsonLine(fd, {{"late", true}});
+      ::_exit(0);
+    }
+    ::sleep(30);
+  });
+  EXPECT_FALSE(cut.finished);
+  EXPECT_FALSE(cut.interrupted);
+  EXPECT_EQ(cut.merged.value("phase", ""), "sleeping");
+  EXPECT_FALSE(cut.merged.contains("late"));
+  // Not a timing assertion: 30 s is what a failure to kill would cost.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  ChildOutput thrown = runInChild("test child", 30'000, [](int) { throw Error("boom"); });
+  EXPECT_TRUE(thrown.finished);
+  EXPECT_EQ(thrown.merged.value("error", ""), "boom");
+}
+
+TEST(CheckNoise, JsonRoundTripAndBadDocuments) {
+  NoiseStep n;
+  n.seconds = 3;
+  n.meanStolenPct = 12.5;
+  n.cores.push_back({1, 25, 300, 812.5, {"hog (pid 7): 24% of cpu 1"}});
+  n.findings = {"cpu 1 stolen"};
+  n.report = {{"tool", "rdmabench"}};
+  const NoiseStep back = noiseStepFromJson(toJson(n));
+  EXPECT_EQ(toJson(back), toJson(n));
+  EXPECT_THROW(noiseStepFromJson(nlohmann::json::array()), ProtocolError);
+  nlohmann::json bad = toJson(n);
+  bad["cores"][0]["stolen_pct"] = 250;
+  EXPECT_THROW(noiseStepFromJson(bad), ProtocolError);
 }
 
 TEST(CheckOptions, DefaultsAndRanges) {

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Runs INSIDE the soft-RoCE VM (tests/system/rxe/run_check_vm.sh): `rdmabench check` on rxe0 with known answers
-# (issue 34), in one VM boot:
-#  1. clean: exit 0; the rxe counter names are printed (docs/check.md lists them);
-#  2. loss: netem loss 2% on the interface that carries rxe0's loopback traffic (found by
-#     measuring, below) -> retransmit / sequence error counters rise, are named, exit 1;
-#  3. regression: record runs; with 2 the baseline passes and says it could not judge; with 5,
-#     netem delay 50us -> fails on latency against the baseline printing both figures;
-#  4. budget: every vCPU busy with a pinned hog, `check --budget 30` returns within 30 s + 5 s
+# Runs INSIDE the soft-RoCE VM (tests/system/test_rxe_check.sh): `rdmabench check` on rxe0 with
+# known answers (issue 34), in one VM boot, measuring in loopback (one port to itself):
+#  1. clean: exit 0; the rxe counter names are printed (docs/check.md lists them); the same
+#     over libfabric's verbs;ofi_rxm (--skip verbs): measured, data checked, exit 0;
+#  (loss and regression need the traffic on a wire: rxe hands a packet for its own address
+#  straight to its receive path, past every qdisc, so they run against a peer in two VMs,
+#  tests/system/rxe/check_pair_verbs.sh);
+#  2. budget: every vCPU busy with a pinned hog, `check --budget 30` returns within 30 s + 5 s
 #     (the VM has 4 vCPUs, as the other rxe tests: with 2 the loopback's rxe tasklet waits for
 #     the timer tick behind two busy-polling sides, docs/ci-rxe-vm.md "vCPUs vs busy polling");
-#  5. link down: veth0 down -> fails on port state within the budget.
+#  3. link down: veth0 down -> fails on port state within the budget.
 # Usage: bash tests/system/rxe/check_verbs.sh /path/to/rdmabench      Exit 0 = pass, 1 = fail.
 set -uo pipefail
 RB=$(readlink -f "${1:?usage: $0 /path/to/rdmabench}")
@@ -17,11 +17,9 @@ RB=$(readlink -f "${1:?usage: $0 /path/to/rdmabench}")
 DEV=${RXE_DEV:-rxe0} NETDEV=${RXE_NETDEV:-veth0}
 TMP=$(mktemp -d /tmp/rxe-check.XXXXXX)
 PIDS=()
-QDISC=
 cleanup() {
   local p
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  [ -n "$QDISC" ] && tc qdisc del dev "$QDISC" root 2>/dev/null
   ip link set "$NETDEV" up 2>/dev/null
   rm -rf "$TMP"
 }
@@ -33,7 +31,10 @@ T0=$(date +%s)
 # two engine runs of one port (fork, device open, QP connection, 2 x 2.2 s timed) and the step
 # was killed at its deadline, so 40 s (22 s for the port, 3 s per timed loop); noise is skipped
 # where it is not the subject (its share would only lengthen the test).
-ARGS=(-d "$DEV" --budget 40 --skip noise)
+# 2026-12-05 at host load ~6: a 64 KiB bandwidth run with -D 2 took 15-16 s in all (10 warmup
+# windows, the timed loop, --check's 256-message verification pass, set-up), so 60 s (33 s for
+# the port).
+ARGS=(-d "$DEV" --budget 60 --skip noise --skip ofi)
 check() { # check NAME ARGS...: stdout NAME.out, stderr NAME.err, status in $rc, seconds in $took
   local name=$1 t
   shift
@@ -55,7 +56,8 @@ for i in 1 2; do
 done
 python3 -S - "$TMP/cal1.json" "$TMP/cal2.json" >"$TMP/limits" <<'PY' || fail "calibration runs' JSON"
 import json, sys
-seen = {}
+# rxe's timeout-driven counters get a limit even when the calibration saw them at 0.
+seen = {"hw_counters/completer_retry_err": 0, "hw_counters/duplicate_request": 0}
 for path in sys.argv[1:]:
     d = json.load(open(path))
     m = d["measurements"][0]
@@ -78,59 +80,25 @@ check clean "${ARGS[@]}"
 [ "$rc" = 0 ] || { show clean; fail "clean check within the clean spread's limits: exit $rc"; }
 pass "clean: exit 0 in ${took} ms"
 
-# Which interface carries rxe0's loopback (RoCE v2 to its own IPv4 address is routed through
-# lo, not the veth; measured, not assumed): the one whose tx_packets rose most during a run.
-for i in lo "$NETDEV"; do echo "$i $(cat /sys/class/net/$i/statistics/tx_packets)"; done >"$TMP/tx0"
-"$RB" lat -t verbs -d "$DEV" -n 2000 -s 8 --quiet >/dev/null 2>&1 || fail "probe lat run"
-for i in lo "$NETDEV"; do echo "$i $(cat /sys/class/net/$i/statistics/tx_packets)"; done >"$TMP/tx1"
-QDEV=$(paste "$TMP/tx0" "$TMP/tx1" | awk '{print $4 - $2, $1}' | sort -rn | head -1 | awk '{print $2}')
-echo "rxe0's loopback traffic goes through $QDEV: $(paste "$TMP/tx0" "$TMP/tx1" | awk '{printf "%s +%d  ", $1, $4 - $2}')"
+# 1b. libfabric: the same runs over verbs;ofi_rxm on rxe0's domain (--skip verbs), within the
+# clean link's limits. At host load ~4 a 64 KiB send bandwidth run with -D 3 over ofi_rxm took
+# 19.7 s in all (18 MB/s; its --check verification pass alone 10 s), so 90 s (49 s for the run).
+check ofi -d "$DEV" --budget 90 --skip noise --skip verbs "${LIMITS[@]}" -f json -o "$TMP/ofi.json"
+[ "$rc" = 0 ] || { show ofi; fail "verbs;ofi_rxm run: exit $rc"; }
+python3 -S - "$TMP/ofi.json" <<'PY' || { show ofi; fail "the verbs;ofi_rxm run's JSON"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["measurements"]
+assert len(m) == 1 and m[0]["subject"] == "rxe0/1 ofi:verbs;ofi_rxm", m
+m = m[0]
+assert m["error"] == "" and m["skipped"] == "" and m["transport"] == "ofi", m
+assert m["lat"]["wrong"] == 0 and m["bw"]["wrong"] == 0 and m["bw"]["messages"] > 0, m
+print("ofi verbs;ofi_rxm on rxe0: lat p50 %.1f us, p99 %.1f us, bw %.0f MB/s, check %.1f s" % (
+    m["lat"]["p50_us"], m["lat"]["p99_us"], m["bw"]["mb_s"], d["seconds"]))
+PY
+pass "libfabric verbs;ofi_rxm on rxe0: exit 0, data checked, in ${took} ms"
 
-# 2. Loss: the error counters rise, are named, exit 1.
-tc qdisc add dev "$QDEV" root netem loss 2% || fail "tc netem loss on $QDEV"
-QDISC=$QDEV
-check loss "${ARGS[@]}"
-tc qdisc del dev "$QDEV" root
-QDISC=
-[ "$rc" = 1 ] || { show loss; fail "netem loss 2%: exit $rc, expected 1"; }
-head -1 "$TMP/loss.out" | grep -Eq "^rdmabench check: $DEV/1: error counters? rose in [0-9.]+ s: .*(retry|seq|duplicate)" ||
-  { show loss; fail "loss: reason does not name a retransmit/sequence counter"; }
-pass "loss 2%: exit 1, $(head -1 "$TMP/loss.out")"
-
-# 3. Regression against the baseline.
-H=$TMP/hist
-mkdir -p "$H"
-for i in 1 2; do
-  check rec$i "${ARGS[@]}" --record "$H"
-  [ "$rc" = 0 ] || { show rec$i; fail "record run $i: exit $rc"; }
-done
-check few "${ARGS[@]}" --baseline "$H"
-[ "$rc" = 0 ] || { show few; fail "2 runs recorded: exit $rc, expected 0 (nothing judged)"; }
-grep -q "^note baseline $H/.*could not judge .*(2 of 5 runs needed)" "$TMP/few.out" ||
-  { show few; fail "no could-not-judge note"; }
-for i in 3 4 5; do
-  check rec$i "${ARGS[@]}" --record "$H"
-  [ "$rc" = 0 ] || { show rec$i; fail "record run $i: exit $rc"; }
-done
-# The delay: 50 us, or twice the recorded median p50 when TCG made that larger; netem on the
-# loopback path delays both directions, so the one-way latency rises by at least the delay, to
-# >= 3 x the median, beyond median + max(3 MAD, 10%) unless 3 MAD > 2 x median (then the
-# history is too noisy to gate on, and the message shows it).
-DELAY=$(python3 -S -c "
-import json, statistics; r = json.load(open('$H/' + [f for f in __import__('os').listdir('$H') if f.endswith('.json')][0]))['runs']
-m = statistics.median(x['figures']['$DEV/1 lat_p50_us'] for x in r); print(max(50, int(2 * m)))")
-echo "netem delay ${DELAY}us (recorded p50 median x 2, at least 50)"
-tc qdisc add dev "$QDEV" root netem delay "${DELAY}us" || fail "tc netem delay on $QDEV"
-QDISC=$QDEV
-check slow "${ARGS[@]}" --baseline "$H"
-tc qdisc del dev "$QDEV" root
-QDISC=
-[ "$rc" = 1 ] || { show slow; fail "netem delay ${DELAY}us: exit $rc, expected 1"; }
-head -1 "$TMP/slow.out" | grep -Eq "^rdmabench check: $DEV/1: p(50|99) latency [0-9.]+ us, baseline [0-9.]+ us \[\+[0-9]+%\]" ||
-  { show slow; fail "regression reason: $(head -1 "$TMP/slow.out")"; }
-pass "regression: 2 runs judge nothing; 5 runs + netem delay ${DELAY}us: $(head -1 "$TMP/slow.out")"
-
-# 4. Budget: every vCPU busy (a hog pinned on each), the whole default set of steps.
+# 2. Budget: every vCPU busy (a hog pinned on each), the whole default set of steps.
 for c in $(seq 0 $(($(nproc) - 1))); do
   taskset -c "$c" sh -c 'while :; do :; done' &
   PIDS+=($!)
@@ -142,13 +110,13 @@ PIDS=()
 grep -q "^steps: " "$TMP/busy.out" || { show busy; fail "no steps line"; }
 pass "budget 30 on $(nproc) busy vCPUs: exit $rc in $took ms; $(grep '^steps: ' "$TMP/busy.out")$(grep -h '^note .* \(skipped\|cut\):' "$TMP/busy.out" | tr '\n' ' ')"
 
-# 5. Link down: fails on port state within the budget.
+# 3. Link down: fails on port state within the budget.
 ip link set "$NETDEV" down
 for i in $(seq 1 50); do grep -q DOWN "/sys/class/infiniband/$DEV/ports/1/state" && break; sleep 0.1; done
 check down "${ARGS[@]}"
 ip link set "$NETDEV" up
 [ "$rc" = 1 ] || { show down; fail "$NETDEV down: exit $rc, expected 1"; }
 head -1 "$TMP/down.out" | grep -q "^rdmabench check: $DEV/1: port state DOWN" || { show down; fail "down reason"; }
-[ "$took" -le 45000 ] || fail "link down check took $took ms (budget 40 s)"
+[ "$took" -le 65000 ] || fail "link down check took $took ms (budget 60 s)"
 pass "link down: $(head -1 "$TMP/down.out") in $took ms"
 echo "check_verbs.sh: all cases in $(($(date +%s) - T0)) s"
