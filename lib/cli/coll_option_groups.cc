@@ -32,7 +32,8 @@ po::options_description rankLaunchOptions(const std::string& title) {
       "run-id", po::value<std::string>(), "job identity (default: derived from the command)")(
       "token", po::value<std::string>(),
       "access token of the rendezvous store (default: $RDMABENCH_TOKEN, else under Slurm the "
-      "job's secret, with --np a random one; prefer the variable: options show in ps)");
+      "job's secret, with --np or PMIx a random one; otherwise rank 0 refuses to host the store "
+      "without one, --token '' accepts anyone; prefer the variable: options show in ps)");
   return launchOpts;
 }
 

@@ -161,6 +161,7 @@ BandwidthResult BandwidthRun::result(int64_t t0, int64_t t1, uint64_t runTag) {
   double bytes = static_cast<double>(r.messagesBothWays) * static_cast<double>(p_.bytes);
   r.megabytesPerSec = megabytesPerSecond(bytes, r.seconds);
   r.messagesPerSec = r.seconds > 0 ? static_cast<double>(r.messagesBothWays) / r.seconds : 0;
+  r.recvStarved = recvStarved_;
   return r;
 }
 

@@ -84,6 +84,13 @@ struct BandwidthResult {
   // (window mode) or per --tx-depth completions of the first connection (stream mode).
   // Empty (intervals 0) on a side that only receives.
   GapStats stall;
+  // Times a data receive's completion left its connection with no data receive posted while
+  // more messages were still due (the peer's next message then waits as an unexpected one;
+  // on ofi rxm, whose connections share one socket, it holds up every connection). A
+  // diagnostic count, 0 when each connection's receives are kept posted: a poll returns at
+  // most 32 completions and every connection is refilled after each poll, so it stays 0
+  // whenever the run keeps more than 32 receives posted per connection.
+  uint64_t recvStarved = 0;
 };
 
 // Messages posted per connection and direction by a run (warmup included); the engine's

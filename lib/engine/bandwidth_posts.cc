@@ -43,6 +43,7 @@ void BandwidthRun::onCompletion(const Completion& c) {
         marked_ = true;
         markNs_ = now();
       }
+      if (s.recvDone == s.recvPosted && s.recvPosted < totalMsgs_) ++recvStarved_;
       break;
     case Ctx::kAckRecv: {
       const Link& link = links_[ctxLink(c.context)];

@@ -179,6 +179,7 @@ class BandwidthRun {
   // when the first connection's completions reach nextMark_ (then nextMark_ += depth_).
   GapWatch gaps_;
   uint64_t nextMark_ = UINT64_MAX;
+  uint64_t recvStarved_ = 0;  // BandwidthResult::recvStarved
 };
 
 }  // namespace rdmabench::engine::bw

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/log.h"
 #include "common/token.h"
 #include "launch/ifname.h"
 #include "launch/launch.h"
@@ -81,6 +82,11 @@ std::unique_ptr<rendezvous::Store> connectStore(
     serverOut->setRunDescription(info.runDescription);
     serverOut->setTellLateRanksOfFailures(true);  // it goes away soon after rank 0 fails
     serverOut->startThread();
+    if (token.empty() && info.worldSize > 1)  // --token '': detect() refuses no token at all
+      log::warning(fmt::format(
+          "rank 0's rendezvous store on port {} takes no token (--token ''): anyone who reaches "
+          "the port can join the run, read every rank's address and inject host names and results",
+          serverOut->port()));
     if (host.empty()) host = "127.0.0.1";
   }
   if (host.empty())

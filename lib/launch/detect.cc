@@ -181,6 +181,22 @@ void fromLauncher(const LaunchOptions& o, const Env& env, const RendezvousSpec& 
   }
 }
 
+// Rank 0 hosting the TCP store of a world of several ranks, with no token from --token,
+// $RDMABENCH_TOKEN, PMIx or the Slurm job's secret (hand-started ranks, or mpirun/PMI with
+// --rendezvous HOST:PORT): refused, as the standalone store is (docs/rendezvous.md, "Access
+// token"). The store listens on every address, and a loopback one is open to every user of the
+// host too, so no address makes it private. --token '' opts out (connectStore says so).
+void requireStoreToken(const LaunchOptions& o, const RankInfo& info) {
+  if (!info.hostsServer || info.worldSize < 2 || !info.token.empty() || info.slurmSecret ||
+      o.token || info.source == "pmix")
+    return;
+  throw UsageError(fmt::format(
+      "--token: none given, and rank 0's rendezvous store (port {}) would let anyone who reaches "
+      "it join the run, read every rank's address and inject host names and results; give every "
+      "rank the same --token T or {}, or --token '' to accept anyone",
+      info.rendezvousPort ? info.rendezvousPort : kDefaultRendezvousPort, kTokenEnvVar));
+}
+
 }  // namespace
 
 RankInfo detect(const LaunchOptions& o, const Env& env) {
@@ -231,6 +247,7 @@ RankInfo detect(const LaunchOptions& o, const Env& env) {
   if (runId.empty()) info.runDescription = o.runDescription;
   info.hostsServer =
       info.rank == 0 && !o.standaloneServer && fileStore.empty() && info.source != "np";
+  requireStoreToken(o, info);
   return info;
 }
 

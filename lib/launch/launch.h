@@ -89,7 +89,9 @@ struct RankInfo {
 // With source "pmix" the world size is 0 until applyPmixIdentity. Throws UsageError, one line
 // naming the variables, for a contradictory environment, and for inconsistent flags (rank
 // outside the world, --rank without --world-size, a launcher environment without a rendezvous
-// address, --rendezvous pmix without a PMIx server).
+// address, --rendezvous pmix without a PMIx server), and for rank 0 hosting the TCP store of a
+// world of several ranks with no token at all: neither --token (an explicit "" opts out) nor
+// $RDMABENCH_TOKEN, outside PMIx, Slurm and --np (docs/rendezvous.md, "Access token").
 RankInfo detect(const LaunchOptions& options, const Env& env);
 
 // Completes a "pmix" RankInfo from what PMIx_Init returned (rendezvous::pmixInit): world size,

@@ -7,6 +7,8 @@
 # Then the same for pairs (--bw-size 64M) with rank 2 limited, and allreduce over the file store
 # (--rendezvous file:DIR; the failed rank's leave writes the store's failure file).
 source "$(dirname "$0")/lib.sh"
+# Ranks started by hand: rank 0's store requires a token (docs/rendezvous.md, "Access token").
+export RDMABENCH_TOKEN=${RDMABENCH_TOKEN:-systest-$$}
 command -v prlimit >/dev/null || fail "prlimit (util-linux) is missing"
 
 TIMEOUT=5

@@ -10,6 +10,8 @@
 #    through the data area mid-run, the input is written again): no wrong element, every
 #    iteration counted.
 source "$(dirname "$0")/lib.sh"
+# Ranks started by hand: rank 0's store requires a token (docs/rendezvous.md, "Access token").
+export RDMABENCH_TOKEN=${RDMABENCH_TOKEN:-systest-$$}
 
 vmdata_kb() { sed -n 's/^VmData:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 

@@ -3,6 +3,8 @@
 # columns); an unknown clock is refused with lat/bw's one-line error and exit status 2, before
 # any rank starts.
 source "$(dirname "$0")/lib.sh"
+# Ranks started by hand: rank 0's store requires a token (docs/rendezvous.md, "Access token").
+export RDMABENCH_TOKEN=${RDMABENCH_TOKEN:-systest-$$}
 
 timeout 60 "$RB" allreduce -t socket -e on --np 2 -s 8 -n 5 --warmup 1 --clock monotonic \
   -f json -o "$TMP/ar.json" || fail "allreduce --clock monotonic"

@@ -6,6 +6,8 @@
 #  6. a world of 1 without a launcher and without --np is a usage error naming --np, srun, mpirun;
 #  7. the --np launcher folds identical error lines of several ranks into one "ranks 0-2 on H".
 source "$(dirname "$0")/lib.sh"
+# Ranks started by hand: rank 0's store requires a token (docs/rendezvous.md, "Access token").
+export RDMABENCH_TOKEN=${RDMABENCH_TOKEN:-systest-$$}
 
 # No launcher environment leaks in from the caller (a CI job under Slurm, say).
 CLEAN=(env -u SLURM_PROCID -u SLURM_NTASKS -u SLURM_JOB_ID -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE

@@ -5,7 +5,10 @@
 # OMPI_COMM_WORLD_* beating inherited SLURM_* (before: "rank 0 joined twice").
 source "$(dirname "$0")/lib.sh"
 command -v mpirun >/dev/null || { [ "${CI:-}" = true ] && fail "mpirun missing (ci/install-deps.sh installs openmpi-bin)"; skip "mpirun (openmpi-bin) is not installed"; }
-"$RB" allreduce --help | grep -q "pmix" || fail "--help does not mention --rendezvous pmix"
+# Into a file, not `| grep -q`: grep quits at the first match, and the rest of the help then
+# meets a closed pipe (a lost report exits 1, which pipefail turned into this failure under load).
+"$RB" allreduce --help >"$TMP/help" || fail "allreduce --help failed"
+grep -q "pmix" "$TMP/help" || fail "--help does not mention --rendezvous pmix"
 # A clean environment: this test may itself run inside a Slurm job or an mpirun.
 CLEAN=(env -i PATH="$PATH" HOME="${HOME:-/root}" TMPDIR=/tmp)
 # As root mpirun needs --allow-run-as-root; --oversubscribe: 4 ranks on 2 cores. Nothing else is

@@ -2,6 +2,8 @@
 # explicit --rank/--world-size/--rendezvous: barrier and checked allreduce over sockets and
 # tcp;ofi_rxm; then one host made slow with `tc netem delay` (or tbf) must be flagged by `rdmabench ring`.
 source "$(dirname "$0")/lib.sh"
+# Ranks started by hand: rank 0's store requires a token (docs/rendezvous.md, "Access token").
+export RDMABENCH_TOKEN=${RDMABENCH_TOKEN:-systest-$$}
 need_root
 command -v tc >/dev/null || fail "tc (iproute2) is missing"
 

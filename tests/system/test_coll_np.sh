@@ -2,6 +2,8 @@
 # with data checks, the ring ping-pong, the report formats, and a rank killed mid-run: the
 # others must exit within the timeout naming it.
 source "$(dirname "$0")/lib.sh"
+# Ranks started by hand: rank 0's store requires a token (docs/rendezvous.md, "Access token").
+export RDMABENCH_TOKEN=${RDMABENCH_TOKEN:-systest-$$}
 
 for algo in tree ring rd rabenseifner auto; do
   timeout 120 "$RB" allreduce --np 5 --algo "$algo" -m 4:64K -n 5 --warmup 1 --check \

@@ -8,6 +8,8 @@
 # incast's effect is real: latency impact p50 >= 1.5 and bandwidth impact p50 >= 1.5 (a shaped
 # queue makes them ~10x and ~2x or more; a run without the incast gives ~1).
 source "$(dirname "$0")/lib.sh"
+# Ranks started by hand: rank 0's store requires a token (docs/rendezvous.md, "Access token").
+export RDMABENCH_TOKEN=${RDMABENCH_TOKEN:-systest-$$}
 need_root
 command -v tc >/dev/null || fail "tc (iproute2) is missing"
 

@@ -16,6 +16,8 @@
 # Cells run in parallel (own netns per cell, event-driven waits so the ranks do not spin) and
 # the matrix is printed at the end as a Markdown table.
 source "$(dirname "$0")/lib.sh"
+# Ranks started by hand: rank 0's store requires a token (docs/rendezvous.md, "Access token").
+export RDMABENCH_TOKEN=${RDMABENCH_TOKEN:-systest-$$}
 need_root
 
 source "$(dirname "$0")/fault_lib.sh"

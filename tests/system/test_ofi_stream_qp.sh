@@ -5,7 +5,8 @@
 # `-q 2 -n 20000` (elsewhere) and `-q 4 -n 20000` (here) stalled until --timeout (exit 3) and
 # `-q 2` at the default count ran ~9x slower than `-q 1`. Now every connection's receives stay posted (each its fair share of the
 # shared slots): the runs finish with every message counted. Counts and completion are asserted,
-# not speed (bench/ compares rates). ~10 s.
+# not speed (bench/ compares rates); the mechanism, no connection ever left without a posted
+# receive, is a count in tests/integration/ofi_stream_qp_test.cc. ~10 s.
 source "$(dirname "$0")/lib.sh"
 "$RB" info --format json >"$TMP/info.json" || fail "info"
 python3 - "$TMP/info.json" <<'PY' || skip "libfabric provider tcp;ofi_rxm not usable here"

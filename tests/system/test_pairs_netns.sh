@@ -12,6 +12,8 @@
 # --outlier-k 100 (threshold >= 11x the median): the 6 hosts share 2 busy cores, and an unshaped
 # link measured 9.5x slower than the median in a trial with k = 5; the shaping costs ~250x.
 source "$(dirname "$0")/lib.sh"
+# Ranks started by hand: rank 0's store requires a token (docs/rendezvous.md, "Access token").
+export RDMABENCH_TOKEN=${RDMABENCH_TOKEN:-systest-$$}
 need_root
 command -v tc >/dev/null || fail "tc (iproute2) is missing"
 

@@ -2,9 +2,12 @@
 // docs/rendezvous.md), --rendezvous forms, host list expansion.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
+#include <string>
 
 #include "common/error.h"
+#include "common/token.h"
 #include "launch/launch.h"
 
 namespace rdmabench::launch {
@@ -64,6 +67,7 @@ TEST(Detect, Explicit) {
   o.rank = 4;
   EXPECT_THROW(detect(o, envOf({})), UsageError);
   o.rank = 0;
+  o.token = "t";  // rank 0 hosting the store needs one (Detect.HandStartedStoreNeedsAToken)
   EXPECT_TRUE(detect(o, envOf({})).hostsServer);
   o.rendezvous.clear();
   EXPECT_THROW(detect(o, envOf({})), UsageError);
@@ -102,6 +106,7 @@ TEST(Detect, MpirunNeedsRendezvous) {
   EXPECT_THROW(detect(LaunchOptions{}, env), UsageError);
   LaunchOptions o;
   o.rendezvous = "h:1";
+  o.token = "t";  // rank 0 hosts the store below
   RankInfo i = detect(o, env);
   EXPECT_EQ(i.source, "openmpi");
   EXPECT_EQ(i.rank, 1);
@@ -109,6 +114,55 @@ TEST(Detect, MpirunNeedsRendezvous) {
   EXPECT_EQ(i.source, "pmi");
   EXPECT_EQ(i.worldSize, 3);
   EXPECT_TRUE(i.hostsServer);
+}
+
+// Issue 36 item 2: rank 0 hosting the TCP store of hand-started ranks (or of mpirun/PMI ranks
+// given --rendezvous HOST:PORT) without any token is refused, one line naming --token; a token,
+// --token '' (explicitly open), a world of one, a file store, a standalone store, other ranks,
+// PMIx and the Slurm job's secret are not.
+TEST(Detect, HandStartedStoreNeedsAToken) {
+  const char* saved = std::getenv(kTokenEnvVar);
+  const std::string savedToken = saved ? saved : "";
+  ::unsetenv(kTokenEnvVar);
+  LaunchOptions o;
+  o.rank = 0;
+  o.worldSize = 2;
+  o.rendezvous = "127.0.0.1:555";
+  try {
+    detect(o, envOf({}));
+    ADD_FAILURE() << "rank 0 without a token was not refused";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--token: none given, and rank 0's rendezvous store "
+                                          "(port 555) would let anyone who reaches it join",
+                                          0),
+              0u)
+        << e.what();
+  }
+  auto env = envOf({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}});
+  LaunchOptions m;
+  m.rendezvous = "h:1";
+  EXPECT_THROW(detect(m, env), UsageError);  // mpirun's ranks have no secret of their own
+  o.token = "";
+  EXPECT_EQ(detect(o, envOf({})).token, "");  // --token '': open on request
+  o.token = "s";
+  EXPECT_EQ(detect(o, envOf({})).token, "s");
+  o.token.reset();
+  ::setenv(kTokenEnvVar, "from-env", 1);
+  EXPECT_EQ(detect(o, envOf({})).token, "from-env");
+  ::unsetenv(kTokenEnvVar);
+  EXPECT_TRUE(detect(o, envOf({{"SLURM_JOB_ID", "7"}})).slurmSecret);  // the job's secret
+  o.rank = 1;  // not hosting: the store refuses it if it needs a token
+  EXPECT_NO_THROW(detect(o, envOf({})));
+  o.rank = 0;
+  o.standaloneServer = true;  // the standalone store checks its own
+  EXPECT_NO_THROW(detect(o, envOf({})));
+  o.standaloneServer = false;
+  o.worldSize = 1;  // nobody else can join a world of one
+  EXPECT_NO_THROW(detect(o, envOf({})));
+  o.worldSize = 2;
+  o.rendezvous = "file:/tmp/x";
+  EXPECT_NO_THROW(detect(o, envOf({})));
+  if (saved) ::setenv(kTokenEnvVar, savedToken.c_str(), 1);
 }
 
 TEST(Rendezvous, ParsesEveryForm) {

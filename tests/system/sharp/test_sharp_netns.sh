@@ -2,6 +2,8 @@
 # --world-size / --rendezvous), with the stand-in libsharp_coll: barrier and checked allreduce;
 # then one host's SHARP init fails and every host exits within the timeout naming it.
 source "$(dirname "$0")/../lib.sh"
+# Ranks started by hand: rank 0's store requires a token (docs/rendezvous.md, "Access token").
+export RDMABENCH_TOKEN=${RDMABENCH_TOKEN:-systest-$$}
 need_root
 [ -f "${RDMABENCH_SHARP_LIBRARY:-}" ] || fail "RDMABENCH_SHARP_LIBRARY must name the stand-in libsharp_coll.so"
 export RDMABENCH_SHARP_LIBRARY
