@@ -7,7 +7,7 @@
 #  1. clean (latency loop only): two calibration runs set the limits of the error counters that a
 #     clean TCG link moves by itself; the next run exits 0 within them;
 #  2. regression: 2 runs recorded judge nothing and say so; 5 recorded, then netem delay on eth0
-#     (8 x the recorded median p50, one direction): check fails on latency against the
+#     (4 x the recorded median p50, one direction): check fails on latency against the
 #     baseline, printing both figures;
 #  3. loss (bandwidth loop only: 64-packet messages, where a lost packet is a sequence gap):
 #     one calibration run, then netem loss 2% on eth0: the error counters rise past the clean
@@ -101,16 +101,17 @@ DELAY=$(python3 -S -c "
 import json, os, statistics
 h = '$H'; f = [x for x in os.listdir(h) if x.endswith('.json')][0]
 r = json.load(open(os.path.join(h, f)))['runs']
-print(max(100, int(8 * statistics.median(x['figures']['$SUBJECT lat_p50_us'] for x in r))))") ||
+print(max(100, int(4 * statistics.median(x['figures']['$SUBJECT lat_p50_us'] for x in r))))") ||
   fail "no '$SUBJECT lat_p50_us' figure in the history"
-# One direction delayed by 8 x the median one-way latency (~190 ms). In theory 2 x would do (the
+# One direction delayed by 4 x the median one-way latency (~95 ms). In theory 2 x would do (the
 # one-way figure, round trip / 2, +100%), but measured on 2026-12-05 a 47 ms delay raised p50
 # only from 23.5 to 26.5 ms (+12%, just past the 10% margin): in the TCG pair most of the delay
 # did not show in the figure (not understood; rxe's 67 ms ACK timeout retransmits under it). 8 x
-# leaves the verdict far from the margin.
+# (218 ms) made the latency loop overrun its 11 s share (cut, no figure); the slow run therefore
+# gets --budget 40.
 tc qdisc add dev "$NETDEV" root netem delay "${DELAY}us" || fail "tc netem delay on $NETDEV"
 QDISC=1
-check slow "${ARGS[@]}" "${LAT[@]}" "${LIMITS[@]}" --baseline "$H"
+check slow "${ARGS[@]}" --skip bw --budget 40 "${LIMITS[@]}" --baseline "$H"
 tc qdisc del dev "$NETDEV" root
 QDISC=
 [ "$rc" = 1 ] || { show slow; fail "netem delay ${DELAY}us: exit $rc, expected 1"; }
