@@ -11,6 +11,7 @@
 #include "check/judge.h"
 #include "common/host_info.h"
 #include "common/interrupt.h"
+#include "common/version.h"
 
 namespace rdmabench::check {
 
@@ -203,7 +204,7 @@ CheckResult runCheck(const CheckCommand& cmd, const std::string& commandLine) {
   r.node = cmd.node.empty() ? hostName() : cmd.node;
   r.date = isoDateUtc();
   r.commandLine = commandLine;
-  r.version = RDMABENCH_VERSION;
+  r.version = version::release();
   r.budgetSec = cmd.budgetSec;
   r.rule = cmd.rule;
   r.window = cmd.window;

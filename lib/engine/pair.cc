@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/measure_clock.h"
 #include "common/units.h"
+#include "common/version.h"
 #include "engine/bandwidth.h"
 #include "engine/budget_chunks.h"
 #include "engine/buffers.h"
@@ -213,7 +214,7 @@ class Client {
       info.remote.caps = transport::capsFromJson(*caps, what);
     info.commandLine = o_.commandLine;
     info.date = isoDateUtc();
-    info.toolVersion = RDMABENCH_VERSION;
+    info.toolVersion = version::release();
     info.extra = json{{"server", ch.peerName()},
                       {"server_version", escapeForLog(jsonString(accept, "version", what), 64)},
                       {"queue_pairs", spec.queuePairs},

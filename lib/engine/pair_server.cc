@@ -1,6 +1,7 @@
 // The server's half of a point-to-point session (docs/wire-protocol.md): handshake, the test
 // description within the server's caps, one side opened and connected, sizes as the client
 // asks. Runs in the session's own child process (server.cc).
+#include "common/version.h"
 #include "engine/pair.h"
 
 #include <signal.h>
@@ -132,7 +133,7 @@ void connectServerSide(Channel& ch, const TestSpec& spec, const transport::Devic
   openSide(side, spec, opts, "server");
   ch.sendJson(rendezvous::kTestAccept,
               json{{"host", hostName()},
-                   {"version", RDMABENCH_VERSION},
+                   {"version", version::release()},
                    {"device", transport::toJson(side.device->info())},
                    {"caps", transport::toJson(side.device->caps())},
                    {"timeout_ms", spec.timeoutMs},  // after the cap of --max-timeout

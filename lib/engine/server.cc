@@ -34,6 +34,7 @@
 #include "common/interrupt.h"
 #include "common/json_read.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "engine/pair.h"
 #include "engine/server_hello.h"
 #include "engine/server_slot.h"
@@ -447,7 +448,7 @@ void runServer(const ServerOptions& options) {
     log::write(fmt::format(
         "rdmabench server {} listening on {} (protocol v{}, --max-bytes {}, --max-timeout {} s, "
         "--max-connections {}, token {})\n",
-        RDMABENCH_VERSION,
+        version::release(),
         rendezvous::formatHostPort(options.bind.empty() ? "*" : options.bind, listener.port()),
         rendezvous::kProtocolVersion, options.maxBytes,
         static_cast<double>(options.maxTimeoutMs) / 1000, options.maxConnections,

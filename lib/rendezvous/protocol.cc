@@ -13,6 +13,7 @@
 #include "common/interrupt.h"
 #include "common/json_read.h"
 #include "common/token.h"
+#include "common/version.h"
 
 namespace rdmabench::rendezvous {
 
@@ -93,7 +94,7 @@ void checkHelloAnswerStart(Channel& channel, const Deadline& deadline) {
 }  // namespace
 
 Hello clientHandshake(Channel& channel, const Deadline& deadline, const std::string& token) {
-  channel.send(kHello, encodeHello({kProtocolVersion, RDMABENCH_VERSION, token}), deadline);
+  channel.send(kHello, encodeHello({kProtocolVersion, version::release(), token}), deadline);
   checkHelloAnswerStart(channel, deadline);
   Frame f = channel.receive(deadline, "the hello answer");
   if (f.type == kError)
@@ -106,7 +107,8 @@ Hello clientHandshake(Channel& channel, const Deadline& deadline, const std::str
   if (h.protocolVersion != kProtocolVersion)
     throw ProtocolError(fmt::format(
         "server {} speaks protocol version {} (rdmabench {}), this client speaks {} (rdmabench {})",
-        channel.peerName(), h.protocolVersion, h.toolVersion, kProtocolVersion, RDMABENCH_VERSION));
+        channel.peerName(), h.protocolVersion, h.toolVersion, kProtocolVersion,
+        version::release()));
   return h;
 }
 
@@ -141,7 +143,7 @@ Hello serverHandshake(Channel& channel, const Deadline& deadline, const std::str
     std::string msg = fmt::format(
         "protocol version mismatch: client {} speaks {} (rdmabench {}), server speaks {} "
         "(rdmabench {})",
-        channel.peerName(), h.protocolVersion, h.toolVersion, kProtocolVersion, RDMABENCH_VERSION);
+        channel.peerName(), h.protocolVersion, h.toolVersion, kProtocolVersion, version::release());
     refuseHello(channel, msg, deadline);
     throw ProtocolError(msg);
   }
@@ -149,7 +151,7 @@ Hello serverHandshake(Channel& channel, const Deadline& deadline, const std::str
     refuseHello(channel, refusal, deadline);
     throw ProtocolError(fmt::format("client {}: {}", channel.peerName(), refusal));
   }
-  channel.send(kHelloAck, encodeHello({kProtocolVersion, RDMABENCH_VERSION}), deadline);
+  channel.send(kHelloAck, encodeHello({kProtocolVersion, version::release()}), deadline);
   return h;
 }
 

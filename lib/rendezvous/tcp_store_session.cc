@@ -18,6 +18,7 @@
 #include "common/json_read.h"
 #include "common/log.h"
 #include "common/token.h"
+#include "common/version.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/store.h"
 #include "rendezvous/store_protocol.h"
@@ -39,13 +40,14 @@ void TcpStoreServer::handleFrame(Conn& c, uint16_t type, const std::string& payl
     Frame f{type, std::vector<uint8_t>(payload.begin(), payload.end())};
     Hello h = decodeHello(f, c.peer);
     if (h.protocolVersion != kProtocolVersion)
-      throw ProtocolError(fmt::format(
-          "rendezvous server speaks protocol version {} (rdmabench {}), the client {} "
-          "(rdmabench {})",
-          kProtocolVersion, RDMABENCH_VERSION, h.protocolVersion, escapeForLog(h.toolVersion, 64)));
+      throw ProtocolError(
+          fmt::format("rendezvous server speaks protocol version {} (rdmabench {}), the client {} "
+                      "(rdmabench {})",
+                      kProtocolVersion, version::release(), h.protocolVersion,
+                      escapeForLog(h.toolVersion, 64)));
     if (std::string refusal = tokenRefusal(token_, h.token); !refusal.empty())
       throw ProtocolError(refusal);
-    sendFrame(c, kHelloAck, encodeHello({kProtocolVersion, RDMABENCH_VERSION, {}}));
+    sendFrame(c, kHelloAck, encodeHello({kProtocolVersion, version::release(), {}}));
     c.stage = 1;
     return;
   }

@@ -24,6 +24,7 @@
 #include "common/measure_clock.h"
 #include "common/output.h"
 #include "common/placement.h"
+#include "common/version.h"
 #include "engine/pair.h"
 #include "report/ab_report.h"
 #include "report/progress.h"
@@ -63,7 +64,7 @@ int runHelpCommand(const std::vector<std::string>& args) {
         fmt::format("help: one command at most (got '{}' and '{}')", args[0], args[1]));
   const std::string& what = args[0];
   if (what == "--man") {
-    std::cout << cli::renderMan(commandDocs(), RDMABENCH_VERSION);
+    std::cout << cli::renderMan(commandDocs(), version::release());
     return 0;
   }
   if (what == "--markdown") {

@@ -32,7 +32,7 @@ namespace {
 void stampReport(noise::NoiseReport& report, const std::string& commandLine) {
   report.date = isoDateUtc();
   report.commandLine = commandLine;
-  report.version = RDMABENCH_VERSION;
+  report.version = version::release();
   report.clock = measureClockFacts();
   if (!measureClockFacts().warning.empty())
     report.warnings.push_back("clock: " + measureClockFacts().warning);
