@@ -170,8 +170,9 @@ po::options_description deviceOptions(const std::string& test) {
   po::options_description device("Device / transport");
   // pairs runs lat / bw's engines: their send queue depth and stream depth (cli/bw_method.h).
   if (test == "pairs")
-    device.add_options()("tx-depth", po::value<std::string>(),
-                         "send queue depth; stream mode's posts in flight (default 128)");
+    device.add_options()(
+        "tx-depth", po::value<std::string>(),
+        "send queue depth, and stream mode's posts in flight (128 when not given, as bw)");
   device.add_options()("device,d", po::value<std::string>(), "verbs device / ofi domain")(
       "provider", po::value<std::string>(), "libfabric provider (default tcp;ofi_rxm)")(
       "gid-index,x", po::value<std::string>(), "verbs GID index")(
