@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/bw_method.h"
 #include "cli/help_gen.h"
 #include "cli/options.h"
 #include "common/error.h"
@@ -48,9 +49,7 @@ void addTestOptions(po::options_description& general, bool bw) {
   general.add_options()("help,h", "show this help")("transport,t", po::value<std::string>(),
                                                     "socket | verbs | ofi (default: verbs when an "
                                                     "active RDMA port exists, else socket)")(
-      "op", po::value<std::string>(),
-      "send | write | read | tagged: write/read are RDMA write/read (socket emulates them, ofi "
-      "needs FI_RMA), tagged is ofi --ep rdm only (default send)")(
+      "op", po::value<std::string>(), kOpHelp)(
       "size,s", po::value<std::string>(),
       "message size, bytes (K/M/G, KiB/MiB/GiB = powers of two, B = bytes; KB/MB/GB are refused as "
       "ambiguous); a comma list runs each in turn (0,1,1K)")(
@@ -76,18 +75,12 @@ void addTestOptions(po::options_description& general, bool bw) {
   if (bw)
     general.add_options()(
         "mode", po::value<std::string>(),
-        "window | stream: osu_bw's windows of --window messages, acked, or perftest's --tx-depth "
-        "posts kept in flight; -f perftest does not change it (default window)")(
+        (std::string(kModeHelp) + "; -f perftest does not change it (default window)").c_str())(
         "window,w", po::value<std::string>(), "window mode: messages per window (default 64)")(
         "bidir,b", po::bool_switch(), "bidirectional (osu_bibw)")(
         "qp,q", po::value<std::string>(), "connections in parallel (default 1)")(
-        "cq-mod", po::value<std::string>(),
-        "request a completion every N posts, at most the window (window mode) or --tx-depth "
-        "(stream mode) (default: window mode 1, stream mode min(100, --tx-depth) as perftest -Q, "
-        "or the --post-list size when above 1 as perftest -l)")(
-        "post-list,l", po::value<std::string>(),
-        "posts handed to the transport per call, 1..the window or --tx-depth; verbs chains them "
-        "in one ibv_post_send (perftest -l) (default 1)");
+        "cq-mod", po::value<std::string>(), kCqModHelp)("post-list,l", po::value<std::string>(),
+                                                        kPostListHelp);
 }
 
 void addDeviceOptions(po::options_description& device) {
@@ -209,30 +202,12 @@ void parseBandwidth(const po::variables_map& vm, engine::TestSpec& spec) {
       spec.window =
           static_cast<uint32_t>(parseUnsigned(str("window"), "--window", 1, engine::kMaxWindow));
     spec.bidirectional = vm["bidir"].as<bool>();
-    // The format only formats: -f perftest keeps the mode (docs/metrics.md).
-    if (vm.count("mode")) spec.mode = engine::parseBwMode(str("mode"));
-    if (spec.stream() && vm.count("window"))
-      throw UsageError(
-          "--window: only for --mode window (stream mode keeps --tx-depth posts in flight)");
+    parseModeOption(vm, spec);
     if (vm.count("qp"))
       spec.queuePairs =
           static_cast<uint32_t>(parseUnsigned(str("qp"), "--qp", 1, engine::kMaxQueuePairs));
-    if (vm.count("cq-mod"))
-      spec.cqModeration =
-          static_cast<uint32_t>(parseUnsigned(str("cq-mod"), "--cq-mod", 1, engine::kMaxWindow));
-    if (vm.count("post-list"))
-      spec.postList = static_cast<uint32_t>(
-          parseUnsigned(str("post-list"), "--post-list", 1, engine::kMaxWindow));
+    parsePostOptions(vm, spec);
   }
-}
-
-// Stream mode's completions without --cq-mod, as perftest's: -Q 100 capped at the tx depth, and
-// with a post list one completion per list (perftest -l sets its CQ moderation to the list size).
-// An -l above the --tx-depth keeps the default, so validate() refuses the -l the user typed, not
-// a --cq-mod they did not type (issue 36 item 9).
-uint32_t streamCqModeration(const engine::TestSpec& spec) {
-  if (spec.postList > 1 && spec.postList <= spec.streamDepth()) return spec.postList;
-  return std::min<uint32_t>(100, spec.streamDepth());
 }
 
 // Device / transport options: this side's device, the server's (sent with the description),
@@ -248,8 +223,7 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
     d.gidIndex = static_cast<int>(parseUnsigned(str("gid-index"), "--gid-index", 0, 65535));
   if (vm.count("inline") && str("inline") != "auto")
     d.inlineBytes = static_cast<int64_t>(parseUnsigned(str("inline"), "--inline", 0, 1 << 20));
-  if (vm.count("tx-depth"))
-    d.txDepth = static_cast<uint32_t>(parseUnsigned(str("tx-depth"), "--tx-depth", 1, 1 << 20));
+  if (vm.count("tx-depth")) d.txDepth = parseTxDepth(vm);
   if (vm.count("rx-depth"))
     d.rxDepth = static_cast<uint32_t>(parseUnsigned(str("rx-depth"), "--rx-depth", 1, 1 << 20));
   if (vm.count("mtu")) {
@@ -310,7 +284,7 @@ void parseDevice(const po::variables_map& vm, ClientCommand& cmd) {
   if (spec.serverDevice.device.empty() && vm.count("domain") && cmd.client.host.empty())
     spec.serverDevice.device = d.device;
   spec.serverDevice.gidIndex = -1;
-  if (spec.stream() && !vm.count("cq-mod")) spec.cqModeration = streamCqModeration(spec);
+  applyStreamCqModeration(vm, spec);
   if (cmd.client.host.empty()) {
     // Loopback: both sides use the same device and GID.
     spec.serverDevice.device = d.device;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/bw_method.h"
 #include "cli/coll_options.h"
 #include "cli/options.h"
 
@@ -116,7 +117,12 @@ void addPairsOptions(po::options_description& general) {
       "bw-size", po::value<std::string>(), "bandwidth message size, bytes (default 1M)")(
       "window,w", po::value<std::string>(),
       "bandwidth messages in flight per iteration (default 16)")(
-      "bw-iters", po::value<std::string>(), "measured bandwidth iterations per pair (default 10)")(
+      "bw-iters", po::value<std::string>(),
+      "measured bandwidth iterations per pair; stream mode sends --bw-iters x 16 messages "
+      "(default 10)")("op", po::value<std::string>(), kOpHelp)(
+      "mode", po::value<std::string>(), (std::string(kModeHelp) + " (default window)").c_str())(
+      "cq-mod", po::value<std::string>(), kCqModHelp)("post-list,l", po::value<std::string>(),
+                                                      kPostListHelp)(
       "outlier-k", po::value<std::string>(),
       "outlier threshold: median + k x max(MAD, median/10), nodes first (default 5)")(
       "fail-on-outlier", po::bool_switch(),
@@ -161,8 +167,13 @@ po::options_description launchOptions() {
   return launchOpts;
 }
 
-po::options_description deviceOptions() {
+po::options_description deviceOptions(const std::string& test) {
   po::options_description device("Device / transport");
+  // pairs runs lat / bw's engines: their send queue depth and stream depth (cli/bw_method.h).
+  if (test == "pairs")
+    device.add_options()(
+        "tx-depth", po::value<std::string>(),
+        "send queue depth, and stream mode's posts in flight (128 when not given, as bw)");
   device.add_options()("device,d", po::value<std::string>(), "verbs device / ofi domain")(
       "provider", po::value<std::string>(), "libfabric provider (default tcp;ofi_rxm)")(
       "gid-index,x", po::value<std::string>(), "verbs GID index")(
@@ -202,7 +213,7 @@ OptionGroups collectiveOptionGroups(const std::string& test) {
   if (test == "ring") addRingOptions(general);
   if (test == "pairs") addPairsOptions(general);
   if (test == "congestion") addCongestionOptions(general);
-  return OptionGroups{general, launchOptions(), deviceOptions(), outputOptions(test)};
+  return OptionGroups{general, launchOptions(), deviceOptions(test), outputOptions(test)};
 }
 
 }  // namespace rdmabench::cli

@@ -10,9 +10,11 @@
 
 #include <fmt/format.h>
 
+#include "cli/bw_method.h"
 #include "cli/options.h"
 #include "collective/allreduce.h"
 #include "collective/congestion_plan.h"
+#include "collective/pairs_spec.h"
 #include "collective/sharp/sharp.h"
 #include "common/error.h"
 #include "common/measure_clock.h"
@@ -212,6 +214,24 @@ std::string parsePlotPath(const std::string& path) {
   return path;
 }
 
+// --op, --mode, --cq-mod, -l, --tx-depth: lat / bw's options, parsed by their code
+// (cli/bw_method.h) into pairs' bandwidth description and checked by TestSpec::validate
+// (collective/pairs_spec.h). Without -t the transport is chosen later and runPairs checks again.
+void parsePairsEngine(const Values& v, collective::PairsParams& p, const CollCommand& cmd) {
+  engine::TestSpec s = collective::pairsBandwidthSpec(p);
+  if (v.has("op")) s.op = engine::parseOp(v.str("op"));
+  parseModeOption(v.vm, s);
+  parsePostOptions(v.vm, s);
+  s.txDepth = parseTxDepth(v.vm);
+  applyStreamCqModeration(v.vm, s);
+  p.op = s.op;
+  p.mode = s.mode;
+  p.cqModeration = s.cqModeration;
+  p.postList = s.postList;
+  p.txDepth = p.device.txDepth = s.txDepth;
+  if (cmd.transportGiven) collective::validatePairsSpecs(p);
+}
+
 collective::PairsParams parsePairs(const Values& v, CollCommand& cmd) {
   collective::PairsParams p;
   parseCommon(v, p, cmd);
@@ -239,6 +259,7 @@ collective::PairsParams parsePairs(const Values& v, CollCommand& cmd) {
   if (v.has("min-bw"))
     p.bounds.minBwMBs = parseNumber(v.str("min-bw"), "--min-bw", 0.001, 1e9, "MB/s");
   if (v.has("plot")) cmd.plotPath = parsePlotPath(v.str("plot"));
+  parsePairsEngine(v, p, cmd);
   return p;
 }
 

@@ -12,6 +12,7 @@
 #include "collective/comm.h"
 #include "collective/pairs_loops.h"
 #include "collective/pairs_schedule.h"
+#include "collective/pairs_spec.h"
 #include "collective/rank_placement.h"
 #include "collective/run_info.h"
 #include "common/clock.h"
@@ -20,6 +21,7 @@
 #include "common/json_read.h"
 #include "engine/iterations.h"
 #include "engine/progress.h"
+#include "engine/spec_params.h"
 #include "stats/summary.h"
 
 namespace rdmabench::collective {
@@ -50,7 +52,7 @@ PairCounts pairCounts(const PairsParams& p) {
   return engine::probeCounts(p.iterations, p.warmup, p.bwIters);
 }
 
-// Refuses sizes of 0 and a world without a pair.
+// Refuses sizes of 0, a world without a pair and what lat / bw refuse (pairs_spec.h).
 void checkPairsParams(const PairsParams& p, int n) {
   if (p.latBytes < 1 || p.bwBytes < 1)
     throw UsageError(
@@ -60,15 +62,18 @@ void checkPairsParams(const PairsParams& p, int n) {
   if (n < 2)
     throw UsageError(fmt::format(
         "pairs: a world of {} rank: pairs measures every pair of ranks and needs at least 2", n));
+  validatePairsSpecs(p);
 }
 
-// Sizes the transport sends in one message (the engines do not split), and a window of
-// receives the target can keep posted.
+// Sizes the transport sends in one message (the engines do not split), the operation (RDMA write
+// or read where the device offers it, as lat / bw check), and a window of receives the target can
+// keep posted.
 void checkTransportLimits(Communicator& c, const PairsParams& p) {
   detail::checkPairSize(c, p.latBytes, "--lat-size");
   detail::checkPairSize(c, p.bwBytes, "--bw-size");
+  engine::checkOpCaps(p.op, c.device());
   const uint32_t rq = c.device().caps().maxRecvQueue;
-  if (rq > 0 && p.window > rq)
+  if (p.mode == engine::BwMode::kWindow && rq > 0 && p.window > rq)
     throw UsageError(
         fmt::format("--window {}: {} receives in flight exceed the {} transport's receive queue "
                     "of {}; at most --window {} here",
@@ -81,15 +86,14 @@ struct PairTests {
   detail::PairBandwidth bw;
 };
 
+// The engines' parameters as lat / bw derive them from their description (engine/spec_params.h);
+// the roles are set per side (pairs_loops.cc).
 PairTests pairTests(const PairsParams& p, const engine::ProbeCounts& k) {
   PairTests t;
-  t.lat.run.bytes = p.latBytes;
-  t.lat.run.warmup = k.latWarm;
-  t.lat.run.iterations = k.latIters;
-  t.bw.run.bytes = p.bwBytes;
-  t.bw.run.window = p.window;
-  t.bw.run.warmup = k.bwWarm;
-  t.bw.run.iterations = k.bwIters;
+  t.lat.run = engine::pingPongParams(pairsLatencySpec(p), p.latBytes, k.latIters, k.latWarm, true);
+  const PairBandwidthCounts bw = pairBandwidthCounts(p, k);
+  t.bw.run =
+      engine::bandwidthParams(pairsBandwidthSpec(p), p.bwBytes, bw.iterations, bw.warmup, true);
   return t;
 }
 
@@ -246,9 +250,11 @@ PairsResult gatherResult(Communicator& c, const PairFigures& figures, const Pair
   res.latIterations = k.latIters;
   res.latWarmup = k.latWarm;
   res.bwBytes = p.bwBytes;
-  res.bwIterations = k.bwIters;
-  res.bwWarmup = k.bwWarm;
-  res.window = p.window;
+  const PairBandwidthCounts bw = pairBandwidthCounts(p, k);
+  res.bwIterations = bw.iterations;
+  res.bwWarmup = bw.warmup;
+  res.window = pairsBandwidthSpec(p).inFlight();
+  res.stream = p.mode == engine::BwMode::kStream;
   res.outlierK = p.outlierK;
   for (int r = 0; r < c.size(); ++r) {
     res.hosts.push_back(c.hostOf(r));
@@ -267,6 +273,7 @@ PairsResult runPairsIn(const PairsParams& p, const launch::RankInfo& info, rende
                                detail::pairLayout(std::max(p.bwBytes, p.latBytes)).total());
   co.bufferFor =
       fmt::format("pairs (--bw-size {} bytes, --lat-size {} bytes)", p.bwBytes, p.latBytes);
+  co.exportRegion = p.op == engine::Op::kWrite || p.op == engine::Op::kRead;
   engine::testHold("connect", me, stage);
   Communicator c(store, me, n, info.host, co);
   c.setStage(stage);
@@ -281,7 +288,7 @@ PairsResult runPairsIn(const PairsParams& p, const launch::RankInfo& info, rende
     ri = rankRunInfo(c, p, info,
                      pairsExtra(p, k, wireup, c.peers().size(), store.describe(), rounds.size()),
                      placement);
-    ri.window = p.window;
+    recordEngineOptions(ri, p, pairBandwidthCounts(p, k), c.device());
   }
   size_t done = 0;
   const int64_t roundsStart = nowNs();

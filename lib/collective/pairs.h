@@ -9,10 +9,15 @@
 // (pairs_loops.h), so pairs and `lat` / `bw` give the same figures between the same two ranks:
 //  - Latency: engine::runPingPong, ping-pong of `latBytes`, `iterations` (0 = 1000) after
 //    `warmup` (-1 = 100), one-way = RTT/2 per iteration on the initiator's clock, microseconds.
-//  - Bandwidth: engine::runBandwidth in window mode (osu_bw): per iteration `window` messages of
-//    `bwBytes`, then the target's acknowledgement once all of them arrived, so the clock stops
-//    on delivery; `bwIters` measured after `warmup` (-1 = 2) iterations. MB/s = 10^6 B/s on the
-//    sender's clock. A size above the transport's largest message is refused (UsageError).
+//  - Bandwidth: engine::runBandwidth, by default in window mode (osu_bw): per iteration `window`
+//    messages of `bwBytes`, then the target's acknowledgement once all of them arrived, so the
+//    clock stops on delivery; `bwIters` measured after `warmup` (-1 = 2) iterations. MB/s =
+//    10^6 B/s on the sender's clock. A size above the transport's largest message is refused
+//    (UsageError).
+//  - lat / bw's engine options (PairsParams: --op send|write|read|tagged, --mode window|stream,
+//    --cq-mod, -l, --tx-depth) reach both engines through the same test descriptions and mapping
+//    as lat / bw (pairs_spec.h, engine/spec_params.h); stream mode sends --bw-iters x --window
+//    messages (pairs_spec.h pairBandwidthCounts), read's latency is the round trip.
 // Results travel through the store under pairs/<src>/<dst> (a few dozen bytes each); rank 0
 // builds the matrices and classifies outliers (pairs_outliers.h; bandwidth on cost = 1/(MB/s)).
 // Thread-safety: one thread per rank.
@@ -37,7 +42,10 @@ struct PairsResult {
   std::vector<std::vector<double>> bwMBs;                                      // MB/s
   MatrixOutliers latOutliers, bwOutliers;  // bwOutliers costs are 1 / (MB/s)
   uint64_t latBytes = 0, latIterations = 0, latWarmup = 0;
+  // Window mode: `bwIterations` windows of `window` messages after `bwWarmup`; stream mode
+  // (`stream`): `bwIterations` messages after `bwWarmup`, `window` posts in flight.
   uint64_t bwBytes = 0, bwIterations = 0, bwWarmup = 0, window = 0;
+  bool stream = false;
   int rounds = 0;
   double seconds = 0;  // the measuring rounds, wall clock of rank 0
   report::RunInfo info;

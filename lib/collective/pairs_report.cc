@@ -85,25 +85,44 @@ const std::vector<std::string>& pairsFormatNames() {
 
 namespace {
 
+// The lines under the header that say how each figure was measured (the method, its counts)
+// and how outliers are judged.
+void writeMethodLines(std::ostream& out, const PairsResult& r) {
+  const int n = r.ranks;
+  out << fmt::format(
+      "# pairs: {} ranks, {} rounds of disjoint pairs (round-robin, circle method), {:.1f} s\n"
+      "# latency: ping-pong of {} B, {} iterations after {} warmup, {} [us]\n",
+      n, r.rounds, r.seconds, r.latBytes, r.latIterations, r.latWarmup,
+      r.info.roundTrip ? "round trip (RDMA read)" : "one-way = RTT/2");
+  if (r.stream)
+    out << fmt::format(
+        "# bandwidth: stream mode, {} posts in flight, {} x {} B to delivery after {} warmup "
+        "messages [MB/s = 10^6 B/s]\n",
+        r.window, r.bwIterations, r.bwBytes, r.bwWarmup);
+  else
+    out << fmt::format(
+        "# bandwidth: stream of {} x {} B per iteration to delivery, {} iterations after {} "
+        "warmup [MB/s = 10^6 B/s]\n",
+        r.window, r.bwBytes, r.bwIterations, r.bwWarmup);
+  out << fmt::format(
+      "# outliers: k = {}, two clusters of links at a gap >= x{:.1f}{} (docs/fabric-map.md); "
+      "flags: node = a node of it is slow, link = the link is slow, cut = a slow link of a cut, "
+      "bound = beyond a bound\n",
+      r.outlierK, r.verdict.cutMinGap, boundsText(r.verdict.bounds));
+}
+
 // The table: the shared header block, the method lines, one row per ordered pair, the
 // matrices (up to 16 ranks) and the outliers.
 void writePairsTable(std::ostream& out, const PairsResult& r) {
   const int n = r.ranks;
   // The shared header block, with this command's title and units; the columns follow.
   out << report::detail::tableHeaderBlock(
-      r.info, "every ordered pair's latency (one-way = RTT/2) and bandwidth",
+      r.info,
+      r.info.roundTrip ? "every ordered pair's latency (round trip, RDMA read) and bandwidth"
+                       : "every ordered pair's latency (one-way = RTT/2) and bandwidth",
       "latency in microseconds (median, min, avg; p99 = nearest-rank percentile), bandwidth "
       "in MB/s = 10^6 B/s");
-  out << fmt::format(
-      "# pairs: {} ranks, {} rounds of disjoint pairs (round-robin, circle method), {:.1f} s\n"
-      "# latency: ping-pong of {} B, {} iterations after {} warmup, one-way = RTT/2 [us]\n"
-      "# bandwidth: stream of {} x {} B per iteration to delivery, {} iterations after {} "
-      "warmup [MB/s = 10^6 B/s]\n"
-      "# outliers: k = {}, two clusters of links at a gap >= x{:.1f}{} (docs/fabric-map.md); "
-      "flags: node = a node of it is slow, link = the link is slow, cut = a slow link of a cut, "
-      "bound = beyond a bound\n",
-      n, r.rounds, r.seconds, r.latBytes, r.latIterations, r.latWarmup, r.window, r.bwBytes,
-      r.bwIterations, r.bwWarmup, r.outlierK, r.verdict.cutMinGap, boundsText(r.verdict.bounds));
+  writeMethodLines(out, r);
   size_t hw = 8;
   for (int s = 0; s < n; ++s)
     hw = std::max(hw, pairsNodeName(r, s).size());

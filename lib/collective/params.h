@@ -12,6 +12,7 @@
 #include "collective/pairs_verdict.h"
 #include "collective/reduce.h"
 #include "common/placement.h"
+#include "engine/spec.h"
 #include "report/report.h"
 #include "transport/transport.h"
 
@@ -65,13 +66,24 @@ struct CollectiveParams : RankParams {
 // pairs (collective/pairs.h): latency ping-pong size (bytes), bandwidth message size (bytes),
 // messages in flight per bandwidth iteration, measured bandwidth iterations per ordered pair;
 // latency iterations are `iterations` (0 = 1000), warmup `warmup` (-1 = 100 latency, 2
-// bandwidth iterations).
+// bandwidth iterations). The engine's options of lat / bw (--op, --mode, --cq-mod, -l,
+// --tx-depth) mean what they mean there (engine/spec.h TestSpec); collective/pairs_spec.h turns
+// them into the test descriptions TestSpec::validate checks.
 struct PairsParams : RankParams {
   PairsParams() { test = report::Test::kPairs; }
   uint64_t latBytes = 8;
   uint64_t bwBytes = 1 << 20;
   uint32_t window = 16;
   uint64_t bwIters = 10;
+  engine::Op op = engine::Op::kSend;              // --op: both measurements
+  engine::BwMode mode = engine::BwMode::kWindow;  // --mode: the bandwidth method
+  // --cq-mod: a completion every N bandwidth posts; window mode 1, stream mode without --cq-mod
+  // perftest's (cli/bw_method.h applyStreamCqModeration).
+  uint32_t cqModeration = 1;
+  uint32_t postList = 1;  // -l / --post-list: bandwidth posts per call
+  // --tx-depth: stream mode's posts in flight (0 = 128, as bw); also the device's send queue
+  // depth (device.txDepth), as for bw.
+  uint32_t txDepth = 0;
   double outlierK = 5;  // pairs_outliers.h: median + k x max(MAD, median/10)
   PairsBounds bounds;   // --max-lat / --min-bw (pairs_verdict.h); 0 = none
 };

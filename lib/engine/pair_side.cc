@@ -24,6 +24,7 @@
 #include "engine/pattern.h"
 #include "engine/pingpong.h"
 #include "engine/progress.h"
+#include "engine/spec_params.h"
 #include "rendezvous/channel.h"
 #include "rendezvous/protocol.h"
 
@@ -79,12 +80,7 @@ static void checkCaps(const TestSpec& spec, const transport::Device& device, con
     if (caps.maxMessageBytes && b > caps.maxMessageBytes)
       throw UsageError(fmt::format("--size {}: above the {} {} device {} limit of {} bytes", b, who,
                                    device.backend(), device.name(), caps.maxMessageBytes));
-  if (spec.op == Op::kWrite && !caps.rmaWrite)
-    throw UsageError(fmt::format("--op write: the {} transport on {} does not support RDMA write",
-                                 device.backend(), device.name()));
-  if (spec.op == Op::kRead && !caps.rmaRead)
-    throw UsageError(fmt::format("--op read: the {} transport on {} does not support RDMA read",
-                                 device.backend(), device.name()));
+  checkOpCaps(spec.op, device);
 }
 
 // Window-mode send with several connections on a device whose operation slots are shared
@@ -215,13 +211,7 @@ SizeResult runSize(const TestSpec& spec, Side& side, Progress& progress, const S
   progress.setWarmup(run.warmup > 0);
   SizeResult out;
   if (spec.latency()) {
-    PingPongParams p;
-    p.op = dataOp(spec.op);
-    p.bytes = run.bytes;
-    p.iterations = run.iterations;
-    p.warmup = run.warmup;
-    p.initiator = initiator;
-    p.check = spec.check;
+    PingPongParams p = pingPongParams(spec, run.bytes, run.iterations, run.warmup, initiator);
     p.ready = ready;
     p.samplesInto = samples;  // appended: -D runs a size in chunks
     PingPongResult r = runPingPong(*side.device, side.links[0], progress, p);
@@ -230,18 +220,7 @@ SizeResult runSize(const TestSpec& spec, Side& side, Progress& progress, const S
     out.desched = r.desched;  // this chunk's; the client sums the chunks of a size
     return out;
   }
-  BandwidthParams p;
-  p.op = dataOp(spec.op);
-  p.mode = spec.mode;
-  p.bytes = run.bytes;
-  p.iterations = run.iterations;
-  p.warmup = run.warmup;
-  p.window = spec.inFlight();
-  p.cqModeration = spec.cqModeration;
-  p.postList = spec.postList;
-  p.sender = initiator;
-  p.bidirectional = spec.bidirectional;
-  p.check = spec.check;
+  BandwidthParams p = bandwidthParams(spec, run.bytes, run.iterations, run.warmup, initiator);
   p.ready = ready;
   BandwidthResult r = runBandwidth(*side.device, side.links, progress, p);
   out.seconds = r.seconds;

@@ -146,6 +146,11 @@ class DurationChunks {
   uint64_t calibration_, iterations_ = 0;
 };
 
+// RDMA write or read on a device whose caps lack it: UsageError "--op write: the ofi transport
+// on DEVICE does not support RDMA write" (send and tagged always pass). lat / bw check each
+// side's device when it opens (pair_side.cc), pairs each rank's once its Communicator opened.
+void checkOpCaps(Op op, const transport::Device& device);
+
 // JSON (de)serialisation of the DeviceOptions subset that travels to the server.
 nlohmann::json deviceOptionsToJson(const transport::DeviceOptions& o);
 transport::DeviceOptions deviceOptionsFromJson(const nlohmann::json& j);

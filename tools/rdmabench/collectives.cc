@@ -23,6 +23,7 @@
 #include "collective/pairs.h"
 #include "collective/pairs_findings.h"
 #include "collective/pairs_report.h"
+#include "collective/pairs_spec.h"
 #include "collective/sharp/sharp.h"
 #include "common/clock.h"
 #include "common/desched.h"
@@ -270,6 +271,8 @@ int runCollectiveCommand(const std::string& test, const std::vector<std::string>
     cmd.common().transport = cli::defaultTransport(cmd.common().transportNote);
     cli::checkTransportOptions(cmd.transportOptions, cmd.common().transport,
                                &cmd.common().transportNote);
+    // pairs' lat / bw options against the chosen transport (with -t: at parse time).
+    if (test == "pairs") collective::validatePairsSpecs(cmd.pairsParams());
   }
   // Rank 0 writes the report and the plot after the measurement: a path it cannot write fails
   // now, before any rank starts (the launcher for --np, rank 0 itself otherwise).
