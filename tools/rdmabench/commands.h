@@ -38,6 +38,10 @@ cli::OptionGroups noiseOptions();
 // unhealthy (first line: the drain reason), 2 usage, 3 could not run.
 int runCheckCommand(const std::vector<std::string>& args, const std::string& commandLine);
 cli::OptionGroups checkOptions();
+// `rdmabench reg` (reg.cc, docs/reg.md): memory registration cost per size; exit 0, 2 usage,
+// 3 could not run.
+int runRegCommand(const std::vector<std::string>& args, const std::string& commandLine);
+cli::OptionGroups regOptions();
 // `rdmabench rendezvous`: the standalone rendezvous store server.
 int runRendezvousCommand(const std::vector<std::string>& args);
 // `rdmabench version [--format json]` (version.cc): release, git describe, protocol, backends.

@@ -37,7 +37,7 @@ for line in lines:
     path, expr = line.split('\t', 1)
     d = json.load(open(path))
     r = d['rows'][0] if isinstance(d, dict) and d.get('rows') else None
-    c = d['run']['local'].get('connection', {}) if isinstance(d, dict) and 'run' in d else {}
+    c = d['run'].get('local', {}).get('connection', {}) if isinstance(d, dict) and 'run' in d else {}
     if not eval(expr):
         bad += 1
         print("JSON check failed:", path, expr, json.dumps(d)[:1500], file=sys.stderr)
@@ -254,6 +254,16 @@ grep -q "interrupted" "$TMP/int.err" || fail "Ctrl-C: no 'interrupted' message: 
 run after lat "${C[@]}" -s 8 -n 50
 kill -0 "$SERVER" || fail "the server died after an interrupted client"
 pass "Ctrl-C: client exit 4 ($(cat "$TMP/int.err")); the server serves the next client"
+
+# Memory registration cost (issue 39, docs/reg.md): ibv_reg_mr / ibv_dereg_mr on rxe0, every
+# size with its iterations (counts, not times).
+timeout 300 "$RB" reg -t verbs -d "$DEV" -m 4K:4M -n 5 -f json -o "$TMP/reg.json" 2>"$TMP/reg.err" ||
+  fail "reg -t verbs: $(cat "$TMP/reg.err")"
+json_check "$TMP/reg.json" "d['run']['register_call']=='ibv_reg_mr' and d['run']['device']=='$DEV' and [r['bytes'] for r in d['rows']]==[4096<<i for i in range(11)] and all(r['iterations']==5 and r['reg_us']['t_min']>0 and r['dereg_us']['t_min']>0 and r['reg_gb_per_s']>0 for r in d['rows'])"
+timeout 300 "$RB" reg -t verbs -d "$DEV" -m 2M:4M -n 3 --pages thp --no-prefault -f json \
+  -o "$TMP/regthp.json" 2>"$TMP/reg.err" || fail "reg -t verbs --pages thp: $(cat "$TMP/reg.err")"
+json_check "$TMP/regthp.json" "d['run']['pages']=='thp' and d['run']['prefault'] is False and len(d['rows'])==2"
+pass "reg -t verbs: ibv_reg_mr on $DEV, 4K..4M x 5, and thp without prefault"
 
 check_all
 echo "PASSED: rdmabench CLI on $DEV loopback ($(($(date +%s) - T0)) s)"

@@ -1,0 +1,34 @@
+#pragma once
+// Command line of `rdmabench reg` (docs/reg.md, docs/cli.md), unit-tested
+// (tests/unit/reg_test.cc). Every bad value is a one-line UsageError naming the option, the
+// value and the limit (exit 2). Thread-safety: pure, except that the size limit reads
+// /proc/meminfo.
+
+#include <string>
+#include <vector>
+
+#include "cli/help_gen.h"
+#include "reg/reg.h"
+#include "transport/transport.h"
+
+namespace rdmabench::reg {
+
+struct RegCommand {
+  RegParams params;
+  std::string transport;  // -t; "" until chosen (cli::defaultTransport when not given)
+  bool transportGiven = false;
+  std::string transportNote;        // why the transport was chosen without -t
+  transport::DeviceOptions device;  // -d, --ib-port, --provider
+  std::string format = "table";     // -f table | json
+  std::string outputPath;           // -o FILE
+  bool help = false;
+  std::string helpText;
+  cli::OptionGroups helpGroups;
+};
+
+// `args` excludes the program and subcommand names. Chooses the transport when -t is absent
+// (verbs with an active port, else socket) and refuses the options it does not read. The
+// largest size may not exceed MemAvailable (/proc/meminfo). UsageError for anything bad.
+RegCommand parseRegCommand(const std::vector<std::string>& args);
+
+}  // namespace rdmabench::reg
