@@ -38,6 +38,10 @@ cli::OptionGroups noiseOptions();
 // unhealthy (first line: the drain reason), 2 usage, 3 could not run.
 int runCheckCommand(const std::vector<std::string>& args, const std::string& commandLine);
 cli::OptionGroups checkOptions();
+// `rdmabench connect` (connect.cc, docs/connect.md): connection setup rate; exit 0, 2 usage,
+// 3 could not run.
+int runConnectCommand(const std::vector<std::string>& args, const std::string& commandLine);
+cli::OptionGroups connectOptions();
 // `rdmabench reg` (reg.cc, docs/reg.md): memory registration cost per size; exit 0, 2 usage,
 // 3 could not run.
 int runRegCommand(const std::vector<std::string>& args, const std::string& commandLine);

@@ -297,6 +297,7 @@ int runCommand(const std::string& command, const std::vector<std::string>& args,
   if (command == "noise") return runNoiseCommand(args, commandLine);
   if (command == "check") return runCheckCommand(args, commandLine);
   if (command == "reg") return runRegCommand(args, commandLine);
+  if (command == "connect") return runConnectCommand(args, commandLine);
   if (command == "rendezvous") return runRendezvousCommand(args);
   if (command == "help") return runHelpCommand(args);
   if (command == "version" || command == "--version" || command == "-V")
@@ -338,6 +339,8 @@ std::vector<cli::CommandDoc> commandDocs() {
       {"check", "",
        "node health gate: ports, counters, loopback lat/bw, noise vs the node's baseline",
        checkOptions},
+      {"connect", "", "connection setup rate, as cmtime: create, connect, first message, destroy",
+       connectOptions},
       {"reg", "", "memory registration cost: ibv_reg_mr / fi_mr_reg per size, us and GB/s",
        regOptions},
       {"rendezvous", "", "standalone rendezvous server for N-rank runs", rendezvousOptions},

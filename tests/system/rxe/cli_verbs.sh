@@ -265,5 +265,15 @@ timeout 300 "$RB" reg -t verbs -d "$DEV" -m 2M:4M -n 3 --pages thp --no-prefault
 json_check "$TMP/regthp.json" "d['run']['pages']=='thp' and d['run']['prefault'] is False and len(d['rows'])==2"
 pass "reg -t verbs: ibv_reg_mr on $DEV, 4K..4M x 5, and thp without prefault"
 
+# Connection setup rate (issue 39, docs/connect.md): 50 RC QPs out of band and 20 through
+# rdma_cm, both sides in one process; every step once per connection (counts, not times).
+timeout 300 "$RB" connect -t verbs -d "$DEV" -n 50 -f json -o "$TMP/conn.json" 2>"$TMP/conn.err" ||
+  fail "connect -t verbs: $(cat "$TMP/conn.err")"
+json_check "$TMP/conn.json" "[s['step'] for s in d['steps']]==['create','connect','first_message','destroy'] and d['run']['connections']==50 and 'INIT -> RTR -> RTS' in d['run']['method'] and all(s['min_us']>0 for s in d['steps'])"
+timeout 300 "$RB" connect -t verbs -d "$DEV" -R --bind "$RXE_IP" -n 20 -f json -o "$TMP/conncm.json" \
+  2>"$TMP/conn.err" || fail "connect -t verbs -R: $(cat "$TMP/conn.err")"
+json_check "$TMP/conncm.json" "len(d['steps'])==4 and d['run']['connections']==20 and 'rdma_cm' in d['run']['method']"
+pass "connect -t verbs: 50 QPs out of band, 20 through rdma_cm"
+
 check_all
 echo "PASSED: rdmabench CLI on $DEV loopback ($(($(date +%s) - T0)) s)"
