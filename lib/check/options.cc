@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/command_options.h"
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/text_escape.h"
@@ -136,17 +137,8 @@ void parsePeer(const po::variables_map& vm, CheckCommand& cmd) {
 
 CheckCommand parseCheckCommand(const std::vector<std::string>& args) {
   CheckCommand cmd;
-  cli::OptionGroups groups = checkOptionGroups();
-  po::options_description all;
-  for (const auto& g : groups)
-    all.add(g);
-  po::variables_map vm = cli::parseOptions("check", all, {}, args);
-  if (vm.count("help")) {
-    cmd.help = true;
-    cmd.helpGroups = std::move(groups);
-    cmd.helpText = cli::renderHelp(cmd.helpGroups);
-    return cmd;
-  }
+  po::variables_map vm = cli::parseCommandOptions("check", checkOptionGroups(), args, cmd);
+  if (cmd.help) return cmd;
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   if (vm.count("budget"))
     cmd.budgetSec = cli::parseSeconds(str("budget"), "--budget", kMinBudgetSec, kMaxBudgetSec);
@@ -174,10 +166,7 @@ CheckCommand parseCheckCommand(const std::vector<std::string>& args) {
                         escapeForLog(p, 80)));
   }
   parseJudging(vm, cmd);
-  if (vm.count("format")) cmd.format = str("format");
-  if (cmd.format != "table" && cmd.format != "json")
-    throw UsageError(fmt::format("--format {}: check supports table or json", cmd.format));
-  if (vm.count("output")) cmd.outputPath = cli::parseOutputPath(str("output"));
+  cli::parseFormatAndOutput(vm, "check", {"table", "json"}, cmd.format, cmd.outputPath);
   cmd.quiet = vm["quiet"].as<bool>();
   return cmd;
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_options.h"
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/text_escape.h"
@@ -45,17 +46,8 @@ cli::OptionGroups connectOptionGroups() {
 
 ConnectCommand parseConnectCommand(const std::vector<std::string>& args) {
   ConnectCommand cmd;
-  cli::OptionGroups groups = connectOptionGroups();
-  po::options_description all;
-  for (const auto& g : groups)
-    all.add(g);
-  po::variables_map vm = cli::parseOptions("connect", all, {}, args);
-  if (vm.count("help")) {
-    cmd.help = true;
-    cmd.helpGroups = std::move(groups);
-    cmd.helpText = cli::renderHelp(cmd.helpGroups);
-    return cmd;
-  }
+  po::variables_map vm = cli::parseCommandOptions("connect", connectOptionGroups(), args, cmd);
+  if (cmd.help) return cmd;
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   ConnectParams& p = cmd.params;
   transport::DeviceOptions& d = p.device;
@@ -79,29 +71,12 @@ ConnectCommand parseConnectCommand(const std::vector<std::string>& args) {
   }
   d.localHost = d.peerHost = vm.count("bind") ? str("bind") : "127.0.0.1";
   if (d.localHost.empty()) throw UsageError("--bind '': empty address");
-  const auto given = cli::givenTransportOptions(vm);
-  if (vm.count("transport")) {
-    p.transport = str("transport");
-    if (p.transport != "verbs" && p.transport != "ofi" && p.transport != "socket")
-      throw UsageError(fmt::format("-t/--transport {}: unknown (valid: verbs, ofi, socket)",
-                                   escapeForLog(p.transport, 40)));
-    cli::checkTransportOptions(given, p.transport, nullptr);
-  } else {
-    p.transport = cli::defaultTransport(cmd.transportNote);
-    cli::checkTransportOptions(given, p.transport, &cmd.transportNote);
-  }
+  p.transport = cli::chooseTransport(vm, cmd.transportNote);
   if (d.rdmaCm && !vm.count("bind"))
     throw UsageError(
         "-R/--rdma-cm: needs --bind ADDR, the IP address of the RDMA device's netdev (rdma_cm "
         "resolves the device from it)");
-  if (vm.count("format")) cmd.format = str("format");
-  if (vm.count("output")) {
-    cmd.outputPath = cli::parseOutputPath(str("output"));
-    cmd.format = cli::formatForOutput(vm.count("format") ? cmd.format : "", cmd.outputPath);
-  }
-  if (cmd.format != "table" && cmd.format != "json")
-    throw UsageError(
-        fmt::format("--format {}: connect supports table or json", escapeForLog(cmd.format, 40)));
+  cli::parseFormatAndOutput(vm, "connect", {"table", "json"}, cmd.format, cmd.outputPath);
   return cmd;
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_options.h"
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/text_escape.h"
@@ -59,17 +60,8 @@ uint64_t memAvailableBytes() {
 
 RegCommand parseRegCommand(const std::vector<std::string>& args) {
   RegCommand cmd;
-  cli::OptionGroups groups = regOptionGroups();
-  po::options_description all;
-  for (const auto& g : groups)
-    all.add(g);
-  po::variables_map vm = cli::parseOptions("reg", all, {}, args);
-  if (vm.count("help")) {
-    cmd.help = true;
-    cmd.helpGroups = std::move(groups);
-    cmd.helpText = cli::renderHelp(cmd.helpGroups);
-    return cmd;
-  }
+  po::variables_map vm = cli::parseCommandOptions("reg", regOptionGroups(), args, cmd);
+  if (cmd.help) return cmd;
   auto str = [&](const char* k) { return vm[k].as<std::string>(); };
   RegParams& p = cmd.params;
   const std::string sizesText = vm.count("msg-sizes") ? str("msg-sizes") : "4K:64M";
@@ -103,26 +95,8 @@ RegCommand parseRegCommand(const std::vector<std::string>& args) {
   if (vm.count("ib-port"))
     cmd.device.ibPort = static_cast<int>(cli::parseUnsigned(str("ib-port"), "--ib-port", 1, 255));
   if (vm.count("provider")) cmd.device.provider = str("provider");
-  const auto given = cli::givenTransportOptions(vm);
-  if (vm.count("transport")) {
-    cmd.transport = str("transport");
-    cmd.transportGiven = true;
-    if (cmd.transport != "verbs" && cmd.transport != "ofi" && cmd.transport != "socket")
-      throw UsageError(fmt::format("-t/--transport {}: unknown (valid: verbs, ofi, socket)",
-                                   escapeForLog(cmd.transport, 40)));
-    cli::checkTransportOptions(given, cmd.transport, nullptr);
-  } else {
-    cmd.transport = cli::defaultTransport(cmd.transportNote);
-    cli::checkTransportOptions(given, cmd.transport, &cmd.transportNote);
-  }
-  if (vm.count("format")) cmd.format = str("format");
-  if (vm.count("output")) {
-    cmd.outputPath = cli::parseOutputPath(str("output"));
-    cmd.format = cli::formatForOutput(vm.count("format") ? cmd.format : "", cmd.outputPath);
-  }
-  if (cmd.format != "table" && cmd.format != "json")
-    throw UsageError(
-        fmt::format("--format {}: reg supports table or json", escapeForLog(cmd.format, 40)));
+  cmd.transport = cli::chooseTransport(vm, cmd.transportNote);
+  cli::parseFormatAndOutput(vm, "reg", {"table", "json"}, cmd.format, cmd.outputPath);
   return cmd;
 }
 

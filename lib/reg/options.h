@@ -15,8 +15,7 @@ namespace rdmabench::reg {
 
 struct RegCommand {
   RegParams params;
-  std::string transport;  // -t; "" until chosen (cli::defaultTransport when not given)
-  bool transportGiven = false;
+  std::string transport;            // -t; "" until chosen (cli::defaultTransport when not given)
   std::string transportNote;        // why the transport was chosen without -t
   transport::DeviceOptions device;  // -d, --ib-port, --provider
   std::string format = "table";     // -f table | json

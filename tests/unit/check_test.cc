@@ -457,6 +457,9 @@ TEST(CheckNoise, JsonRoundTripAndBadDocuments) {
 
 TEST(CheckOptions, DefaultsAndRanges) {
   CheckCommand c = parseCheckCommand({});
+  EXPECT_EQ(c.format, "table");
+  // -o FILE.json without -f writes JSON, not a table into a .json file (issue 35 item 5).
+  EXPECT_EQ(parseCheckCommand({"-o", "node.json"}).format, "json");
   EXPECT_DOUBLE_EQ(c.budgetSec, 45);
   EXPECT_DOUBLE_EQ(c.rule.k, 3);
   EXPECT_DOUBLE_EQ(c.rule.marginPct, 10);

@@ -58,6 +58,11 @@ TEST(RegOptions, RefusalsNameOptionValueAndLimit) {
             "-m/--msg-sizes 0:4K: 0 bytes cannot be registered (minimum 1)");
   EXPECT_EQ(usage({"-t", "socket", "-n", "0"}).rfind("-n/--iterations 0: ", 0), 0u);
   EXPECT_EQ(usage({"-t", "socket", "-f", "csv"}), "--format csv: reg supports table or json");
+  // The format from -o's suffix (cli/command_options.h), or a refusal naming -o.
+  EXPECT_EQ(usage({"-t", "socket", "-o", "r.csv"}),
+            "-o/--output r.csv: reg writes table or json, not csv (give -f, or another name)");
+  EXPECT_EQ(reg::parseRegCommand({"-t", "socket", "-o", "r.txt"}).format, "table");
+  EXPECT_NE(usage({"-t", "socket", "-f", "table", "-o", "r.json"}), "");  // -f contradicts -o
   const std::string big = usage({"-t", "socket", "-m", "4K:4T"});
   EXPECT_NE(big.find("-m/--msg-sizes 4K:4T: 4398046511104 bytes is above the memory available ("),
             std::string::npos)
