@@ -17,7 +17,7 @@ PKGS=(
   # tests: netns hosts, soft-RoCE VM, JSON checks, plots
   iproute2 procps psmisc python3 qemu-system-x86 busybox-static kmod cpio gnuplot-nox
   # anchors measured side by side in bench/
-  perftest sockperf qperf iperf3
+  perftest sockperf qperf iperf3 rdmacm-utils
   # profiles beside the anchors (bench/rxe_profile.sh: perf record inside the VM)
   linux-perf
   # instruction counts of the engine's timed loops (tests/perf, callgrind): the CI guard
