@@ -39,6 +39,9 @@ cli::OptionGroups regOptionGroups() {
       "pages", po::value<std::string>(),
       "small | huge | thp: the base page size, explicit huge pages (MAP_HUGETLB, from "
       "vm.nr_hugepages) or transparent huge pages (MADV_HUGEPAGE) (default small)")(
+      "mr-cache", po::bool_switch(),
+      "ofi: keep libfabric's MR cache on (default off, FI_MR_CACHE_MAX_COUNT=0: a repeated "
+      "registration of one buffer would hit the cache, not the provider)")(
       "no-prefault", po::bool_switch(),
       "do not touch the pages before timing (the registration then faults them in)");
   po::options_description output("Output");
@@ -91,11 +94,15 @@ RegCommand parseRegCommand(const std::vector<std::string>& args) {
           fmt::format("--pages {}: unknown (valid: small, huge, thp)", escapeForLog(pages, 40)));
   }
   p.prefault = !vm["no-prefault"].as<bool>();
+  cmd.mrCache = vm["mr-cache"].as<bool>();
   if (vm.count("device")) cmd.device.device = str("device");
   if (vm.count("ib-port"))
     cmd.device.ibPort = static_cast<int>(cli::parseUnsigned(str("ib-port"), "--ib-port", 1, 255));
   if (vm.count("provider")) cmd.device.provider = str("provider");
   cmd.transport = cli::chooseTransport(vm, cmd.transportNote);
+  if (cmd.mrCache && cmd.transport != "ofi")
+    throw UsageError(
+        fmt::format("--mr-cache: only for -t ofi; -t {} has no registration cache", cmd.transport));
   cli::parseFormatAndOutput(vm, "reg", {"table", "json"}, cmd.format, cmd.outputPath);
   return cmd;
 }

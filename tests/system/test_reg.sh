@@ -15,7 +15,7 @@ pass "reg -t socket: 5 sizes x 3 iterations, the bookkeeping said"
 
 timeout 60 "$RB" reg -t ofi --provider 'tcp;ofi_rxm' -m 4K:1M -n 4 --warmup 2 --no-prefault \
   -f json -o "$TMP/o.json" 2>"$TMP/err" || fail "reg -t ofi tcp;ofi_rxm: $(cat "$TMP/err")"
-json_check "$TMP/o.json" "len(d['rows'])==9 and all(r['iterations']==4 and r['reg_us']['t_max']>=r['reg_us']['t_min']>0 and r['reg_gb_per_s'] is None for r in d['rows']) and 'mr_mode none: the provider asks for no registration' in d['run']['note'] and d['run']['register_call']=='fi_mr_reg' and d['run']['deregister_call']=='fi_close' and d['run']['prefault'] is False and d['run']['warmup']==2"
+json_check "$TMP/o.json" "len(d['rows'])==9 and all(r['iterations']==4 and r['reg_us']['t_max']>=r['reg_us']['t_min']>0 and r['reg_gb_per_s'] is None for r in d['rows']) and 'mr_mode none: the provider asks for no registration' in d['run']['note'] and d['run']['register_call']=='fi_mr_reg' and d['run']['deregister_call']=='fi_close' and d['run']['prefault'] is False and d['run']['warmup']==2 and d['run']['mr_cache'] is False"
 pass "reg -t ofi tcp;ofi_rxm: fi_mr_reg / fi_close, 9 sizes x 4, not prefaulted, mr_mode none said (no GB/s)"
 
 timeout 60 "$RB" reg -t socket --pages thp -m 3M:6M -n 2 >"$TMP/thp.txt" 2>"$TMP/err" ||
@@ -57,6 +57,8 @@ else
 fi
 
 expect_status 2 "--pages giant: unknown (valid: small, huge, thp)" "$RB" reg --pages giant
+expect_status 2 "--mr-cache: only for -t ofi; -t socket has no registration cache" \
+  "$RB" reg -t socket --mr-cache
 expect_status 2 "-d/--device mlx5_0: only for -t verbs or -t ofi; -t socket does not use it" \
   "$RB" reg -t socket -d mlx5_0
 expect_status 2 "bytes is above the memory available (" "$RB" reg -t socket -m 4K:4T

@@ -392,12 +392,14 @@ int main(int argc, char** argv) {
   }
   std::string command = args[0];
   args.erase(args.begin());
-  // A lat / bw process, each server session and check's measurement talk to one peer, but ofi_rxm
+  // A lat / bw process, each server session, check's measurement and connect's two sides (one
+  // peer each; reg opens the domain only, and is kept alike) talk to one peer, but ofi_rxm
   // sizes its core CQ for FI_UNIVERSE_SIZE peers (default 256): 256 x (128 + 128) entries exceed
   // soft-RoCE's max_cqe of 32767 and fi_enable fails (the README's `--compare
   // 'verbs,ofi:verbs;ofi_rxm'`). 64 peers fit every device; set before libfabric reads it, unless
   // the user set it.
-  if (command == "lat" || command == "bw" || command == "server" || command == "check")
+  if (command == "lat" || command == "bw" || command == "server" || command == "check" ||
+      command == "connect" || command == "reg")
     ::setenv("FI_UNIVERSE_SIZE", "64", 0);
   try {
     const int rc = runCommand(command, args, commandLine);

@@ -1,6 +1,8 @@
 // `rdmabench reg`: the cost of memory registration (docs/reg.md). Exit 0, 2 usage, 3 could not
 // run (the device or a registration refused; the rows measured before are still written).
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -37,6 +39,8 @@ struct Header {
   // registration): reg_GB/s would be the rate of a bookkeeping call, not of memory becoming
   // registered, so it is not given.
   bool bookkeeping = false;
+  std::optional<bool> mrCache;  // ofi: libfabric's MR cache on or off
+  std::string mrCacheNote;
 };
 
 json toJson(const Header& h, const std::vector<reg::RegRow>& rows, const std::string& error) {
@@ -55,6 +59,7 @@ json toJson(const Header& h, const std::vector<reg::RegRow>& rows, const std::st
               {"prefault", h.params.prefault},
               {"warmup", h.params.warmup}};
   if (!h.note.empty()) run["note"] = h.note;
+  if (h.mrCache) run["mr_cache"] = *h.mrCache;
   json out = {{"run", run}, {"rows", json::array()}};
   for (const reg::RegRow& r : rows)
     out["rows"].push_back({{"bytes", r.bytes},
@@ -78,6 +83,7 @@ void writeTable(std::ostream& o, const Header& h, const std::vector<reg::RegRow>
                    h.params.prefault ? "touched before timing" : "not touched (faulted in)",
                    h.params.warmup, hostName(), isoDateUtc());
   if (!h.note.empty()) o << "# note: " << h.note << "\n";
+  if (!h.mrCacheNote.empty()) o << "# " << h.mrCacheNote << "\n";
   o << fmt::format("{:>12} {:>10} {:>14} {:>14} {:>14} {:>16} {:>12}\n", "#bytes", "iterations",
                    "reg_t_min[us]", "reg_t_avg[us]", "reg_t_max[us]", "dereg_t_avg[us]",
                    "reg_GB/s");
@@ -107,6 +113,18 @@ int runRegCommand(const std::vector<std::string>& args, const std::string& comma
   h.pageBytes = reg::pageBytes(cmd.params.pages);
   h.commandLine = commandLine;
   std::tie(h.regCall, h.deregCall) = reg::timedCalls(cmd.transport);
+  if (cmd.transport == "ofi") {
+    // Before libfabric reads its environment (the first fi_getinfo, in openDevice).
+    const char* set = std::getenv("FI_MR_CACHE_MAX_COUNT");
+    if (!cmd.mrCache && set == nullptr) ::setenv("FI_MR_CACHE_MAX_COUNT", "0", 1);
+    const char* now = std::getenv("FI_MR_CACHE_MAX_COUNT");
+    h.mrCache = now == nullptr || std::string(now) != "0";
+    h.mrCacheNote = set ? fmt::format("FI_MR_CACHE_MAX_COUNT={} from the environment", set)
+                    : cmd.mrCache ? "libfabric's MR cache on (--mr-cache): a repeated registration "
+                                    "of the one buffer may be a cache hit"
+                                  : "libfabric's MR cache off (FI_MR_CACHE_MAX_COUNT=0): every "
+                                    "fi_mr_reg reaches the provider";
+  }
   std::vector<reg::RegRow> rows;
   std::string error;
   try {

@@ -263,7 +263,10 @@ json_check "$TMP/reg.json" "d['run']['register_call']=='ibv_reg_mr' and d['run']
 timeout 300 "$RB" reg -t verbs -d "$DEV" -m 2M:4M -n 3 --pages thp --no-prefault -f json \
   -o "$TMP/regthp.json" 2>"$TMP/reg.err" || fail "reg -t verbs --pages thp: $(cat "$TMP/reg.err")"
 json_check "$TMP/regthp.json" "d['run']['pages']=='thp' and d['run']['prefault'] is False and len(d['rows'])==2"
-pass "reg -t verbs: ibv_reg_mr on $DEV, 4K..4M x 5, and thp without prefault"
+timeout 300 "$RB" reg -t ofi --provider 'verbs;ofi_rxm' -d "$DEV" -m 4K:1M -n 3 -f json \
+  -o "$TMP/regofi.json" 2>"$TMP/reg.err" || fail "reg -t ofi verbs;ofi_rxm: $(cat "$TMP/reg.err")"
+json_check "$TMP/regofi.json" "d['run']['register_call']=='fi_mr_reg' and d['run']['mr_cache'] is False and len(d['rows'])==9 and all(r['reg_gb_per_s']>0 for r in d['rows'])"
+pass "reg -t verbs: ibv_reg_mr on $DEV, 4K..4M x 5, and thp without prefault; fi_mr_reg on verbs;ofi_rxm, its MR cache off"
 
 # Connection setup rate (issue 39, docs/connect.md): 50 RC QPs out of band and 20 through
 # rdma_cm, both sides in one process; every step once per connection (counts, not times).
