@@ -23,8 +23,10 @@ std::string formatRankList(const std::vector<int>& in) {
     size_t j = i;
     while (j + 1 < r.size() && r[j + 1] == r[j] + 1)
       ++j;
-    s += (s.empty() ? "" : ",") +
-         (j == i ? fmt::format("{}", r[i]) : fmt::format("{}-{}", r[i], r[j]));
+    // Appended piecewise: `"," + std::string` made GCC 12's Release build (-O3) warn
+    // -Wrestrict (a false positive in the inlined operator+; the README's recipe shows it).
+    if (!s.empty()) s += ',';
+    s += j == i ? fmt::format("{}", r[i]) : fmt::format("{}-{}", r[i], r[j]);
     i = j + 1;
   }
   return s;
