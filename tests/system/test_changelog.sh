@@ -5,7 +5,7 @@
 # throw-away git repository: sections out of order, an unknown or empty subsection, a version that
 # contradicts CMakeLists.txt, a newest release without its tag (in a checkout with tags: a clone
 # made without any is said, not judged), a tag on a commit whose
-# CHANGELOG.md does not date it. Under a second.
+# CHANGELOG.md does not date it. About 5 s (git in a scratch repository).
 source "$(dirname "$0")/lib.sh"
 CHK=$SRC/tools/check-changelog.py
 out=$(python3 "$CHK" "$SRC") || fail "the project's CHANGELOG.md / tags: $out"
