@@ -97,6 +97,8 @@ class Side {
         try {
           connectors_[i] = device_->createConnector();
           mine[i] = connectors_[i]->localAddress();
+        } catch (const InterruptedError&) {
+          throw;  // Ctrl-C stays an interruption (exit 4), not a failed step
         } catch (const Error& e) {
           throw TransportError(fmt::format("{}: {}", where("creating", i), e.what()));
         }
@@ -110,6 +112,8 @@ class Side {
         const int64_t t = nowNs();
         try {
           endpoints_[i] = connectors_[i]->connect(theirs[i], Deadline(p_.timeoutMs));
+        } catch (const InterruptedError&) {
+          throw;
         } catch (const TimeoutError& e) {
           throw TimeoutError(fmt::format("{}: {}", where("connecting", i), e.what()));
         } catch (const Error& e) {
