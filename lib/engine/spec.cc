@@ -237,16 +237,6 @@ void TestSpec::validateCounts() const {
                                  static_cast<double>(timeoutMs) / 1000));
 }
 
-void checkOpCaps(Op op, const transport::Device& device) {
-  const transport::Caps caps = device.caps();
-  if (op == Op::kWrite && !caps.rmaWrite)
-    throw UsageError(fmt::format("--op write: the {} transport on {} does not support RDMA write",
-                                 device.backend(), device.name()));
-  if (op == Op::kRead && !caps.rmaRead)
-    throw UsageError(fmt::format("--op read: the {} transport on {} does not support RDMA read",
-                                 device.backend(), device.name()));
-}
-
 uint64_t TestSpec::iterationsFor(uint64_t bytes) const {
   if (latency()) return osuIterations(iterations, bytes, kLatencyIterations);
   return osuIterations(iterations, bytes, kBandwidthIterations, stream() ? 64 : 1);
