@@ -98,7 +98,13 @@ RegCommand parseRegCommand(const std::vector<std::string>& args) {
   if (vm.count("device")) cmd.device.device = str("device");
   if (vm.count("ib-port"))
     cmd.device.ibPort = static_cast<int>(cli::parseUnsigned(str("ib-port"), "--ib-port", 1, 255));
-  if (vm.count("provider")) cmd.device.provider = str("provider");
+  if (vm.count("provider")) {
+    cmd.device.provider = str("provider");
+    if (cmd.device.provider.empty())
+      throw UsageError(
+          "--provider '': empty provider string (an unset shell variable?); omit it "
+          "for libfabric's default");
+  }
   cmd.transport = cli::chooseTransport(vm, cmd.transportNote);
   if (cmd.mrCache && cmd.transport != "ofi")
     throw UsageError(

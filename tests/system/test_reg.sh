@@ -15,7 +15,7 @@ pass "reg -t socket: 5 sizes x 3 iterations, the bookkeeping said"
 
 timeout 60 "$RB" reg -t ofi --provider 'tcp;ofi_rxm' -m 4K:1M -n 4 --warmup 2 --no-prefault \
   -f json -o "$TMP/o.json" 2>"$TMP/err" || fail "reg -t ofi tcp;ofi_rxm: $(cat "$TMP/err")"
-json_check "$TMP/o.json" "len(d['rows'])==9 and all(r['iterations']==4 and r['reg_us']['t_max']>=r['reg_us']['t_min']>0 and r['reg_gb_per_s'] is None for r in d['rows']) and 'mr_mode none: the provider asks for no registration' in d['run']['note'] and d['run']['register_call']=='fi_mr_reg' and d['run']['deregister_call']=='fi_close' and d['run']['prefault'] is False and d['run']['warmup']==2 and d['run']['mr_cache'] is False"
+json_check "$TMP/o.json" "len(d['rows'])==9 and all(r['iterations']==4 and r['reg_us']['t_max']>=r['reg_us']['t_min']>0 and r['reg_gb_per_s'] is None for r in d['rows']) and 'mr_mode none: the provider asks for no registration' in d['run']['note'] and d['run']['register_call']=='fi_mr_reg' and d['run']['deregister_call']=='fi_close' and d['run']['prefault'] is False and d['run']['warmup']==2 and d['run']['mr_cache'] is False and d['run']['provider']=='tcp;ofi_rxm'"
 pass "reg -t ofi tcp;ofi_rxm: fi_mr_reg / fi_close, 9 sizes x 4, not prefaulted, mr_mode none said (no GB/s)"
 
 timeout 60 "$RB" reg -t socket --pages thp -m 3M:6M -n 2 >"$TMP/thp.txt" 2>"$TMP/err" ||
@@ -54,6 +54,21 @@ if [ ! -d /sys/class/infiniband ] || [ -z "$(ls /sys/class/infiniband 2>/dev/nul
   pass "no RDMA device: exit 3 naming it; an unknown provider: exit 2; the earlier -o file kept"
 else
   pass "an unknown provider: exit 2, the earlier -o file kept (this host has RDMA devices)"
+fi
+
+# SIGTERM part-way: exit 4; the sizes measured before it are written with the error (a run cut
+# before its first size wrote nothing, and the earlier file stays).
+rm -f "$TMP/int.json"
+rc=0
+timeout 60 timeout --preserve-status -s TERM 4 "$RB" reg -t ofi --provider 'tcp;ofi_rxm' \
+  -m 4K:1G -n 1000000 -f json -o "$TMP/int.json" 2>"$TMP/err" || rc=$?
+[ "$rc" = 4 ] || fail "SIGTERM: exit $rc, expected 4: $(cat "$TMP/err")"
+grep -q "interrupted (SIGTERM)" "$TMP/err" || fail "SIGTERM: $(cat "$TMP/err")"
+if [ -e "$TMP/int.json" ]; then
+  json_check "$TMP/int.json" "len(d['rows'])>=1 and 'interrupted (SIGTERM)' in d['error']"
+  pass "SIGTERM part-way: exit 4, the sizes measured kept with the error"
+else
+  pass "SIGTERM before the first size ended: exit 4, no file"
 fi
 
 expect_status 2 "--pages giant: unknown (valid: small, huge, thp)" "$RB" reg --pages giant

@@ -50,6 +50,9 @@ TEST(RegOptions, DefaultsAndValues) {
 }
 
 TEST(RegOptions, RefusalsNameOptionValueAndLimit) {
+  EXPECT_EQ(usage({"-t", "ofi", "--provider", ""}),
+            "--provider '': empty provider string (an unset shell variable?); omit it for "
+            "libfabric's default");
   EXPECT_EQ(usage({"--pages", "giant"}), "--pages giant: unknown (valid: small, huge, thp)");
   EXPECT_EQ(usage({"-t", "rdma"}), "-t/--transport rdma: unknown (valid: verbs, ofi, socket)");
   EXPECT_EQ(usage({"-t", "socket", "-d", "mlx5_0"}),

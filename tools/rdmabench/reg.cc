@@ -1,6 +1,7 @@
 // `rdmabench reg`: the cost of memory registration (docs/reg.md). Exit 0, 2 usage, 3 could not
 // run (the device or a registration refused; the rows measured before are still written).
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <optional>
 
@@ -39,6 +40,7 @@ struct Header {
   // registration): reg_GB/s would be the rate of a bookkeeping call, not of memory becoming
   // registered, so it is not given.
   bool bookkeeping = false;
+  std::string provider;         // ofi: the provider the domain was opened with
   std::optional<bool> mrCache;  // ofi: libfabric's MR cache on or off
   std::string mrCacheNote;
 };
@@ -60,6 +62,7 @@ json toJson(const Header& h, const std::vector<reg::RegRow>& rows, const std::st
               {"warmup", h.params.warmup}};
   if (!h.note.empty()) run["note"] = h.note;
   if (h.mrCache) run["mr_cache"] = *h.mrCache;
+  if (!h.provider.empty()) run["provider"] = h.provider;
   json out = {{"run", run}, {"rows", json::array()}};
   for (const reg::RegRow& r : rows)
     out["rows"].push_back({{"bytes", r.bytes},
@@ -78,7 +81,7 @@ void writeTable(std::ostream& o, const Header& h, const std::vector<reg::RegRow>
       "# rdmabench {} reg: memory registration cost, {} on {} ({})\n",
       version::describe(version::release(), version::gitDescribe()), h.transport, h.device,
       h.transport == "socket" ? "no registration call" : h.regCall + " / " + h.deregCall);
-  o << fmt::format("# pages: {} ({} B), {}; {} untimed pairs first; host {}, {}\n",
+  o << fmt::format("# pages: {} ({} B), {}; {} untimed pair(s) first; host {}, {}\n",
                    reg::toString(h.params.pages), h.pageBytes,
                    h.params.prefault ? "touched before timing" : "not touched (faulted in)",
                    h.params.warmup, hostName(), isoDateUtc());
@@ -127,9 +130,12 @@ int runRegCommand(const std::vector<std::string>& args, const std::string& comma
   }
   std::vector<reg::RegRow> rows;
   std::string error;
+  std::exception_ptr interrupted;
   try {
     std::unique_ptr<transport::Device> device = transport::openDevice(cmd.transport, cmd.device);
     h.device = device->name();
+    if (cmd.transport == "ofi")
+      h.provider = transport::toJson(device->info()).value("provider", cmd.device.provider);
     if (cmd.transport == "socket") {
       h.bookkeeping = true;
       h.note = "socket: registration is bookkeeping only (no pinning, no device)";
@@ -150,8 +156,11 @@ int runRegCommand(const std::vector<std::string>& args, const std::string& comma
   } catch (const UsageError& e) {
     if (rows.empty()) throw;  // exit 2, nothing measured
     error = e.what();
-  } catch (const InterruptedError&) {
-    throw;
+  } catch (const InterruptedError& e) {
+    // Ctrl-C keeps the sizes measured before it (exit 4 after writing them).
+    if (rows.empty()) throw;
+    interrupted = std::current_exception();
+    error = e.what();
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -164,6 +173,7 @@ int runRegCommand(const std::vector<std::string>& args, const std::string& comma
       writeTable(output.stream(), h, rows, error);
     output.finish();
   }
+  if (interrupted) std::rethrow_exception(interrupted);
   if (error.empty()) return 0;
   std::cerr << "rdmabench reg: could not run: " << error << "\n";
   return kCouldNotRun;
