@@ -139,6 +139,9 @@ def check_tags(src, versions, newest):
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1].startswith("-"):
+        print(__doc__.strip())
+        return 0 if sys.argv[1] in ("-h", "--help") else 2
     src = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                           os.path.join(os.path.dirname(__file__), ".."))
     text = open(os.path.join(src, "CHANGELOG.md"), encoding="utf-8").read()
