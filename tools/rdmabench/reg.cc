@@ -131,6 +131,7 @@ int runRegCommand(const std::vector<std::string>& args, const std::string& comma
   std::vector<reg::RegRow> rows;
   std::string error;
   std::exception_ptr interrupted;
+  h.device = cmd.device.device.empty() ? "(default device)" : cmd.device.device;  // until opened
   try {
     std::unique_ptr<transport::Device> device = transport::openDevice(cmd.transport, cmd.device);
     h.device = device->name();
